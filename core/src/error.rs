@@ -1,0 +1,291 @@
+//! Errors of every Counterfoil operation.
+//!
+//! Invariants: every failure is a typed variant, never a stringly panic; server
+//! failures keep the server's numeric error code (1062, 1205, 1213, …) so that
+//! callers match on numbers, not messages; [`Error::is_retryable`] is the one
+//! place that decides which failures may be retried with a fresh statement.
+//! This module has no database dependency, so the pure build (and wasm) shares
+//! the same error type as the MySQL store.
+
+use std::time::Duration;
+
+/// Why a scope key was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScopeKeyError {
+    /// The key is the empty string.
+    #[error("scope key is empty")]
+    Empty,
+    /// The key is longer than the column holds.
+    #[error("scope key is {len} bytes long; the maximum is {max}")]
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The maximum length in bytes.
+        max: usize,
+    },
+    /// The key holds a control character (newline, NUL, …).
+    #[error("scope key holds control character U+{code:04X} at byte {at}")]
+    ControlCharacter {
+        /// Byte offset of the character.
+        at: usize,
+        /// Its code point.
+        code: u32,
+    },
+    /// The key starts or ends with whitespace.
+    #[error("scope key starts or ends with whitespace")]
+    SurroundingWhitespace,
+    /// A `{user}:{year}` key with a year outside 1..=9999.
+    #[error("year {year} is outside 1..=9999")]
+    YearOutOfRange {
+        /// The year given.
+        year: u32,
+    },
+}
+
+/// What is wrong with a number template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FormatErrorKind {
+    /// `{` with no matching `}`.
+    Unclosed,
+    /// `}` with no `{` before it (write `}}` for a literal brace).
+    UnmatchedClose,
+    /// `{}`.
+    EmptyToken,
+    /// A token name that is not `seq`, `year`, `yy` or `month`.
+    UnknownToken(String),
+    /// A `:spec` on a token that takes none.
+    UnexpectedSpec(String),
+    /// A `{seq:…}` padding that is not `0N` with N in 1..=20.
+    BadPadding(String),
+    /// No `{seq}` token: numbers would not be distinguishable.
+    MissingSeq,
+    /// More than one `{seq}` token.
+    DuplicateSeq,
+    /// A control character in the template.
+    ControlCharacter,
+    /// A year outside 1..=9999 given to render.
+    YearOutOfRange(u32),
+    /// A month outside 1..=12 given to render.
+    MonthOutOfRange(u32),
+}
+
+/// A number template that could not be parsed, and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{} (at byte {at})", describe(kind))]
+pub struct FormatError {
+    /// What is wrong.
+    pub kind: FormatErrorKind,
+    /// Byte offset in the template where the problem starts.
+    pub at: usize,
+}
+
+impl FormatError {
+    pub(crate) fn new(kind: FormatErrorKind, at: usize) -> Self {
+        Self { kind, at }
+    }
+}
+
+fn describe(kind: &FormatErrorKind) -> String {
+    match kind {
+        FormatErrorKind::Unclosed => "`{` is never closed".into(),
+        FormatErrorKind::UnmatchedClose => "`}` without `{` (write `}}` for a literal brace)".into(),
+        FormatErrorKind::EmptyToken => "empty token `{}`".into(),
+        FormatErrorKind::UnknownToken(t) => {
+            format!("unknown token `{{{t}}}`; known tokens are seq, year, yy, month")
+        }
+        FormatErrorKind::UnexpectedSpec(t) => format!("token `{t}` takes no `:` option"),
+        FormatErrorKind::BadPadding(s) => {
+            format!("padding `{s}` is not of the form 0N with N from 1 to 20 (e.g. `{{seq:04}}`)")
+        }
+        FormatErrorKind::MissingSeq => "the template has no `{seq}` token".into(),
+        FormatErrorKind::DuplicateSeq => "the template has more than one `{seq}` token".into(),
+        FormatErrorKind::ControlCharacter => "control character in the template".into(),
+        FormatErrorKind::YearOutOfRange(y) => format!("year {y} is outside 1..=9999"),
+        FormatErrorKind::MonthOutOfRange(m) => format!("month {m} is outside 1..=12"),
+    }
+}
+
+/// Server error codes Counterfoil reacts to.
+pub mod codes {
+    /// Duplicate key.
+    pub const ER_DUP_ENTRY: u16 = 1062;
+    /// Lock wait timeout: only the statement was rolled back.
+    pub const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
+    /// Deadlock, or a Galera certification conflict: the transaction was rolled back.
+    pub const ER_LOCK_DEADLOCK: u16 = 1213;
+    /// BIGINT UNSIGNED value is out of range.
+    pub const ER_DATA_OUT_OF_RANGE: u16 = 1690;
+    /// The server is shutting down.
+    pub const ER_SERVER_SHUTDOWN: u16 = 1053;
+    /// MariaDB: the connection was killed.
+    pub const ER_CONNECTION_KILLED: u16 = 1927;
+    /// The query was interrupted (KILL QUERY).
+    pub const ER_QUERY_INTERRUPTED: u16 = 1317;
+    /// Unknown table.
+    pub const ER_NO_SUCH_TABLE: u16 = 1146;
+}
+
+/// Every failure of a Counterfoil operation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The scope key was refused before anything was sent.
+    #[error("invalid scope key: {0}")]
+    InvalidScopeKey(#[from] ScopeKeyError),
+    /// The number template was refused.
+    #[error("invalid number format: {0}")]
+    InvalidFormat(#[from] FormatError),
+    /// An argument was out of range; nothing was written.
+    #[error("invalid argument `{name}`: {reason}")]
+    InvalidArgument {
+        /// The argument's name.
+        name: &'static str,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// No series has this scope key. Numbers are never handed out from a
+    /// series that was not initialized.
+    #[error("series `{scope}` does not exist; create it with initialize(scope, start) first")]
+    SeriesNotFound {
+        /// The scope key.
+        scope: String,
+    },
+    /// The series already exists (for callers that asked for strict creation).
+    #[error("series `{scope}` already exists (current value {current}); it was left unchanged")]
+    SeriesExists {
+        /// The scope key.
+        scope: String,
+        /// Its counter, untouched.
+        current: u64,
+    },
+    /// The counter would pass u64::MAX; nothing was changed.
+    #[error("series `{scope}` cannot hand out {requested} more number(s) without passing 18446744073709551615; the counter was left unchanged; start a new series")]
+    Overflow {
+        /// The scope key.
+        scope: String,
+        /// How many numbers were asked for.
+        requested: u64,
+    },
+    /// The server runs with `innodb_flush_log_at_trx_commit = 0`: a crash
+    /// would hand out numbers again.
+    #[error("refusing to use this server: innodb_flush_log_at_trx_commit = {setting}, so a server crash can roll the counter back and issue numbers twice; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1 and in my.cnf), or pass the explicit unsafe override")]
+    UnsafeDurability {
+        /// The server's setting.
+        setting: u8,
+    },
+    /// The operation did not finish within its deadline. Its outcome is
+    /// unknown: an allocation may have used a number (a gap), never a duplicate.
+    #[error("{operation} did not finish within {} ms; the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)", after.as_millis())]
+    Timeout {
+        /// What was being done.
+        operation: &'static str,
+        /// The deadline.
+        after: Duration,
+    },
+    /// The database could not be reached or the connection was lost and
+    /// retries did not help.
+    #[error("database unavailable: {reason}")]
+    Unavailable {
+        /// What the driver said.
+        reason: String,
+    },
+    /// The server refused a statement.
+    #[error("database error {code} ({state}): {message}")]
+    Server {
+        /// The server's numeric error code (1062, 1213, …).
+        code: u16,
+        /// The SQLSTATE.
+        state: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The connection settings are unusable (bad URL, bad table prefix, …).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The database answered something that breaks an invariant (e.g. an
+    /// update matched two rows of a primary key). Nothing was handed out.
+    #[error("unexpected answer from the database: {0}")]
+    Unexpected(String),
+}
+
+impl Error {
+    /// Whether running the operation again (with a fresh statement and a fresh
+    /// number) may succeed. Never true for bad input or a missing series.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Timeout { .. } | Error::Unavailable { .. } => true,
+            Error::Server { code, .. } => matches!(
+                *code,
+                codes::ER_LOCK_DEADLOCK
+                    | codes::ER_LOCK_WAIT_TIMEOUT
+                    | codes::ER_SERVER_SHUTDOWN
+                    | codes::ER_CONNECTION_KILLED
+                    | codes::ER_QUERY_INTERRUPTED
+            ),
+            _ => false,
+        }
+    }
+
+    /// The server's error code, when the server refused a statement.
+    pub fn server_code(&self) -> Option<u16> {
+        match self {
+            Error::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// A stable snake_case name of the variant, for bindings, logs and JSON.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Error::InvalidScopeKey(_) => "invalid_scope_key",
+            Error::InvalidFormat(_) => "invalid_format",
+            Error::InvalidArgument { .. } => "invalid_argument",
+            Error::SeriesNotFound { .. } => "series_not_found",
+            Error::SeriesExists { .. } => "series_exists",
+            Error::Overflow { .. } => "overflow",
+            Error::UnsafeDurability { .. } => "unsafe_durability",
+            Error::Timeout { .. } => "timeout",
+            Error::Unavailable { .. } => "unavailable",
+            Error::Server { .. } => "server",
+            Error::Config(_) => "config",
+            Error::Unexpected(_) => "unexpected",
+        }
+    }
+
+    /// Whether the caller's input was at fault (nothing was written).
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(
+            self,
+            Error::InvalidScopeKey(_) | Error::InvalidFormat(_) | Error::InvalidArgument { .. }
+        )
+    }
+}
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_by_code_not_message() {
+        let s = |code| Error::Server {
+            code,
+            state: "HY000".into(),
+            message: "whatever".into(),
+        };
+        assert!(s(1213).is_retryable());
+        assert!(s(1205).is_retryable());
+        assert!(!s(1062).is_retryable());
+        assert!(!Error::SeriesNotFound { scope: "x".into() }.is_retryable());
+        assert!(Error::Timeout {
+            operation: "allocate",
+            after: Duration::from_secs(1)
+        }
+        .is_retryable());
+        assert_eq!(s(1062).server_code(), Some(1062));
+    }
+}

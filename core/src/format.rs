@@ -1,0 +1,277 @@
+//! Number formats: how an allocated number is rendered, e.g. `2019-0002`.
+//!
+//! A template is literal text with tokens in braces:
+//!
+//! | token        | renders                                             |
+//! |--------------|-----------------------------------------------------|
+//! | `{seq}`      | the number, no padding                              |
+//! | `{seq:0N}`   | the number zero-padded to at least N digits (1–20)  |
+//! | `{year}`     | the year, four digits                               |
+//! | `{yy}`       | the last two digits of the year                     |
+//! | `{month}`    | the month, two digits                               |
+//! | `{{` / `}}`  | a literal brace                                     |
+//!
+//! Invariants: a parsed [`NumberFormat`] holds exactly one `{seq…}` token, so
+//! two different numbers of one series always render differently; padding is a
+//! minimum width, never a maximum (`{seq:04}` renders 10000 as `10000`).
+//! Parse errors are typed and carry the byte offset where the problem starts.
+
+use std::fmt::{self, Write as _};
+
+use crate::error::{FormatError, FormatErrorKind};
+use crate::scope::YEARS;
+
+/// The default template: `2019-0002`.
+pub const DEFAULT_TEMPLATE: &str = "{year}-{seq:04}";
+
+/// Widest padding accepted in `{seq:0N}` (a u64 has at most 20 digits).
+pub const MAX_PAD: usize = 20;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Seq { pad: usize },
+    Year,
+    YearTwoDigits,
+    Month,
+}
+
+/// A parsed, validated number template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumberFormat {
+    template: String,
+    pieces: Vec<Piece>,
+}
+
+/// The calendar period a number is rendered for (year and month tokens).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Period {
+    year: u32,
+    month: u32,
+}
+
+impl Period {
+    /// A period; `year` in 1..=9999 and `month` in 1..=12.
+    pub fn new(year: u32, month: u32) -> Result<Self, FormatError> {
+        if !YEARS.contains(&year) {
+            return Err(FormatError::new(FormatErrorKind::YearOutOfRange(year), 0));
+        }
+        if !(1..=12).contains(&month) {
+            return Err(FormatError::new(FormatErrorKind::MonthOutOfRange(month), 0));
+        }
+        Ok(Self { year, month })
+    }
+
+    /// The year.
+    pub fn year(&self) -> u32 {
+        self.year
+    }
+
+    /// The month (1–12).
+    pub fn month(&self) -> u32 {
+        self.month
+    }
+}
+
+impl NumberFormat {
+    /// Parses a template, reporting the first problem and where it is.
+    pub fn parse(template: &str) -> Result<Self, FormatError> {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut seq_seen: Option<usize> = None;
+        let bytes = template.as_bytes();
+        let mut i = 0;
+        while i < template.len() {
+            let c = template[i..].chars().next().expect("in bounds");
+            match c {
+                '{' if bytes.get(i + 1) == Some(&b'{') => {
+                    literal.push('{');
+                    i += 2;
+                }
+                '}' if bytes.get(i + 1) == Some(&b'}') => {
+                    literal.push('}');
+                    i += 2;
+                }
+                '}' => return Err(FormatError::new(FormatErrorKind::UnmatchedClose, i)),
+                '{' => {
+                    let close = template[i..]
+                        .find('}')
+                        .map(|off| i + off)
+                        .ok_or(FormatError::new(FormatErrorKind::Unclosed, i))?;
+                    let body = &template[i + 1..close];
+                    if body.contains('{') {
+                        return Err(FormatError::new(FormatErrorKind::Unclosed, i));
+                    }
+                    let piece = parse_token(body, i)?;
+                    if matches!(piece, Piece::Seq { .. }) {
+                        if seq_seen.is_some() {
+                            return Err(FormatError::new(FormatErrorKind::DuplicateSeq, i));
+                        }
+                        seq_seen = Some(i);
+                    }
+                    if !literal.is_empty() {
+                        pieces.push(Piece::Literal(std::mem::take(&mut literal)));
+                    }
+                    pieces.push(piece);
+                    i = close + 1;
+                }
+                c if c.is_control() => {
+                    return Err(FormatError::new(FormatErrorKind::ControlCharacter, i))
+                }
+                c => {
+                    literal.push(c);
+                    i += c.len_utf8();
+                }
+            }
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Literal(literal));
+        }
+        if seq_seen.is_none() {
+            return Err(FormatError::new(FormatErrorKind::MissingSeq, template.len()));
+        }
+        Ok(Self {
+            template: template.to_owned(),
+            pieces,
+        })
+    }
+
+    /// The template text this format was parsed from.
+    pub fn template(&self) -> &str {
+        &self.template
+    }
+
+    /// Renders `number` for `period`.
+    pub fn render(&self, number: u64, period: Period) -> String {
+        let mut out = String::with_capacity(self.template.len() + 8);
+        for piece in &self.pieces {
+            // Writing into a String cannot fail.
+            let _ = match piece {
+                Piece::Literal(s) => out.write_str(s),
+                Piece::Seq { pad } => write!(out, "{number:0pad$}"),
+                Piece::Year => write!(out, "{:04}", period.year),
+                Piece::YearTwoDigits => write!(out, "{:02}", period.year % 100),
+                Piece::Month => write!(out, "{:02}", period.month),
+            };
+        }
+        out
+    }
+}
+
+impl Default for NumberFormat {
+    fn default() -> Self {
+        Self::parse(DEFAULT_TEMPLATE).expect("the default template parses")
+    }
+}
+
+impl fmt::Display for NumberFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.template)
+    }
+}
+
+impl std::str::FromStr for NumberFormat {
+    type Err = FormatError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+fn parse_token(body: &str, at: usize) -> Result<Piece, FormatError> {
+    let (name, spec) = match body.split_once(':') {
+        Some((n, s)) => (n, Some(s)),
+        None => (body, None),
+    };
+    let piece = match name {
+        "seq" => Piece::Seq {
+            pad: match spec {
+                None => 0,
+                Some(spec) => parse_pad(spec, at)?,
+            },
+        },
+        "year" => Piece::Year,
+        "yy" => Piece::YearTwoDigits,
+        "month" => Piece::Month,
+        "" => return Err(FormatError::new(FormatErrorKind::EmptyToken, at)),
+        other => {
+            return Err(FormatError::new(
+                FormatErrorKind::UnknownToken(other.to_owned()),
+                at,
+            ))
+        }
+    };
+    if spec.is_some() && !matches!(piece, Piece::Seq { .. }) {
+        return Err(FormatError::new(
+            FormatErrorKind::UnexpectedSpec(name.to_owned()),
+            at,
+        ));
+    }
+    Ok(piece)
+}
+
+fn parse_pad(spec: &str, at: usize) -> Result<usize, FormatError> {
+    let bad = || FormatError::new(FormatErrorKind::BadPadding(spec.to_owned()), at);
+    let digits = spec.strip_prefix('0').ok_or_else(bad)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 2 {
+        return Err(bad());
+    }
+    let pad: usize = digits.parse().map_err(|_| bad())?;
+    if pad == 0 || pad > MAX_PAD {
+        return Err(bad());
+    }
+    Ok(pad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(y: u32, m: u32) -> Period {
+        Period::new(y, m).unwrap()
+    }
+
+    #[test]
+    fn default_renders_the_article_examples() {
+        let f = NumberFormat::default();
+        assert_eq!(f.render(2, p(2019, 1)), "2019-0002");
+        assert_eq!(f.render(3, p(2019, 1)), "2019-0003");
+        assert_eq!(f.render(10000, p(2019, 1)), "2019-10000");
+        assert_eq!(f.render(u64::MAX, p(2019, 1)), "2019-18446744073709551615");
+    }
+
+    #[test]
+    fn tokens_and_escapes() {
+        let f = NumberFormat::parse("INV/{yy}{month}/{seq:06} {{x}}").unwrap();
+        assert_eq!(f.render(42, p(2007, 3)), "INV/0703/000042 {x}");
+        let f = NumberFormat::parse("{seq}").unwrap();
+        assert_eq!(f.render(7, p(1, 1)), "7");
+        assert_eq!(NumberFormat::parse("{year}").unwrap_err().kind, FormatErrorKind::MissingSeq);
+    }
+
+    #[test]
+    fn errors_say_where() {
+        let e = NumberFormat::parse("{year}-{sequence}").unwrap_err();
+        assert_eq!(e.at, 7);
+        assert_eq!(e.kind, FormatErrorKind::UnknownToken("sequence".into()));
+        assert_eq!(NumberFormat::parse("ab{seq").unwrap_err().at, 2);
+        assert_eq!(NumberFormat::parse("{seq}}").unwrap_err().kind, FormatErrorKind::UnmatchedClose);
+        assert_eq!(NumberFormat::parse("{seq}{seq}").unwrap_err().at, 5);
+        assert!(matches!(
+            NumberFormat::parse("{seq:4}").unwrap_err().kind,
+            FormatErrorKind::BadPadding(_)
+        ));
+        assert!(NumberFormat::parse("{seq:021}").is_err());
+        assert!(NumberFormat::parse("{seq:020}").is_ok());
+        assert!(NumberFormat::parse("{year:04}{seq}").is_err());
+        let msg = NumberFormat::parse("{year}-{sequence}").unwrap_err().to_string();
+        assert!(msg.contains("byte 7"), "{msg}");
+    }
+
+    #[test]
+    fn period_bounds() {
+        assert!(Period::new(0, 1).is_err());
+        assert!(Period::new(10000, 1).is_err());
+        assert!(Period::new(2019, 0).is_err());
+        assert!(Period::new(2019, 13).is_err());
+    }
+}

@@ -1,0 +1,37 @@
+//! Counterfoil core: sequential business numbers that are never issued twice.
+//!
+//! The design in one paragraph: a series is one row (`scope_key`,
+//! `current_value`); allocation is one atomic statement,
+//! `UPDATE … SET current_value = LAST_INSERT_ID(current_value + n) WHERE
+//! scope_key = ?`, and the number is read from that statement's own OK packet,
+//! only when exactly one row matched. Nothing is read back with a second
+//! query, so an unknown series is an error, never a stale number.
+//!
+//! Modules:
+//! - [`scope`], [`format`], [`series`], [`schema`], [`retry`], [`error`]: pure
+//!   logic, no I/O; they build with `--no-default-features` and for
+//!   `wasm32-unknown-unknown`.
+//! - `store` (feature `mysql`, on by default): the MySQL/MariaDB series store
+//!   on mysql_async and tokio, with deadlines, retries and the durability check.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod format;
+pub mod retry;
+pub mod schema;
+pub mod scope;
+pub mod series;
+
+#[cfg(feature = "mysql")]
+pub mod store;
+
+pub use error::{Error, FormatError, FormatErrorKind, Result, ScopeKeyError};
+pub use format::{NumberFormat, Period, DEFAULT_TEMPLATE};
+pub use retry::RetryPolicy;
+pub use schema::{SeriesSql, TablePrefix};
+pub use scope::ScopeKey;
+pub use series::{Advanced, Initialized, SeriesState, MAX_BATCH};
+
+#[cfg(feature = "mysql")]
+pub use store::{Durability, DurabilityPolicy, SeriesStore, StoreConfig, StoreStats};

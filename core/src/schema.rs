@@ -1,0 +1,124 @@
+//! Table names and every SQL statement Counterfoil sends, as text.
+//!
+//! Invariants: the only text interpolated into SQL is the table prefix, and a
+//! [`TablePrefix`] holds only ASCII letters, digits and `_` (at most 32
+//! bytes), so it can never break out of its backquotes; everything else is a
+//! bound parameter. The sequences table keeps the article's two columns
+//! (`scope_key`, `current_value`) so existing sites are adopted, not migrated.
+
+use crate::error::{Error, Result};
+
+/// A validated table prefix such as WordPress's `wp_`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TablePrefix(String);
+
+impl TablePrefix {
+    /// The longest prefix accepted.
+    pub const MAX_LEN: usize = 32;
+
+    /// Validates a prefix: ASCII letters, digits and `_` only.
+    pub fn new(prefix: &str) -> Result<Self> {
+        if prefix.len() > Self::MAX_LEN {
+            return Err(Error::Config(format!(
+                "table prefix `{prefix}` is longer than {} characters",
+                Self::MAX_LEN
+            )));
+        }
+        if let Some(c) = prefix
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+        {
+            return Err(Error::Config(format!(
+                "table prefix `{prefix}` holds `{c}`; only letters, digits and _ are allowed"
+            )));
+        }
+        Ok(Self(prefix.to_owned()))
+    }
+
+    /// The prefix.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for TablePrefix {
+    fn default() -> Self {
+        Self("wp_".into())
+    }
+}
+
+/// The SQL of the series store for one table prefix.
+#[derive(Clone, Debug)]
+pub struct SeriesSql {
+    /// `{prefix}invoice_sequences`.
+    pub table: String,
+    /// Creates the sequences table if it is missing.
+    pub create_table: String,
+    /// Lists the columns the table has (parameter: table name).
+    pub list_columns: String,
+    /// Adds the `start_value` column to an adopted article table.
+    pub add_start_value: String,
+    /// Creates a series (parameters: scope, counter, start).
+    pub initialize: String,
+    /// Moves a counter up, never down (parameters: counter, scope).
+    pub advance: String,
+    /// Allocates `?` numbers; the new counter comes back in the OK packet
+    /// (parameters: count, scope).
+    pub allocate: String,
+    /// Reads a series (parameter: scope).
+    pub current: String,
+}
+
+impl SeriesSql {
+    /// The statements for `prefix`.
+    pub fn new(prefix: &TablePrefix) -> Self {
+        let table = format!("{}invoice_sequences", prefix.as_str());
+        Self {
+            create_table: format!(
+                "CREATE TABLE IF NOT EXISTS `{table}` (\n  \
+                 scope_key VARCHAR(191) NOT NULL,\n  \
+                 current_value BIGINT UNSIGNED NOT NULL,\n  \
+                 start_value BIGINT UNSIGNED NULL,\n  \
+                 created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,\n  \
+                 PRIMARY KEY (scope_key)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+            ),
+            list_columns: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
+                           WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+                .into(),
+            add_start_value: format!(
+                "ALTER TABLE `{table}` ADD COLUMN start_value BIGINT UNSIGNED NULL"
+            ),
+            initialize: format!(
+                "INSERT INTO `{table}` (scope_key, current_value, start_value) VALUES (?, ?, ?)"
+            ),
+            advance: format!(
+                "UPDATE `{table}` SET current_value = GREATEST(current_value, ?) WHERE scope_key = ?"
+            ),
+            allocate: format!(
+                "UPDATE `{table}` SET current_value = LAST_INSERT_ID(current_value + ?) \
+                 WHERE scope_key = ?"
+            ),
+            current: format!(
+                "SELECT current_value, start_value FROM `{table}` WHERE scope_key = ?"
+            ),
+            table,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_is_the_only_interpolation_and_is_safe() {
+        assert!(TablePrefix::new("wp_").is_ok());
+        assert!(TablePrefix::new("").is_ok());
+        assert!(TablePrefix::new("wp`; DROP").is_err());
+        assert!(TablePrefix::new("wp-").is_err());
+        assert!(TablePrefix::new(&"a".repeat(33)).is_err());
+        let sql = SeriesSql::new(&TablePrefix::new("shop7_").unwrap());
+        assert_eq!(sql.table, "shop7_invoice_sequences");
+        assert!(sql.allocate.contains("LAST_INSERT_ID(current_value + ?)"));
+    }
+}

@@ -1,0 +1,125 @@
+//! The rules of a series that hold whatever stores it.
+//!
+//! Invariants: a series starts at 1 or above (its counter is `start - 1`, the
+//! last number handed out); the counter only moves up; a batch asks for 1 to
+//! [`MAX_BATCH`] numbers and receives the contiguous range ending at the new
+//! counter. The store (MySQL, or the pure-PHP backend) calls these checks
+//! before it sends anything, so bad input changes nothing.
+
+use std::ops::RangeInclusive;
+
+use crate::error::{Error, Result};
+
+/// The largest batch one `allocate_many` call may ask for.
+pub const MAX_BATCH: u64 = 100_000;
+
+/// The counter value that makes `start` the next number handed out.
+pub fn counter_for_start(start: u64) -> Result<u64> {
+    if start < 1 {
+        return Err(Error::InvalidArgument {
+            name: "start",
+            reason: format!("the first number must be at least 1, got {start}"),
+        });
+    }
+    Ok(start - 1)
+}
+
+/// The counter value that makes `next` the next number handed out (advance).
+pub fn counter_for_next(next: u64) -> Result<u64> {
+    if next < 1 {
+        return Err(Error::InvalidArgument {
+            name: "next",
+            reason: format!("the next number must be at least 1, got {next}"),
+        });
+    }
+    Ok(next - 1)
+}
+
+/// Checks a batch size.
+pub fn check_batch(count: u64) -> Result<()> {
+    if !(1..=MAX_BATCH).contains(&count) {
+        return Err(Error::InvalidArgument {
+            name: "count",
+            reason: format!("a batch holds 1 to {MAX_BATCH} numbers, got {count}"),
+        });
+    }
+    Ok(())
+}
+
+/// The numbers a batch of `count` received when the counter became `last`.
+pub fn batch_range(last: u64, count: u64) -> RangeInclusive<u64> {
+    (last - (count - 1))..=last
+}
+
+/// What `initialize` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Initialized {
+    /// The series was created; `next` is the first number it will hand out.
+    Created {
+        /// The first number.
+        next: u64,
+    },
+    /// The series already existed and was left as it was.
+    Exists {
+        /// Its counter (the last number handed out), unchanged.
+        current: u64,
+    },
+}
+
+/// What `advance` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advanced {
+    /// The counter moved up; `current` is its new value.
+    Moved {
+        /// The new counter (next number minus one).
+        current: u64,
+    },
+    /// The counter was already at or beyond the target and did not move.
+    Unchanged {
+        /// The counter as it is.
+        current: u64,
+    },
+}
+
+/// A series as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesState {
+    /// The scope key.
+    pub scope: String,
+    /// The last number handed out (`start - 1` before the first).
+    pub current: u64,
+    /// The first number of the series, where it is known (adopted tables
+    /// from before Counterfoil do not record it).
+    pub start: Option<u64>,
+}
+
+impl SeriesState {
+    /// The number the next allocation will hand out, if any is left.
+    pub fn next(&self) -> Option<u64> {
+        self.current.checked_add(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_and_next_rules() {
+        assert_eq!(counter_for_start(2).unwrap(), 1);
+        assert_eq!(counter_for_start(1).unwrap(), 0);
+        assert!(counter_for_start(0).unwrap_err().is_invalid_input());
+        assert_eq!(counter_for_next(u64::MAX).unwrap(), u64::MAX - 1);
+        assert!(counter_for_next(0).is_err());
+    }
+
+    #[test]
+    fn batches() {
+        assert!(check_batch(0).is_err());
+        assert!(check_batch(1).is_ok());
+        assert!(check_batch(MAX_BATCH).is_ok());
+        assert!(check_batch(MAX_BATCH + 1).is_err());
+        assert_eq!(batch_range(10, 3), 8..=10);
+        assert_eq!(batch_range(1, 1), 1..=1);
+    }
+}

@@ -1,0 +1,29 @@
+//! The shared test harness of Counterfoil's end-to-end suites.
+//!
+//! - [`mariadb`]: private MariaDB servers (own datadir, socket and port under
+//!   `target/harness/`), never the machine's own service; each test gets its
+//!   own database; servers stop when their handle drops, and also when the
+//!   test process dies (the server is bound to the harness with
+//!   `PR_SET_PDEATHSIG`), so nothing is left running after a suite.
+//! - [`workers`]: start several OS processes that wait at a common start line,
+//!   then collect what each printed and when it ran (to prove the overlap).
+//! - [`check`]: the checker of allocation histories: no duplicate, no
+//!   unexplained gap.
+
+pub mod check;
+pub mod mariadb;
+pub mod workers;
+
+pub use check::{check_contiguous, Allocation};
+pub use mariadb::MariaDb;
+
+/// The workspace's `target/` directory.
+pub fn target_dir() -> std::path::PathBuf {
+    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
+        return dir.into();
+    }
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .join("target")
+}

@@ -1,0 +1,281 @@
+//! The series semantics on a real MariaDB: the article's cases, the stale
+//! LAST_INSERT_ID trap, adoption of the article's table, bad input, overflow.
+
+use counterfoil_core::{
+    Advanced, Error, Initialized, NumberFormat, Period, ScopeKey, SeriesStore, StoreConfig,
+    MAX_BATCH,
+};
+use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::MariaDb;
+use mysql_async::prelude::Queryable;
+
+fn fresh(label: &str) -> String {
+    MariaDb::shared().fresh_database(label).unwrap()
+}
+
+async fn store(url: &str) -> SeriesStore {
+    let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+    s.ensure_schema().await.unwrap();
+    s
+}
+
+fn count_rows(url: &str) -> u64 {
+    MariaDb::scalar(url, "SELECT COUNT(*) FROM wp_invoice_sequences")
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn key(s: &str) -> ScopeKey {
+    ScopeKey::new(s).unwrap()
+}
+
+#[test]
+fn the_articles_semantics() {
+    let url = fresh("article");
+    block_on(async {
+        let mut s = store(&url).await;
+        let scope = ScopeKey::for_user_year(42, 2019).unwrap();
+        assert_eq!(s.initialize(&scope, 2).await.unwrap(), Initialized::Created { next: 2 });
+        let f = NumberFormat::default();
+        let p = Period::new(2019, 1).unwrap();
+        let a = s.allocate(&scope).await.unwrap();
+        let b = s.allocate(&scope).await.unwrap();
+        assert_eq!((a, b), (2, 3));
+        assert_eq!(f.render(a, p), "2019-0002");
+        assert_eq!(f.render(b, p), "2019-0003");
+
+        // Initialize again: "exists", counter unchanged.
+        assert_eq!(s.initialize(&scope, 2).await.unwrap(), Initialized::Exists { current: 3 });
+        assert_eq!(s.initialize(&scope, 500).await.unwrap(), Initialized::Exists { current: 3 });
+        assert_eq!(s.current(&scope).await.unwrap().current, 3);
+
+        // Start 0: invalid argument, nothing written.
+        let other = key("42:2020");
+        let e = s.initialize(&other, 0).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { name: "start", .. }), "{e:?}");
+        assert!(matches!(s.current(&other).await, Err(Error::SeriesNotFound { .. })));
+
+        // GREATEST(current_value, 199): the next number is 200.
+        assert_eq!(s.advance(&scope, 200).await.unwrap(), Advanced::Moved { current: 199 });
+        assert_eq!(s.allocate(&scope).await.unwrap(), 200);
+        // Advancing to 50 afterwards changes nothing.
+        assert_eq!(s.advance(&scope, 50).await.unwrap(), Advanced::Unchanged { current: 200 });
+        assert_eq!(s.advance(&scope, 201).await.unwrap(), Advanced::Unchanged { current: 200 });
+        assert_eq!(s.allocate(&scope).await.unwrap(), 201);
+        let state = s.current(&scope).await.unwrap();
+        assert_eq!((state.current, state.start, state.next()), (201, Some(2), Some(202)));
+    });
+    assert_eq!(count_rows(&url), 1);
+}
+
+#[test]
+fn unknown_scope_is_an_error_even_after_a_successful_allocation() {
+    let url = fresh("stale");
+    block_on(async {
+        let mut s = store(&url).await;
+        let known = key("7:2024");
+        s.initialize(&known, 1000).await.unwrap();
+        assert_eq!(s.allocate(&known).await.unwrap(), 1000);
+        // Same connection: LAST_INSERT_ID() still holds 1000 here.
+        let e = s.allocate(&key("7:2025")).await.unwrap_err();
+        assert!(matches!(&e, Error::SeriesNotFound { scope } if scope == "7:2025"), "{e:?}");
+        assert!(!e.is_retryable());
+        assert!(matches!(
+            s.allocate_many(&key("nope"), 5).await,
+            Err(Error::SeriesNotFound { .. })
+        ));
+        assert!(matches!(s.advance(&key("nope"), 5).await, Err(Error::SeriesNotFound { .. })));
+        assert_eq!(s.allocate(&known).await.unwrap(), 1001);
+        assert_eq!(s.stats().connects, 1, "all on one connection");
+
+        // The trap is real: the naive read-back returns the stale number.
+        let mut raw = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
+            .await
+            .unwrap();
+        let sql = s.sql().allocate.clone();
+        raw.exec_drop(&sql, (1u64, "7:2024")).await.unwrap();
+        raw.exec_drop(&sql, (1u64, "7:2025")).await.unwrap();
+        assert_eq!(raw.affected_rows(), 0);
+        let stale: u64 = raw.query_first("SELECT LAST_INSERT_ID()").await.unwrap().unwrap();
+        assert_eq!(stale, 1002, "the naive read-back hands out a stale number");
+        raw.disconnect().await.unwrap();
+    });
+}
+
+#[test]
+fn batches_are_contiguous_and_bounded() {
+    let url = fresh("batch");
+    block_on(async {
+        let mut s = store(&url).await;
+        let k = key("batch");
+        s.initialize(&k, 1).await.unwrap();
+        assert_eq!(s.allocate_many(&k, 10).await.unwrap(), 1..=10);
+        assert_eq!(s.allocate(&k).await.unwrap(), 11);
+        assert_eq!(s.allocate_many(&k, 1).await.unwrap(), 12..=12);
+        for bad in [0, MAX_BATCH + 1, u64::MAX] {
+            let e = s.allocate_many(&k, bad).await.unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument { name: "count", .. }), "{e:?}");
+        }
+        assert_eq!(s.allocate_many(&k, MAX_BATCH).await.unwrap(), 13..=(12 + MAX_BATCH));
+        assert_eq!(s.current(&k).await.unwrap().current, 12 + MAX_BATCH);
+    });
+}
+
+#[test]
+fn overflow_at_the_top_of_u64_changes_nothing() {
+    let url = fresh("overflow");
+    block_on(async {
+        let mut s = store(&url).await;
+        let k = key("top");
+        s.initialize(&k, 1).await.unwrap();
+        assert_eq!(
+            s.advance(&k, u64::MAX).await.unwrap(),
+            Advanced::Moved { current: u64::MAX - 1 }
+        );
+        let e = s.allocate_many(&k, 2).await.unwrap_err();
+        assert!(matches!(e, Error::Overflow { requested: 2, .. }), "{e:?}");
+        assert_eq!(s.current(&k).await.unwrap().current, u64::MAX - 1);
+        assert_eq!(s.allocate(&k).await.unwrap(), u64::MAX);
+        let e = s.allocate(&k).await.unwrap_err();
+        assert!(matches!(e, Error::Overflow { requested: 1, .. }), "{e:?}");
+        assert!(e.to_string().contains("left unchanged"));
+        let state = s.current(&k).await.unwrap();
+        assert_eq!((state.current, state.next()), (u64::MAX, None));
+        // A counter set to u64::MAX directly (an adopted site) behaves the same.
+        s.initialize(&key("direct"), 1).await.unwrap();
+    });
+    MariaDb::shared()
+        .exec(
+            url.rsplit('/').next().unwrap().split('?').next().unwrap(),
+            "UPDATE wp_invoice_sequences SET current_value = 18446744073709551615 WHERE scope_key = 'direct'",
+        )
+        .unwrap();
+    block_on(async {
+        let mut s = store(&url).await;
+        assert!(matches!(s.allocate(&key("direct")).await, Err(Error::Overflow { .. })));
+        assert_eq!(s.current(&key("direct")).await.unwrap().current, u64::MAX);
+    });
+}
+
+#[test]
+fn hostile_scope_keys_are_data() {
+    let url = fresh("hostile");
+    let keys = [
+        "a'b",
+        "a\"b",
+        "back\\slash",
+        "x'; DROP TABLE wp_invoice_sequences; --",
+        "1 OR 1=1",
+        "%",
+        "_",
+        "ünïcødé:2019",
+        "A",
+        "a",
+    ];
+    block_on(async {
+        let mut s = store(&url).await;
+        for (i, k) in keys.iter().enumerate() {
+            let start = 10 * (i as u64 + 1);
+            assert_eq!(
+                s.initialize(&key(k), start).await.unwrap(),
+                Initialized::Created { next: start },
+                "{k}"
+            );
+        }
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(s.allocate(&key(k)).await.unwrap(), 10 * (i as u64 + 1), "{k}");
+            let state = s.current(&key(k)).await.unwrap();
+            assert_eq!(state.scope, *k);
+        }
+    });
+    let stored = MariaDb::query(&url, "SELECT scope_key FROM wp_invoice_sequences").unwrap();
+    let mut stored: Vec<String> = stored.into_iter().map(|r| r[0].clone().unwrap()).collect();
+    let mut expected: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
+    stored.sort();
+    expected.sort();
+    assert_eq!(stored, expected, "stored verbatim, one row each ('A' and 'a' differ)");
+}
+
+#[test]
+fn bad_scope_keys_never_reach_the_database() {
+    for (bad, what) in [
+        (String::new(), "empty"),
+        ("x".repeat(192), "192 bytes"),
+        ("a\nb".into(), "newline"),
+        ("a\0b".into(), "NUL"),
+        ("tab\t".into(), "tab"),
+        (" padded".into(), "leading space"),
+    ] {
+        let e = ScopeKey::new(bad).unwrap_err();
+        let e = Error::from(e);
+        assert!(e.is_invalid_input(), "{what}: {e}");
+    }
+}
+
+#[test]
+fn adopts_the_articles_table_with_its_data() {
+    let url = fresh("adopt");
+    let db = url.rsplit('/').next().unwrap().split('?').next().unwrap().to_owned();
+    MariaDb::shared()
+        .exec(
+            &db,
+            "CREATE TABLE wp_invoice_sequences (
+                scope_key VARCHAR(191) NOT NULL,
+                current_value BIGINT UNSIGNED NOT NULL,
+                PRIMARY KEY (scope_key)
+            ) ENGINE=InnoDB;
+            INSERT INTO wp_invoice_sequences VALUES ('42:2019', 57), ('43:2019', 3)",
+        )
+        .unwrap();
+    block_on(async {
+        let mut s = store(&url).await;
+        let k = key("42:2019");
+        let state = s.current(&k).await.unwrap();
+        assert_eq!((state.current, state.start), (57, None));
+        assert_eq!(s.allocate(&k).await.unwrap(), 58);
+        assert_eq!(s.initialize(&k, 1).await.unwrap(), Initialized::Exists { current: 58 });
+        // ensure_schema twice is harmless.
+        s.ensure_schema().await.unwrap();
+        assert_eq!(s.allocate(&key("43:2019")).await.unwrap(), 4);
+    });
+}
+
+#[test]
+fn table_prefix_is_honoured_and_validated() {
+    let url = fresh("prefix");
+    block_on(async {
+        let config = StoreConfig::new(&url).table_prefix("shop2_").unwrap();
+        let mut s = SeriesStore::connect(config).await.unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key("k"), 5).await.unwrap();
+        assert_eq!(s.allocate(&key("k")).await.unwrap(), 5);
+    });
+    assert_eq!(
+        MariaDb::scalar(&url, "SELECT current_value FROM shop2_invoice_sequences").unwrap(),
+        Some("5".into())
+    );
+    let e = StoreConfig::new(&url).table_prefix("wp`; --").unwrap_err();
+    assert!(matches!(e, Error::Config(_)));
+}
+
+#[test]
+fn a_killed_connection_is_replaced_and_no_number_repeats() {
+    let url = fresh("killed");
+    block_on(async {
+        let mut s = store(&url).await;
+        let k = key("k");
+        s.initialize(&k, 1).await.unwrap();
+        assert_eq!(s.allocate(&k).await.unwrap(), 1);
+        let id = s.connection_id().unwrap();
+        let mut admin = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
+            .await
+            .unwrap();
+        admin.query_drop(format!("KILL {id}")).await.unwrap();
+        admin.disconnect().await.unwrap();
+        assert_eq!(s.allocate(&k).await.unwrap(), 2);
+        assert_eq!(s.stats().connects, 2);
+        assert_ne!(s.connection_id(), Some(id));
+    });
+}
