@@ -43,6 +43,19 @@ pub enum ScopeKeyError {
     },
 }
 
+impl ScopeKeyError {
+    /// A stable snake_case name (shared test vectors, bindings, JSON).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScopeKeyError::Empty => "empty",
+            ScopeKeyError::TooLong { .. } => "too_long",
+            ScopeKeyError::ControlCharacter { .. } => "control_character",
+            ScopeKeyError::SurroundingWhitespace => "surrounding_whitespace",
+            ScopeKeyError::YearOutOfRange { .. } => "year_out_of_range",
+        }
+    }
+}
+
 /// What is wrong with a number template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -71,6 +84,25 @@ pub enum FormatErrorKind {
     MonthOutOfRange(u32),
 }
 
+impl FormatErrorKind {
+    /// A stable snake_case name (shared test vectors, bindings, JSON).
+    pub fn name(&self) -> &'static str {
+        match self {
+            FormatErrorKind::Unclosed => "unclosed",
+            FormatErrorKind::UnmatchedClose => "unmatched_close",
+            FormatErrorKind::EmptyToken => "empty_token",
+            FormatErrorKind::UnknownToken(_) => "unknown_token",
+            FormatErrorKind::UnexpectedSpec(_) => "unexpected_spec",
+            FormatErrorKind::BadPadding(_) => "bad_padding",
+            FormatErrorKind::MissingSeq => "missing_seq",
+            FormatErrorKind::DuplicateSeq => "duplicate_seq",
+            FormatErrorKind::ControlCharacter => "control_character",
+            FormatErrorKind::YearOutOfRange(_) => "year_out_of_range",
+            FormatErrorKind::MonthOutOfRange(_) => "month_out_of_range",
+        }
+    }
+}
+
 /// A number template that could not be parsed, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{} (at byte {at})", describe(kind))]
@@ -90,7 +122,9 @@ impl FormatError {
 fn describe(kind: &FormatErrorKind) -> String {
     match kind {
         FormatErrorKind::Unclosed => "`{` is never closed".into(),
-        FormatErrorKind::UnmatchedClose => "`}` without `{` (write `}}` for a literal brace)".into(),
+        FormatErrorKind::UnmatchedClose => {
+            "`}` without `{` (write `}}` for a literal brace)".into()
+        }
         FormatErrorKind::EmptyToken => "empty token `{}`".into(),
         FormatErrorKind::UnknownToken(t) => {
             format!("unknown token `{{{t}}}`; known tokens are seq, year, yy, month")

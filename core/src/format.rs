@@ -128,7 +128,10 @@ impl NumberFormat {
             pieces.push(Piece::Literal(literal));
         }
         if seq_seen.is_none() {
-            return Err(FormatError::new(FormatErrorKind::MissingSeq, template.len()));
+            return Err(FormatError::new(
+                FormatErrorKind::MissingSeq,
+                template.len(),
+            ));
         }
         Ok(Self {
             template: template.to_owned(),
@@ -245,7 +248,10 @@ mod tests {
         assert_eq!(f.render(42, p(2007, 3)), "INV/0703/000042 {x}");
         let f = NumberFormat::parse("{seq}").unwrap();
         assert_eq!(f.render(7, p(1, 1)), "7");
-        assert_eq!(NumberFormat::parse("{year}").unwrap_err().kind, FormatErrorKind::MissingSeq);
+        assert_eq!(
+            NumberFormat::parse("{year}").unwrap_err().kind,
+            FormatErrorKind::MissingSeq
+        );
     }
 
     #[test]
@@ -254,7 +260,10 @@ mod tests {
         assert_eq!(e.at, 7);
         assert_eq!(e.kind, FormatErrorKind::UnknownToken("sequence".into()));
         assert_eq!(NumberFormat::parse("ab{seq").unwrap_err().at, 2);
-        assert_eq!(NumberFormat::parse("{seq}}").unwrap_err().kind, FormatErrorKind::UnmatchedClose);
+        assert_eq!(
+            NumberFormat::parse("{seq}}").unwrap_err().kind,
+            FormatErrorKind::UnmatchedClose
+        );
         assert_eq!(NumberFormat::parse("{seq}{seq}").unwrap_err().at, 5);
         assert!(matches!(
             NumberFormat::parse("{seq:4}").unwrap_err().kind,
@@ -263,7 +272,9 @@ mod tests {
         assert!(NumberFormat::parse("{seq:021}").is_err());
         assert!(NumberFormat::parse("{seq:020}").is_ok());
         assert!(NumberFormat::parse("{year:04}{seq}").is_err());
-        let msg = NumberFormat::parse("{year}-{sequence}").unwrap_err().to_string();
+        let msg = NumberFormat::parse("{year}-{sequence}")
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("byte 7"), "{msg}");
     }
 

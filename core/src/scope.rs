@@ -101,7 +101,13 @@ mod tests {
 
     #[test]
     fn accepts_ordinary_and_hostile_text_verbatim() {
-        for k in ["42:2019", "a'b\"c\\d", "x'; DROP TABLE t; --", "ünï:cødé", "%_"] {
+        for k in [
+            "42:2019",
+            "a'b\"c\\d",
+            "x'; DROP TABLE t; --",
+            "ünï:cødé",
+            "%_",
+        ] {
             assert_eq!(ScopeKey::new(k).unwrap().as_str(), k);
         }
     }
@@ -122,8 +128,14 @@ mod tests {
             ScopeKey::new("a\u{0}"),
             Err(ScopeKeyError::ControlCharacter { at: 1, code: 0 })
         );
-        assert_eq!(ScopeKey::new(" a"), Err(ScopeKeyError::SurroundingWhitespace));
-        assert_eq!(ScopeKey::new("a "), Err(ScopeKeyError::SurroundingWhitespace));
+        assert_eq!(
+            ScopeKey::new(" a"),
+            Err(ScopeKeyError::SurroundingWhitespace)
+        );
+        assert_eq!(
+            ScopeKey::new("a "),
+            Err(ScopeKeyError::SurroundingWhitespace)
+        );
         // 191 bytes is the limit in bytes, not characters.
         assert!(matches!(
             ScopeKey::new("é".repeat(96)),

@@ -115,13 +115,21 @@ mod tests {
 
     #[test]
     fn clean_history() {
-        let a = [Allocation::one(3), Allocation::range(1, 2), Allocation::one(4)];
+        let a = [
+            Allocation::one(3),
+            Allocation::range(1, 2),
+            Allocation::one(4),
+        ];
         assert!(check_contiguous(&a, 1, 4).is_clean());
     }
 
     #[test]
     fn finds_duplicates_gaps_and_strays() {
-        let a = [Allocation::one(1), Allocation::one(1), Allocation::range(2, 3)];
+        let a = [
+            Allocation::one(1),
+            Allocation::one(1),
+            Allocation::range(2, 3),
+        ];
         assert_eq!(check_contiguous(&a, 1, 3).duplicates, vec![(1, 1)]);
         let a = [Allocation::one(1), Allocation::one(4)];
         assert_eq!(check_contiguous(&a, 1, 5).gaps, vec![(2, 3), (5, 5)]);
@@ -137,7 +145,10 @@ mod tests {
     #[test]
     fn parses_worker_lines() {
         assert_eq!(Allocation::parse_line("n 17"), Some(Allocation::one(17)));
-        assert_eq!(Allocation::parse_line("r 18 27"), Some(Allocation::range(18, 27)));
+        assert_eq!(
+            Allocation::parse_line("r 18 27"),
+            Some(Allocation::range(18, 27))
+        );
         assert_eq!(Allocation::parse_line("start 123"), None);
     }
 }

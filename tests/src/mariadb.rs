@@ -114,7 +114,10 @@ impl MariaDb {
             .arg(format!("--socket={}", self.socket().display()))
             .arg(format!("--port={}", self.port))
             .arg("--bind-address=127.0.0.1")
-            .arg(format!("--pid-file={}", self.dir.join("mariadbd.pid").display()))
+            .arg(format!(
+                "--pid-file={}",
+                self.dir.join("mariadbd.pid").display()
+            ))
             .arg(format!("--log-error={}", self.log_path().display()))
             .arg("--user=root")
             .arg("--innodb-flush-log-at-trx-commit=1")
@@ -142,7 +145,11 @@ impl MariaDb {
             if started.elapsed() > Duration::from_secs(60) {
                 let _ = child.kill();
                 let _ = child.wait();
-                bail!("mariadbd ({}) not ready after 60 s; log:\n{}", self.name, self.log_tail());
+                bail!(
+                    "mariadbd ({}) not ready after 60 s; log:\n{}",
+                    self.name,
+                    self.log_tail()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -150,17 +157,17 @@ impl MariaDb {
         Ok(())
     }
 
+    /// True when the server sends its protocol greeting on the socket (a
+    /// plain blocking read, so it works inside or outside a runtime).
     fn answers(&self) -> bool {
-        let url = format!("mysql://root@localhost/mysql?socket={}", self.socket().display());
-        block_on(async {
-            let opts = mysql_async::Opts::from_url(&url).ok()?;
-            let conn = tokio::time::timeout(Duration::from_secs(2), mysql_async::Conn::new(opts))
-                .await
-                .ok()?
-                .ok()?;
-            conn.disconnect().await.ok()
-        })
-        .is_some()
+        use std::io::Read;
+        let Ok(mut sock) = std::os::unix::net::UnixStream::connect(self.socket()) else {
+            return false;
+        };
+        let _ = sock.set_read_timeout(Some(Duration::from_secs(2)));
+        let mut greeting = [0u8; 5];
+        // 3-byte length, sequence id 0, protocol version 10.
+        sock.read_exact(&mut greeting).is_ok() && greeting[3] == 0 && greeting[4] == 10
     }
 
     /// The server's pid.
@@ -190,7 +197,10 @@ impl MariaDb {
 
     /// `mysql://cf:cf@127.0.0.1:PORT/db` (TCP).
     pub fn url(&self, db: &str) -> String {
-        format!("mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{db}?prefer_socket=false", self.port)
+        format!(
+            "mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{db}?prefer_socket=false",
+            self.port
+        )
     }
 
     /// The same database over the unix socket.
@@ -209,7 +219,10 @@ impl MariaDb {
             .take(40)
             .collect();
         let db = format!("t_{safe}_{}", SEQ.fetch_add(1, Ordering::SeqCst));
-        self.exec("mysql", &format!("DROP DATABASE IF EXISTS `{db}`; CREATE DATABASE `{db}`"))?;
+        self.exec(
+            "mysql",
+            &format!("DROP DATABASE IF EXISTS `{db}`; CREATE DATABASE `{db}`"),
+        )?;
         Ok(self.url(&db))
     }
 

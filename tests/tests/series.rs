@@ -37,7 +37,10 @@ fn the_articles_semantics() {
     block_on(async {
         let mut s = store(&url).await;
         let scope = ScopeKey::for_user_year(42, 2019).unwrap();
-        assert_eq!(s.initialize(&scope, 2).await.unwrap(), Initialized::Created { next: 2 });
+        assert_eq!(
+            s.initialize(&scope, 2).await.unwrap(),
+            Initialized::Created { next: 2 }
+        );
         let f = NumberFormat::default();
         let p = Period::new(2019, 1).unwrap();
         let a = s.allocate(&scope).await.unwrap();
@@ -47,25 +50,49 @@ fn the_articles_semantics() {
         assert_eq!(f.render(b, p), "2019-0003");
 
         // Initialize again: "exists", counter unchanged.
-        assert_eq!(s.initialize(&scope, 2).await.unwrap(), Initialized::Exists { current: 3 });
-        assert_eq!(s.initialize(&scope, 500).await.unwrap(), Initialized::Exists { current: 3 });
+        assert_eq!(
+            s.initialize(&scope, 2).await.unwrap(),
+            Initialized::Exists { current: 3 }
+        );
+        assert_eq!(
+            s.initialize(&scope, 500).await.unwrap(),
+            Initialized::Exists { current: 3 }
+        );
         assert_eq!(s.current(&scope).await.unwrap().current, 3);
 
         // Start 0: invalid argument, nothing written.
         let other = key("42:2020");
         let e = s.initialize(&other, 0).await.unwrap_err();
-        assert!(matches!(e, Error::InvalidArgument { name: "start", .. }), "{e:?}");
-        assert!(matches!(s.current(&other).await, Err(Error::SeriesNotFound { .. })));
+        assert!(
+            matches!(e, Error::InvalidArgument { name: "start", .. }),
+            "{e:?}"
+        );
+        assert!(matches!(
+            s.current(&other).await,
+            Err(Error::SeriesNotFound { .. })
+        ));
 
         // GREATEST(current_value, 199): the next number is 200.
-        assert_eq!(s.advance(&scope, 200).await.unwrap(), Advanced::Moved { current: 199 });
+        assert_eq!(
+            s.advance(&scope, 200).await.unwrap(),
+            Advanced::Moved { current: 199 }
+        );
         assert_eq!(s.allocate(&scope).await.unwrap(), 200);
         // Advancing to 50 afterwards changes nothing.
-        assert_eq!(s.advance(&scope, 50).await.unwrap(), Advanced::Unchanged { current: 200 });
-        assert_eq!(s.advance(&scope, 201).await.unwrap(), Advanced::Unchanged { current: 200 });
+        assert_eq!(
+            s.advance(&scope, 50).await.unwrap(),
+            Advanced::Unchanged { current: 200 }
+        );
+        assert_eq!(
+            s.advance(&scope, 201).await.unwrap(),
+            Advanced::Unchanged { current: 200 }
+        );
         assert_eq!(s.allocate(&scope).await.unwrap(), 201);
         let state = s.current(&scope).await.unwrap();
-        assert_eq!((state.current, state.start, state.next()), (201, Some(2), Some(202)));
+        assert_eq!(
+            (state.current, state.start, state.next()),
+            (201, Some(2), Some(202))
+        );
     });
     assert_eq!(count_rows(&url), 1);
 }
@@ -80,13 +107,19 @@ fn unknown_scope_is_an_error_even_after_a_successful_allocation() {
         assert_eq!(s.allocate(&known).await.unwrap(), 1000);
         // Same connection: LAST_INSERT_ID() still holds 1000 here.
         let e = s.allocate(&key("7:2025")).await.unwrap_err();
-        assert!(matches!(&e, Error::SeriesNotFound { scope } if scope == "7:2025"), "{e:?}");
+        assert!(
+            matches!(&e, Error::SeriesNotFound { scope } if scope == "7:2025"),
+            "{e:?}"
+        );
         assert!(!e.is_retryable());
         assert!(matches!(
             s.allocate_many(&key("nope"), 5).await,
             Err(Error::SeriesNotFound { .. })
         ));
-        assert!(matches!(s.advance(&key("nope"), 5).await, Err(Error::SeriesNotFound { .. })));
+        assert!(matches!(
+            s.advance(&key("nope"), 5).await,
+            Err(Error::SeriesNotFound { .. })
+        ));
         assert_eq!(s.allocate(&known).await.unwrap(), 1001);
         assert_eq!(s.stats().connects, 1, "all on one connection");
 
@@ -98,7 +131,11 @@ fn unknown_scope_is_an_error_even_after_a_successful_allocation() {
         raw.exec_drop(&sql, (1u64, "7:2024")).await.unwrap();
         raw.exec_drop(&sql, (1u64, "7:2025")).await.unwrap();
         assert_eq!(raw.affected_rows(), 0);
-        let stale: u64 = raw.query_first("SELECT LAST_INSERT_ID()").await.unwrap().unwrap();
+        let stale: u64 = raw
+            .query_first("SELECT LAST_INSERT_ID()")
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(stale, 1002, "the naive read-back hands out a stale number");
         raw.disconnect().await.unwrap();
     });
@@ -116,9 +153,15 @@ fn batches_are_contiguous_and_bounded() {
         assert_eq!(s.allocate_many(&k, 1).await.unwrap(), 12..=12);
         for bad in [0, MAX_BATCH + 1, u64::MAX] {
             let e = s.allocate_many(&k, bad).await.unwrap_err();
-            assert!(matches!(e, Error::InvalidArgument { name: "count", .. }), "{e:?}");
+            assert!(
+                matches!(e, Error::InvalidArgument { name: "count", .. }),
+                "{e:?}"
+            );
         }
-        assert_eq!(s.allocate_many(&k, MAX_BATCH).await.unwrap(), 13..=(12 + MAX_BATCH));
+        assert_eq!(
+            s.allocate_many(&k, MAX_BATCH).await.unwrap(),
+            13..=(12 + MAX_BATCH)
+        );
         assert_eq!(s.current(&k).await.unwrap().current, 12 + MAX_BATCH);
     });
 }
@@ -132,7 +175,9 @@ fn overflow_at_the_top_of_u64_changes_nothing() {
         s.initialize(&k, 1).await.unwrap();
         assert_eq!(
             s.advance(&k, u64::MAX).await.unwrap(),
-            Advanced::Moved { current: u64::MAX - 1 }
+            Advanced::Moved {
+                current: u64::MAX - 1
+            }
         );
         let e = s.allocate_many(&k, 2).await.unwrap_err();
         assert!(matches!(e, Error::Overflow { requested: 2, .. }), "{e:?}");
@@ -154,7 +199,10 @@ fn overflow_at_the_top_of_u64_changes_nothing() {
         .unwrap();
     block_on(async {
         let mut s = store(&url).await;
-        assert!(matches!(s.allocate(&key("direct")).await, Err(Error::Overflow { .. })));
+        assert!(matches!(
+            s.allocate(&key("direct")).await,
+            Err(Error::Overflow { .. })
+        ));
         assert_eq!(s.current(&key("direct")).await.unwrap().current, u64::MAX);
     });
 }
@@ -185,7 +233,11 @@ fn hostile_scope_keys_are_data() {
             );
         }
         for (i, k) in keys.iter().enumerate() {
-            assert_eq!(s.allocate(&key(k)).await.unwrap(), 10 * (i as u64 + 1), "{k}");
+            assert_eq!(
+                s.allocate(&key(k)).await.unwrap(),
+                10 * (i as u64 + 1),
+                "{k}"
+            );
             let state = s.current(&key(k)).await.unwrap();
             assert_eq!(state.scope, *k);
         }
@@ -195,7 +247,10 @@ fn hostile_scope_keys_are_data() {
     let mut expected: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
     stored.sort();
     expected.sort();
-    assert_eq!(stored, expected, "stored verbatim, one row each ('A' and 'a' differ)");
+    assert_eq!(
+        stored, expected,
+        "stored verbatim, one row each ('A' and 'a' differ)"
+    );
 }
 
 #[test]
@@ -217,7 +272,14 @@ fn bad_scope_keys_never_reach_the_database() {
 #[test]
 fn adopts_the_articles_table_with_its_data() {
     let url = fresh("adopt");
-    let db = url.rsplit('/').next().unwrap().split('?').next().unwrap().to_owned();
+    let db = url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
     MariaDb::shared()
         .exec(
             &db,
@@ -235,7 +297,10 @@ fn adopts_the_articles_table_with_its_data() {
         let state = s.current(&k).await.unwrap();
         assert_eq!((state.current, state.start), (57, None));
         assert_eq!(s.allocate(&k).await.unwrap(), 58);
-        assert_eq!(s.initialize(&k, 1).await.unwrap(), Initialized::Exists { current: 58 });
+        assert_eq!(
+            s.initialize(&k, 1).await.unwrap(),
+            Initialized::Exists { current: 58 }
+        );
         // ensure_schema twice is harmless.
         s.ensure_schema().await.unwrap();
         assert_eq!(s.allocate(&key("43:2019")).await.unwrap(), 4);

@@ -95,7 +95,9 @@ impl StoreConfig {
 
     pub(crate) fn validate(&self) -> Result<()> {
         if self.deadline.is_zero() || self.connect_timeout.is_zero() {
-            return Err(Error::Config("deadline and connect timeout must be above zero".into()));
+            return Err(Error::Config(
+                "deadline and connect timeout must be above zero".into(),
+            ));
         }
         Ok(())
     }

@@ -81,13 +81,11 @@ impl SeriesStore {
     /// Builds a store without connecting; the first call connects.
     pub fn lazy(config: StoreConfig) -> Result<Self> {
         config.validate()?;
-        let opts = Opts::from_url(&config.url)
-            .map_err(|e| Error::Config(format!("database URL: {e}")))?;
+        let opts =
+            Opts::from_url(&config.url).map_err(|e| Error::Config(format!("database URL: {e}")))?;
         // Rows *changed*, not matched: allocation always changes its row, and
         // advance relies on "changed" to report whether it moved.
-        let opts: Opts = OptsBuilder::from_opts(opts)
-            .client_found_rows(false)
-            .into();
+        let opts: Opts = OptsBuilder::from_opts(opts).client_found_rows(false).into();
         let sql = SeriesSql::new(&config.table_prefix);
         Ok(Self {
             config,
@@ -139,7 +137,10 @@ impl SeriesStore {
             Box::pin(async move {
                 conn.query_drop(&sql.create_table).await?;
                 let columns: Vec<String> = conn.exec(&sql.list_columns, (&sql.table,)).await?;
-                if !columns.iter().any(|c| c.eq_ignore_ascii_case("start_value")) {
+                if !columns
+                    .iter()
+                    .any(|c| c.eq_ignore_ascii_case("start_value"))
+                {
                     conn.query_drop(&sql.add_start_value).await?;
                 }
                 Ok(Ok(()))
@@ -309,13 +310,20 @@ impl SeriesStore {
         let mut conn = match tokio::time::timeout(timeout, Conn::new(self.opts.clone())).await {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => {
-                let mut f = classify(e).error;
-                if let Error::Server { code, message, .. } = &f {
+                return Err(match classify(e).error {
                     // Access denied, unknown database: not worth retrying,
                     // but say plainly what happened.
-                    f = Error::Config(format!("cannot connect: error {code}: {message}"));
-                }
-                return Err(f);
+                    Error::Server { code, message, .. } => {
+                        Error::Config(format!("cannot connect: error {code}: {message}"))
+                    }
+                    Error::Unavailable { reason } => Error::Unavailable {
+                        reason: format!(
+                            "cannot connect: {}",
+                            reason.trim_start_matches("connection lost: ")
+                        ),
+                    },
+                    other => other,
+                });
             }
             Err(_) => {
                 return Err(Error::Unavailable {

@@ -31,7 +31,10 @@ fn main() -> Result<()> {
         for i in 1..=count {
             if batch_every > 0 && i % batch_every == 0 {
                 let n = fastrand::u64(1..=50);
-                let r = store.allocate_many(&scope, n).await.context("allocate_many")?;
+                let r = store
+                    .allocate_many(&scope, n)
+                    .await
+                    .context("allocate_many")?;
                 writeln!(out, "r {} {}", r.start(), r.end())?;
             } else {
                 let n = store.allocate(&scope).await.context("allocate")?;

@@ -1,0 +1,111 @@
+//! The shared test vectors (`tests/vectors/`): the Rust core must answer each
+//! case exactly. The pure-PHP backend runs the same files.
+
+use counterfoil_core::{series, Error, NumberFormat, Period, ScopeKey};
+use serde_json::Value;
+
+fn load(name: &str) -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/");
+    let text = std::fs::read_to_string(format!("{path}{name}")).expect("vector file");
+    serde_json::from_str(&text).expect("vector JSON")
+}
+
+fn key_of(case: &Value) -> String {
+    if let Some(k) = case["key"].as_str() {
+        return k.to_owned();
+    }
+    let r = &case["key_repeat"];
+    r[0].as_str()
+        .unwrap()
+        .repeat(r[1].as_u64().unwrap() as usize)
+}
+
+#[test]
+fn scope_keys() {
+    let cases = load("scope_keys.json");
+    for case in cases.as_array().unwrap() {
+        let key = key_of(case);
+        match (ScopeKey::new(key.clone()), case["error"].as_str()) {
+            (Ok(k), None) => assert_eq!(k.as_str(), key),
+            (Err(e), Some(kind)) => assert_eq!(e.name(), kind, "{key:?}"),
+            (got, _) => panic!("{key:?}: got {got:?}, expected {case}"),
+        }
+    }
+}
+
+#[test]
+fn user_year_scopes() {
+    for case in load("user_year_scopes.json").as_array().unwrap() {
+        let got = ScopeKey::for_user_year(
+            case["user_id"].as_u64().unwrap(),
+            case["year"].as_u64().unwrap() as u32,
+        );
+        match (got, case["key"].as_str(), case["error"].as_str()) {
+            (Ok(k), Some(expect), _) => assert_eq!(k.as_str(), expect),
+            (Err(e), _, Some(kind)) => assert_eq!(e.name(), kind),
+            (got, _, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+}
+
+#[test]
+fn formats() {
+    for case in load("formats.json").as_array().unwrap() {
+        let template = case["template"].as_str().unwrap();
+        let parsed = NumberFormat::parse(template);
+        let rendered = parsed.clone().and_then(|f| {
+            let period = Period::new(
+                case["year"].as_u64().unwrap() as u32,
+                case["month"].as_u64().unwrap() as u32,
+            )?;
+            Ok(f.render(case["number"].as_u64().unwrap(), period))
+        });
+        match (rendered, case["expect"].as_str(), case["error"].as_str()) {
+            (Ok(s), Some(expect), None) => assert_eq!(s, expect, "{template}"),
+            (Err(e), None, Some(kind)) => {
+                assert_eq!(e.kind.name(), kind, "{template}");
+                if let Some(at) = case["at"].as_u64() {
+                    assert_eq!(e.at as u64, at, "{template}");
+                }
+            }
+            (got, _, _) => panic!("{template}: got {got:?}, expected {case}"),
+        }
+    }
+}
+
+#[test]
+fn series_rules() {
+    let rules = load("series_rules.json");
+    assert_eq!(rules["max_batch"].as_u64().unwrap(), series::MAX_BATCH);
+    let check = |got: Result<u64, Error>, case: &Value| match (got, case["counter"].as_u64()) {
+        (Ok(c), Some(expect)) => assert_eq!(c, expect),
+        (Err(e), None) => assert_eq!(e.kind_name(), case["error"].as_str().unwrap()),
+        (got, _) => panic!("{case}: got {got:?}"),
+    };
+    for case in rules["start"].as_array().unwrap() {
+        check(
+            series::counter_for_start(case["value"].as_u64().unwrap()),
+            case,
+        );
+    }
+    for case in rules["next"].as_array().unwrap() {
+        check(
+            series::counter_for_next(case["value"].as_u64().unwrap()),
+            case,
+        );
+    }
+    for case in rules["batch"].as_array().unwrap() {
+        let count = case["count"].as_u64().unwrap();
+        match (series::check_batch(count), case["range"].as_array()) {
+            (Ok(()), Some(r)) => {
+                let got = series::batch_range(case["last"].as_u64().unwrap(), count);
+                assert_eq!(
+                    (*got.start(), *got.end()),
+                    (r[0].as_u64().unwrap(), r[1].as_u64().unwrap())
+                );
+            }
+            (Err(e), None) => assert_eq!(e.kind_name(), case["error"].as_str().unwrap()),
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The `counterfoil series` commands against a real MariaDB: outputs, exit
+//! codes, one-line errors, and nothing written on bad input.
+
+use std::process::{Command, Output};
+
+use counterfoil_tests::MariaDb;
+
+const BIN: &str = env!("CARGO_BIN_EXE_counterfoil");
+
+fn run(url: &str, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("DATABASE_URL", url)
+        .output()
+        .expect("run counterfoil")
+}
+
+fn ok(url: &str, args: &[&str]) -> String {
+    let out = run(url, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a command that must fail with exit 2 and one line on stderr.
+fn fails(url: &str, args: &[&str]) -> String {
+    let out = run(url, args);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: one line, got {stderr:?}"
+    );
+    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    stderr
+}
+
+fn snapshot(url: &str) -> Vec<Vec<Option<String>>> {
+    MariaDb::query(
+        url,
+        "SELECT scope_key, current_value, start_value FROM wp_invoice_sequences ORDER BY scope_key",
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_articles_semantics_through_the_cli() {
+    let url = MariaDb::shared().fresh_database("cli").unwrap();
+    let out = ok(&url, &["series", "init", "42:2019", "--start", "2"]);
+    assert!(out.contains("created"), "{out}");
+    assert_eq!(
+        ok(
+            &url,
+            &[
+                "series",
+                "allocate",
+                "42:2019",
+                "--format",
+                "{year}-{seq:04}"
+            ]
+        ),
+        "2019-0002\n"
+    );
+    assert_eq!(
+        ok(
+            &url,
+            &[
+                "series",
+                "allocate",
+                "42:2019",
+                "--format",
+                "{year}-{seq:04}"
+            ]
+        ),
+        "2019-0003\n"
+    );
+    let out = ok(&url, &["series", "init", "42:2019", "--start", "2"]);
+    assert!(out.contains("already exists"), "{out}");
+    assert!(ok(&url, &["series", "advance", "42:2019", "--next", "200"]).contains("now 200"));
+    assert_eq!(ok(&url, &["series", "allocate", "42:2019"]), "200\n");
+    let out = ok(&url, &["series", "advance", "42:2019", "--next", "50"]);
+    assert!(
+        out.contains("unchanged") && out.contains("never moves down"),
+        "{out}"
+    );
+    assert_eq!(
+        ok(
+            &url,
+            &[
+                "series",
+                "allocate",
+                "42:2019",
+                "--count",
+                "3",
+                "--format",
+                "INV-{seq:06}"
+            ]
+        ),
+        "INV-000201\nINV-000202\nINV-000203\n"
+    );
+    let show = ok(&url, &["series", "show", "42:2019"]);
+    assert!(
+        show.contains("current 203") && show.contains("next    204") && show.contains("start   2"),
+        "{show}"
+    );
+    let json = ok(&url, &["--json", "series", "show", "42:2019"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["next"], 204);
+    let json = ok(
+        &url,
+        &["series", "allocate", "42:2019", "--json", "--count", "2"],
+    );
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(
+        (v["first"].as_u64(), v["last"].as_u64()),
+        (Some(204), Some(205))
+    );
+}
+
+#[test]
+fn bad_input_is_one_clear_line_exit_2_and_nothing_written() {
+    let url = MariaDb::shared().fresh_database("clibad").unwrap();
+    ok(&url, &["series", "init", "s", "--start", "10"]);
+    let before = snapshot(&url);
+    let cases: &[(&[&str], &str)] = &[
+        (&["series", "init", "t", "--start", "0"], "at least 1"),
+        (&["series", "init", "t", "--start", "-1"], "1 or more"),
+        (
+            &["series", "init", "t", "--start", "18446744073709551616"],
+            "above the largest",
+        ),
+        (&["series", "init", "t", "--start", "12abc"], "whole number"),
+        (&["series", "init", "", "--start", "1"], "empty"),
+        (
+            &["series", "init", &"x".repeat(192), "--start", "1"],
+            "192 bytes",
+        ),
+        (
+            &["series", "init", "a\u{7}b", "--start", "1"],
+            "control character",
+        ),
+        (&["series", "advance", "s", "--next", "0"], "at least 1"),
+        (&["series", "allocate", "s", "--count", "0"], "1 to 100000"),
+        (
+            &["series", "allocate", "s", "--count", "100001"],
+            "1 to 100000",
+        ),
+        (
+            &["series", "allocate", "s", "--format", "{year}-{sequence}"],
+            "byte 7",
+        ),
+        (
+            &[
+                "series", "allocate", "s", "--format", "{seq}", "--year", "0",
+            ],
+            "year 0",
+        ),
+        (&["series", "allocate", "nope"], "does not exist"),
+        (&["series", "show", "nope"], "does not exist"),
+        (&["series", "frobnicate"], "frobnicate"),
+        (
+            &["--table-prefix", "wp`;", "series", "show", "s"],
+            "table prefix",
+        ),
+    ];
+    for (args, expect) in cases {
+        let err = fails(&url, args);
+        assert!(
+            err.contains(expect),
+            "{args:?}: expected `{expect}` in {err:?}"
+        );
+    }
+    assert_eq!(snapshot(&url), before, "nothing was written");
+    assert_eq!(ok(&url, &["series", "allocate", "s"]), "10\n");
+}
+
+#[test]
+fn connection_problems_are_one_line_exit_2() {
+    let err = fails(
+        "mysql://cf:cf@127.0.0.1:1/nodb",
+        &["--timeout-ms", "1000", "series", "show", "s"],
+    );
+    assert!(err.contains("unavailable"), "{err}");
+    let err = fails("not a url", &["series", "show", "s"]);
+    assert!(err.contains("database URL"), "{err}");
+    let out = Command::new(BIN)
+        .args(["series", "show", "s"])
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DATABASE_URL"));
+    let url = MariaDb::shared().url("missing_db_xyz");
+    let err = fails(&url, &["series", "show", "s"]);
+    assert!(err.contains("cannot connect"), "{err}");
+}
+
+#[test]
+fn hostile_scope_keys_round_trip_through_the_cli() {
+    let url = MariaDb::shared().fresh_database("clihostile").unwrap();
+    let k = "x'; DROP TABLE wp_invoice_sequences; -- \\";
+    ok(&url, &["series", "init", k, "--start", "7"]);
+    assert_eq!(ok(&url, &["series", "allocate", k]), "7\n");
+    let rows = snapshot(&url);
+    assert_eq!(rows[0][0].as_deref(), Some(k));
+}

@@ -1,0 +1,57 @@
+# Shared by scripts/test and scripts/demo: install what is missing on a fresh
+# Debian 12 machine. Safe to re-run: it only installs what is absent.
+# shellcheck shell=bash
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export ROOT
+export PATH="$HOME/.cargo/bin:$PATH"
+
+APT_PACKAGES=(mariadb-server mariadb-client clang libclang-dev gawk)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then echo sudo; else
+      echo "setup: need root (or sudo) to install packages" >&2; exit 2; fi
+  fi
+}
+
+ensure_apt() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  local SUDO; SUDO=$(need_root)
+  # Never start the system's own services (we run private servers only).
+  local made_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod +x /usr/sbin/policy-rc.d; made_policy=1
+  fi
+  if [ -z "${COUNTERFOIL_APT_UPDATED:-}" ]; then
+    $SUDO apt-get update -q >&2; export COUNTERFOIL_APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+  if [ "$made_policy" = 1 ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
+}
+
+ensure_rust() {
+  command -v cargo >/dev/null || { echo "setup: cargo not found (install Rust with rustup)" >&2; exit 2; }
+  if command -v rustup >/dev/null; then
+    rustup target list --installed | grep -qx wasm32-unknown-unknown \
+      || { log "adding the wasm32-unknown-unknown target"; rustup target add wasm32-unknown-unknown >&2; }
+    local c
+    for c in rustfmt clippy; do
+      rustup component list --installed | grep -q "^$c" \
+        || { log "adding rustup component $c"; rustup component add "$c" >&2; }
+    done
+  fi
+}
+
+setup_all() {
+  ensure_apt "${APT_PACKAGES[@]}"
+  ensure_rust
+}
