@@ -182,3 +182,59 @@ fn a_crash_loses_no_acknowledged_number() {
         assert_eq!(s.allocate(&key()).await.unwrap(), acknowledged + 1);
     });
 }
+
+#[test]
+fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
+    use mysql_async::prelude::Queryable;
+    let server = MariaDb::start_with("lockwait", &["--innodb-lock-wait-timeout=1"]).unwrap();
+    let url = server.fresh_database("lockwait").unwrap();
+    block_on(async {
+        let config = StoreConfig::new(&url).deadline(Duration::from_secs(10));
+        let mut s = SeriesStore::connect(config).await.unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key(), 1).await.unwrap();
+        // Another client holds the row lock for 1.6 s: the first try waits 1 s
+        // and fails with 1205; a retry succeeds once the lock is released.
+        let mut holder = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
+            .await
+            .unwrap();
+        holder.query_drop("BEGIN").await.unwrap();
+        holder
+            .query_drop("SELECT * FROM wp_invoice_sequences FOR UPDATE")
+            .await
+            .unwrap();
+        let release = async {
+            tokio::time::sleep(Duration::from_millis(1600)).await;
+            holder.query_drop("COMMIT").await.unwrap();
+            holder
+        };
+        let k = key();
+        let (n, holder) = tokio::join!(s.allocate(&k), release);
+        assert_eq!(n.unwrap(), 1, "the retried statement got the first number");
+        assert!(s.stats().retries >= 1, "{:?}", s.stats());
+        holder.disconnect().await.unwrap();
+
+        // Without retries, the 1205 reaches the caller, typed and retryable.
+        let mut once = SeriesStore::connect(StoreConfig::new(&url).retry(RetryPolicy::none()))
+            .await
+            .unwrap();
+        let mut holder = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
+            .await
+            .unwrap();
+        holder.query_drop("BEGIN").await.unwrap();
+        holder
+            .query_drop("SELECT * FROM wp_invoice_sequences FOR UPDATE")
+            .await
+            .unwrap();
+        let e = once.allocate(&key()).await.unwrap_err();
+        assert_eq!(e.server_code(), Some(1205), "{e:?}");
+        assert!(e.is_retryable());
+        holder.query_drop("ROLLBACK").await.unwrap();
+        assert_eq!(
+            once.allocate(&key()).await.unwrap(),
+            2,
+            "the failed try used no number"
+        );
+        holder.disconnect().await.unwrap();
+    });
+}
