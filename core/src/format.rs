@@ -62,6 +62,15 @@ impl Period {
         Ok(Self { year, month })
     }
 
+    /// The UTC period of a Unix time (seconds since 1970-01-01), for callers
+    /// that render "now". Pure: the caller reads the clock.
+    pub fn from_unix_seconds(secs: i64) -> Result<Self, FormatError> {
+        let (year, month) = civil_year_month(secs.div_euclid(86_400));
+        let year = u32::try_from(year)
+            .map_err(|_| FormatError::new(FormatErrorKind::YearOutOfRange(0), 0))?;
+        Self::new(year, month)
+    }
+
     /// The year.
     pub fn year(&self) -> u32 {
         self.year
@@ -180,6 +189,19 @@ impl std::str::FromStr for NumberFormat {
     }
 }
 
+/// Days since 1970-01-01 to (year, month), proleptic Gregorian calendar
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_year_month(days: i64) -> (i64, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month)
+}
+
 fn parse_token(body: &str, at: usize) -> Result<Piece, FormatError> {
     let (name, spec) = match body.split_once(':') {
         Some((n, s)) => (n, Some(s)),
@@ -276,6 +298,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.contains("byte 7"), "{msg}");
+    }
+
+    #[test]
+    fn period_from_unix_time() {
+        let at = |secs| {
+            let p = Period::from_unix_seconds(secs).unwrap();
+            (p.year(), p.month())
+        };
+        assert_eq!(at(0), (1970, 1));
+        assert_eq!(at(1_577_836_800), (2020, 1)); // 2020-01-01T00:00:00Z
+        assert_eq!(at(1_577_836_799), (2019, 12));
+        assert_eq!(at(951_782_400), (2000, 2)); // 2000-02-29
+        assert_eq!(at(1_796_083_200), (2026, 12)); // 2026-12-01
+        assert_eq!(at(1_796_083_199), (2026, 11));
+        assert!(Period::from_unix_seconds(-62_200_000_000).is_err()); // year 0
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! Contract: results on stdout (text, or JSON with `--json`); errors as one
 //! line on stderr; exit 0 ok, 1 findings (audit/verify), 2 error.
 
-mod calendar;
 mod cli;
 mod series_cmd;
 

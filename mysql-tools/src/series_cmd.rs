@@ -10,7 +10,7 @@ use counterfoil_core::{
 use serde_json::json;
 
 use crate::cli::{Global, SeriesCommand};
-use crate::{calendar, Outcome};
+use crate::Outcome;
 
 pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
     match cmd {
@@ -77,10 +77,10 @@ pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
             let count = parse_number("--count", &count)?;
             counterfoil_core::series::check_batch(count)?;
             let format = format.as_deref().map(NumberFormat::parse).transpose()?;
-            let (this_year, this_month) = calendar::today_utc();
+            let now = Period::from_unix_seconds(unix_now())?;
             let period = Period::new(
-                year.or_else(|| scope.year_hint()).unwrap_or(this_year),
-                month.unwrap_or(this_month),
+                year.or_else(|| scope.year_hint()).unwrap_or(now.year()),
+                month.unwrap_or(now.month()),
             )?;
             let mut store = connect(global).await?;
             let range = store.allocate_many(&scope, count).await?;
@@ -152,6 +152,12 @@ async fn connect(global: &Global) -> Result<SeriesStore> {
         _ => {}
     }
     Ok(store)
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 fn parse_scope(s: &str) -> Result<ScopeKey> {

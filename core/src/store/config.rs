@@ -68,6 +68,13 @@ impl StoreConfig {
         }
     }
 
+    /// Settings from WordPress-style parts (`DB_HOST`, `DB_USER`,
+    /// `DB_PASSWORD`, `DB_NAME`). `host` may be `host`, `host:port`,
+    /// `[v6addr]:port` or `host:/path/to/socket`.
+    pub fn from_parts(host: &str, user: &str, password: &str, database: &str) -> Result<Self> {
+        Ok(Self::new(url_from_parts(host, user, password, database)?))
+    }
+
     /// Sets the table prefix (validated).
     pub fn table_prefix(mut self, prefix: &str) -> Result<Self> {
         self.table_prefix = TablePrefix::new(prefix)?;
@@ -100,5 +107,93 @@ impl StoreConfig {
             ));
         }
         Ok(())
+    }
+}
+
+/// Builds a `mysql://` URL from WordPress-style parts (see
+/// [`StoreConfig::from_parts`]); user, password and database are
+/// percent-encoded.
+pub fn url_from_parts(host: &str, user: &str, password: &str, database: &str) -> Result<String> {
+    let host = host.trim();
+    if host.is_empty() {
+        return Err(Error::Config("database host is empty".into()));
+    }
+    let auth = if password.is_empty() {
+        encode(user)
+    } else {
+        format!("{}:{}", encode(user), encode(password))
+    };
+    let db = encode(database);
+    // host:/path/to/socket
+    if let Some((h, socket)) = host.split_once(':').filter(|(_, s)| s.starts_with('/')) {
+        let h = if h.is_empty() { "localhost" } else { h };
+        return Ok(format!("mysql://{auth}@{h}/{db}?socket={}", encode(socket)));
+    }
+    let (h, port) = if let Some(rest) = host.strip_prefix('[') {
+        let (addr, tail) = rest
+            .split_once(']')
+            .ok_or_else(|| Error::Config(format!("database host `{host}`: missing `]`")))?;
+        (format!("[{addr}]"), tail.strip_prefix(':'))
+    } else {
+        match host.rsplit_once(':') {
+            Some((h, p)) => (h.to_owned(), Some(p)),
+            None => (host.to_owned(), None),
+        }
+    };
+    let port = match port {
+        None | Some("") => 3306,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| Error::Config(format!("database host `{host}`: bad port `{p}`")))?,
+    };
+    Ok(format!("mysql://{auth}@{h}:{port}/{db}"))
+}
+
+/// Percent-encodes everything but unreserved URL characters.
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wordpress_hosts() {
+        let u = |h| url_from_parts(h, "wp", "p@ss:w/rd", "shop").unwrap();
+        assert_eq!(
+            u("db.example"),
+            "mysql://wp:p%40ss%3Aw%2Frd@db.example:3306/shop"
+        );
+        assert_eq!(
+            u("127.0.0.1:3307"),
+            "mysql://wp:p%40ss%3Aw%2Frd@127.0.0.1:3307/shop"
+        );
+        assert_eq!(
+            u("[::1]:3308"),
+            "mysql://wp:p%40ss%3Aw%2Frd@[::1]:3308/shop"
+        );
+        assert_eq!(
+            u("localhost:/run/mysqld/mysqld.sock"),
+            "mysql://wp:p%40ss%3Aw%2Frd@localhost/shop?socket=%2Frun%2Fmysqld%2Fmysqld.sock"
+        );
+        assert_eq!(
+            url_from_parts("h", "root", "", "d").unwrap(),
+            "mysql://root@h:3306/d"
+        );
+        assert!(url_from_parts("h:99999", "u", "p", "d").is_err());
+        assert!(url_from_parts(" ", "u", "p", "d").is_err());
+        let cfg = StoreConfig::from_parts("h:1", "u", "p", "d").unwrap();
+        assert!(mysql_async::Opts::from_url(&cfg.url).is_ok());
     }
 }

@@ -24,7 +24,7 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use tokio::time::Instant;
 
-pub use config::{Durability, DurabilityPolicy, StoreConfig};
+pub use config::{url_from_parts, Durability, DurabilityPolicy, StoreConfig};
 
 use crate::error::{codes, Error, Result};
 use crate::schema::SeriesSql;

@@ -1,0 +1,168 @@
+//! `Counterfoil\Sequences`: the namespaced API on any scope key.
+
+use std::collections::HashMap;
+
+use counterfoil_core::{Advanced, Error, Initialized, Period, ScopeKey};
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::ZendHashTable;
+
+use crate::convert::{small, to_php_int, unsigned};
+use crate::exceptions::to_php;
+use crate::process;
+use crate::settings::{self, Settings};
+
+/// Series of sequential numbers on one database and table prefix.
+#[php_class]
+#[php(name = "Counterfoil\\Sequences")]
+pub struct Sequences {
+    settings: Settings,
+}
+
+fn scope(key: &str) -> PhpResult<ScopeKey> {
+    ScopeKey::new(key).map_err(|e| to_php(e.into()))
+}
+
+/// This month (UTC), for `{month}`.
+pub fn current_month() -> u32 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    Period::from_unix_seconds(secs).map_or(1, |p| p.month())
+}
+
+/// Connection facts for tests and monitoring.
+pub fn info(settings: &Settings) -> HashMap<String, i64> {
+    let (stats, connection_id, pid) = process::stats(settings);
+    HashMap::from([
+        ("pid".to_string(), i64::from(pid)),
+        ("connects".to_string(), stats.connects as i64),
+        ("retries".to_string(), stats.retries as i64),
+        ("timeouts".to_string(), stats.timeouts as i64),
+        (
+            "connection_id".to_string(),
+            i64::from(connection_id.unwrap_or(0)),
+        ),
+    ])
+}
+
+#[php_impl]
+impl Sequences {
+    /// Options as for `Counterfoil\configure()`; missing ones come from
+    /// `configure()` or php.ini.
+    pub fn __construct(options: Option<&ZendHashTable>) -> PhpResult<Self> {
+        let base = settings::current()?;
+        let settings = match options {
+            Some(o) => base.with_options(o)?,
+            None => base,
+        };
+        settings.store_config()?;
+        settings.number_format()?;
+        Ok(Self { settings })
+    }
+
+    /// Creates the sequences table if it is missing (adopting the article's
+    /// table with its data).
+    pub fn ensure_schema(&self) -> PhpResult<()> {
+        process::with_store(&self.settings, |s| Box::pin(s.ensure_schema()))
+    }
+
+    /// Creates series `$scope` whose first number is `$start`; false when it
+    /// exists (left unchanged).
+    #[php(name = "initialize")]
+    pub fn initialize_series(&self, scope_key: String, start: i64) -> PhpResult<bool> {
+        let key = scope(&scope_key)?;
+        let start = unsigned("start", start)?;
+        counterfoil_core::series::counter_for_start(start).map_err(to_php)?;
+        let outcome = process::with_store(&self.settings, |s| {
+            Box::pin(async move {
+                s.ensure_schema().await?;
+                s.initialize(&key, start).await
+            })
+        })?;
+        Ok(matches!(outcome, Initialized::Created { .. }))
+    }
+
+    /// Like `initialize()`, but an existing series throws
+    /// `Counterfoil\SeriesExistsException`.
+    pub fn create(&self, scope_key: String, start: i64) -> PhpResult<()> {
+        let key = scope(&scope_key)?;
+        let start = unsigned("start", start)?;
+        counterfoil_core::series::counter_for_start(start).map_err(to_php)?;
+        process::with_store(&self.settings, |s| {
+            Box::pin(async move {
+                s.ensure_schema().await?;
+                match s.initialize(&key, start).await? {
+                    Initialized::Created { .. } => Ok(()),
+                    Initialized::Exists { current } => Err(Error::SeriesExists {
+                        scope: key.as_str().to_owned(),
+                        current,
+                    }),
+                }
+            })
+        })
+    }
+
+    /// Makes `$next` the next number of `$scope` if that moves it up; true
+    /// when it moved, false when it was already there or beyond.
+    pub fn advance(&self, scope_key: String, next: i64) -> PhpResult<bool> {
+        let key = scope(&scope_key)?;
+        let next = unsigned("next", next)?;
+        let outcome = process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.advance(&key, next).await })
+        })?;
+        Ok(matches!(outcome, Advanced::Moved { .. }))
+    }
+
+    /// Hands out the next number of `$scope`.
+    pub fn allocate(&self, scope_key: String) -> PhpResult<i64> {
+        let key = scope(&scope_key)?;
+        let n = process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.allocate(&key).await })
+        })?;
+        to_php_int(&scope_key, n)
+    }
+
+    /// Hands out `$count` contiguous numbers (1 to 100000), in order.
+    pub fn allocate_many(&self, scope_key: String, count: i64) -> PhpResult<Vec<i64>> {
+        let key = scope(&scope_key)?;
+        let count = unsigned("count", count)?;
+        let range = process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.allocate_many(&key, count).await })
+        })?;
+        to_php_int(&scope_key, *range.end())?;
+        Ok(range.map(|n| n as i64).collect())
+    }
+
+    /// The last number handed out by `$scope` (its start minus one before the first).
+    pub fn current(&self, scope_key: String) -> PhpResult<i64> {
+        let key = scope(&scope_key)?;
+        let state = process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.current(&key).await })
+        })?;
+        to_php_int(&scope_key, state.current)
+    }
+
+    /// Renders `$number` with this instance's format for `$year` (and
+    /// `$month`, default this month).
+    pub fn format(&self, number: i64, year: i64, month: Option<i64>) -> PhpResult<String> {
+        let number = unsigned("number", number)?;
+        let month = match month {
+            Some(m) => small("month", m)?,
+            None => current_month(),
+        };
+        let period = Period::new(small("year", year)?, month).map_err(|e| to_php(e.into()))?;
+        Ok(self.settings.number_format()?.render(number, period))
+    }
+
+    /// The scope key of the per-user, per-year series: `"{user_id}:{year}"`.
+    pub fn scope_for(user_id: i64, year: i64) -> PhpResult<String> {
+        let key = ScopeKey::for_user_year(unsigned("user_id", user_id)?, small("year", year)?)
+            .map_err(|e| to_php(e.into()))?;
+        Ok(key.as_str().to_owned())
+    }
+
+    /// This process's connection facts for this instance's database.
+    pub fn connection_info(&self) -> HashMap<String, i64> {
+        info(&self.settings)
+    }
+}

@@ -1,0 +1,186 @@
+//! Where the extension's connection settings come from.
+//!
+//! Invariants: php.ini (`counterfoil.*`, settable in php.ini, `-d`, or a
+//! php-fpm pool's `php_admin_value`, not by `ini_set`) gives the defaults;
+//! `Counterfoil\configure()` overrides them for the rest of the process; a
+//! `Counterfoil\Sequences` built with options overrides both for itself.
+//! Every value is validated by the core type it becomes before it is kept.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use counterfoil_core::store::url_from_parts;
+use counterfoil_core::{NumberFormat, StoreConfig, TablePrefix};
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::zend::ExecutorGlobals;
+
+use crate::exceptions::invalid_argument;
+
+/// The ini directives and their defaults.
+pub const INI_DATABASE_URL: &str = "counterfoil.database_url";
+/// Table prefix directive.
+pub const INI_TABLE_PREFIX: &str = "counterfoil.table_prefix";
+/// Deadline directive, milliseconds.
+pub const INI_TIMEOUT_MS: &str = "counterfoil.timeout_ms";
+/// Number template directive.
+pub const INI_FORMAT: &str = "counterfoil.format";
+
+/// Resolved settings of one store.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Settings {
+    pub database_url: Option<String>,
+    pub table_prefix: String,
+    pub timeout_ms: u64,
+    pub format: String,
+}
+
+impl Settings {
+    /// The store configuration, or an error saying how to configure.
+    pub fn store_config(&self) -> PhpResult<StoreConfig> {
+        let url = self.database_url.clone().ok_or_else(|| {
+            invalid_argument(
+                "no database configured: set counterfoil.database_url in php.ini, or call \
+                 Counterfoil\\configure(['database_url' => 'mysql://user:pass@host:port/db'])"
+                    .into(),
+            )
+        })?;
+        Ok(StoreConfig::new(url)
+            .table_prefix(&self.table_prefix)
+            .map_err(crate::exceptions::to_php)?
+            .deadline(std::time::Duration::from_millis(self.timeout_ms)))
+    }
+
+    /// The parsed number template.
+    pub fn number_format(&self) -> PhpResult<NumberFormat> {
+        NumberFormat::parse(&self.format).map_err(|e| crate::exceptions::to_php(e.into()))
+    }
+
+    /// These settings with `options` (a PHP array) applied on top.
+    pub fn with_options(&self, options: &ZendHashTable) -> PhpResult<Self> {
+        let mut out = self.clone();
+        let mut parts: HashMap<&'static str, String> = HashMap::new();
+        for (key, value) in options {
+            let key = key.to_string();
+            let text = scalar(&key, value)?;
+            match key.as_str() {
+                "database_url" => out.database_url = Some(text),
+                "host" | "user" | "password" | "database" => {
+                    let k = ["host", "user", "password", "database"]
+                        .into_iter()
+                        .find(|k| *k == key)
+                        .expect("matched above");
+                    parts.insert(k, text);
+                }
+                "table_prefix" => {
+                    TablePrefix::new(&text).map_err(crate::exceptions::to_php)?;
+                    out.table_prefix = text;
+                }
+                "timeout_ms" => out.timeout_ms = parse_timeout(&text)?,
+                "format" => {
+                    NumberFormat::parse(&text).map_err(|e| crate::exceptions::to_php(e.into()))?;
+                    out.format = text;
+                }
+                other => {
+                    return Err(invalid_argument(format!(
+                        "unknown option `{other}`; known options: database_url, host, user, \
+                         password, database, table_prefix, timeout_ms, format"
+                    )))
+                }
+            }
+        }
+        if !parts.is_empty() {
+            let get = |k: &str| parts.get(k).cloned().unwrap_or_default();
+            if get("host").is_empty() || get("database").is_empty() {
+                return Err(invalid_argument(
+                    "options host and database go together (with user and password)".into(),
+                ));
+            }
+            out.database_url = Some(
+                url_from_parts(
+                    &get("host"),
+                    &get("user"),
+                    &get("password"),
+                    &get("database"),
+                )
+                .map_err(crate::exceptions::to_php)?,
+            );
+        }
+        Ok(out)
+    }
+}
+
+fn scalar(key: &str, value: &Zval) -> PhpResult<String> {
+    if let Some(s) = value.string() {
+        return Ok(s);
+    }
+    if let Some(n) = value.long() {
+        return Ok(n.to_string());
+    }
+    Err(invalid_argument(format!(
+        "option `{key}` must be a string or an int"
+    )))
+}
+
+fn parse_timeout(text: &str) -> PhpResult<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| (1..=3_600_000).contains(ms))
+        .ok_or_else(|| {
+            invalid_argument(format!(
+                "timeout_ms must be a whole number of milliseconds from 1 to 3600000, got `{text}`"
+            ))
+        })
+}
+
+/// Settings given to `Counterfoil\configure()` in this process.
+static CONFIGURED: Mutex<Option<(u32, Settings)>> = Mutex::new(None);
+/// php.ini settings, read once per process (they cannot change at run time).
+static FROM_INI: Mutex<Option<(u32, Settings)>> = Mutex::new(None);
+
+/// The process-wide settings: `configure()` if called, else php.ini.
+pub fn current() -> PhpResult<Settings> {
+    let pid = std::process::id();
+    if let Some((p, s)) = CONFIGURED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+    {
+        if *p == pid {
+            return Ok(s.clone());
+        }
+    }
+    from_ini(pid)
+}
+
+/// Replaces the process-wide settings.
+pub fn configure(options: &ZendHashTable) -> PhpResult<()> {
+    let pid = std::process::id();
+    let base = from_ini(pid)?;
+    let next = base.with_options(options)?;
+    *CONFIGURED.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, next));
+    Ok(())
+}
+
+fn from_ini(pid: u32) -> PhpResult<Settings> {
+    let mut cached = FROM_INI.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((p, s)) = cached.as_ref() {
+        if *p == pid {
+            return Ok(s.clone());
+        }
+    }
+    let ini = ExecutorGlobals::get().ini_values();
+    let get = |k: &str| ini.get(k).cloned().flatten().filter(|v| !v.is_empty());
+    let settings = Settings {
+        database_url: get(INI_DATABASE_URL),
+        table_prefix: get(INI_TABLE_PREFIX).unwrap_or_else(|| "wp_".into()),
+        timeout_ms: match get(INI_TIMEOUT_MS) {
+            Some(t) => parse_timeout(&t)?,
+            None => 5000,
+        },
+        format: get(INI_FORMAT).unwrap_or_else(|| counterfoil_core::DEFAULT_TEMPLATE.into()),
+    };
+    *cached = Some((pid, settings.clone()));
+    Ok(settings)
+}
