@@ -19,18 +19,24 @@ impl TablePrefix {
     /// Validates a prefix: ASCII letters, digits and `_` only.
     pub fn new(prefix: &str) -> Result<Self> {
         if prefix.len() > Self::MAX_LEN {
-            return Err(Error::Config(format!(
-                "table prefix `{prefix}` is longer than {} characters",
-                Self::MAX_LEN
-            )));
+            return Err(Error::InvalidArgument {
+                name: "table_prefix",
+                reason: format!(
+                    "table prefix `{prefix}` is longer than {} characters",
+                    Self::MAX_LEN
+                ),
+            });
         }
         if let Some(c) = prefix
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
         {
-            return Err(Error::Config(format!(
-                "table prefix `{prefix}` holds `{c}`; only letters, digits and _ are allowed"
-            )));
+            return Err(Error::InvalidArgument {
+                name: "table_prefix",
+                reason: format!(
+                    "table prefix `{prefix}` holds `{c}`; only letters, digits and _ are allowed"
+                ),
+            });
         }
         Ok(Self(prefix.to_owned()))
     }

@@ -27,34 +27,31 @@ use ext_php_rs::builders::ClassBuilder;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::zend::ClassEntry;
 
-// SPL's class entries, exported by the PHP binary (php, php-fpm) for
-// extensions, as C extensions use them. SPL is registered before any
-// dynamically loaded extension starts.
-extern "C" {
-    static spl_ce_InvalidArgumentException: *mut ClassEntry;
-    static spl_ce_RuntimeException: *mut ClassEntry;
-    static spl_ce_OverflowException: *mut ClassEntry;
-}
-
-fn spl(entry: *mut ClassEntry) -> &'static ClassEntry {
-    // SAFETY: SPL's entries live for the whole process once the engine has
-    // started; a null pointer (no SPL) falls back to \Exception.
-    unsafe { entry.as_ref() }.unwrap_or_else(ext_php_rs::zend::ce::exception)
+/// SPL's class entry `symbol` (e.g. `spl_ce_RuntimeException`), exported by
+/// the PHP binary (php, php-fpm) as C extensions use it. Looked up with
+/// `dlsym` rather than linked, so the library also loads outside PHP (the
+/// stub generator); \Exception when absent.
+fn spl(symbol: &std::ffi::CStr) -> &'static ClassEntry {
+    // SAFETY: dlsym on the global namespace; the symbol, when present, is a
+    // `zend_class_entry *` variable that SPL sets at engine start-up (before
+    // any dynamically loaded extension starts) and never frees.
+    unsafe {
+        let slot = libc::dlsym(libc::RTLD_DEFAULT, symbol.as_ptr()) as *const *mut ClassEntry;
+        slot.as_ref().and_then(|ce| ce.as_ref())
+    }
+    .unwrap_or_else(ext_php_rs::zend::ce::exception)
 }
 
 fn invalid_argument_ce() -> &'static ClassEntry {
-    // SAFETY: reading an exported pointer-sized static of the engine.
-    spl(unsafe { spl_ce_InvalidArgumentException })
+    spl(c"spl_ce_InvalidArgumentException")
 }
 
 fn runtime_ce() -> &'static ClassEntry {
-    // SAFETY: as above.
-    spl(unsafe { spl_ce_RuntimeException })
+    spl(c"spl_ce_RuntimeException")
 }
 
 fn overflow_ce() -> &'static ClassEntry {
-    // SAFETY: as above.
-    spl(unsafe { spl_ce_OverflowException })
+    spl(c"spl_ce_OverflowException")
 }
 
 /// The exception classes, in registration order.

@@ -49,6 +49,9 @@ pub fn info(settings: &Settings) -> HashMap<String, i64> {
 impl Sequences {
     /// Options as for `Counterfoil\configure()`; missing ones come from
     /// `configure()` or php.ini.
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option,
+    ///   or when no database is configured.
     pub fn __construct(options: Option<&ZendHashTable>) -> PhpResult<Self> {
         let base = settings::current()?;
         let settings = match options {
@@ -66,8 +69,11 @@ impl Sequences {
         process::with_store(&self.settings, |s| Box::pin(s.ensure_schema()))
     }
 
-    /// Creates series `$scope` whose first number is `$start`; false when it
-    /// exists (left unchanged).
+    /// Creates series `$scope_key` whose first number is `$start` (creating
+    /// the table if missing); false when the series exists (left unchanged).
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad scope key or `$start < 1`.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     #[php(name = "initialize")]
     pub fn initialize_series(&self, scope_key: String, start: i64) -> PhpResult<bool> {
         let key = scope(&scope_key)?;
@@ -82,8 +88,11 @@ impl Sequences {
         Ok(matches!(outcome, Initialized::Created { .. }))
     }
 
-    /// Like `initialize()`, but an existing series throws
-    /// `Counterfoil\SeriesExistsException`.
+    /// Like `initialize()`, but an existing series throws.
+    ///
+    /// @throws \Counterfoil\SeriesExistsException when the series exists (left unchanged).
+    /// @throws \Counterfoil\InvalidArgumentException for a bad scope key or `$start < 1`.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn create(&self, scope_key: String, start: i64) -> PhpResult<()> {
         let key = scope(&scope_key)?;
         let start = unsigned("start", start)?;
@@ -102,8 +111,13 @@ impl Sequences {
         })
     }
 
-    /// Makes `$next` the next number of `$scope` if that moves it up; true
-    /// when it moved, false when it was already there or beyond.
+    /// Makes `$next` the next number of `$scope_key` if that moves it up;
+    /// true when it moved, false when it was already there or beyond. A series
+    /// never moves down: to start lower, create a new series.
+    ///
+    /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+    /// @throws \Counterfoil\InvalidArgumentException for a bad scope key or `$next < 1`.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn advance(&self, scope_key: String, next: i64) -> PhpResult<bool> {
         let key = scope(&scope_key)?;
         let next = unsigned("next", next)?;
@@ -113,7 +127,12 @@ impl Sequences {
         Ok(matches!(outcome, Advanced::Moved { .. }))
     }
 
-    /// Hands out the next number of `$scope`.
+    /// Hands out the next number of `$scope_key`.
+    ///
+    /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+    /// @throws \Counterfoil\OverflowException when the series is exhausted.
+    /// @throws \Counterfoil\InvalidArgumentException for a bad scope key.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn allocate(&self, scope_key: String) -> PhpResult<i64> {
         let key = scope(&scope_key)?;
         let n = process::with_store(&self.settings, move |s| {
@@ -123,6 +142,11 @@ impl Sequences {
     }
 
     /// Hands out `$count` contiguous numbers (1 to 100000), in order.
+    ///
+    /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+    /// @throws \Counterfoil\OverflowException when the series would be exhausted.
+    /// @throws \Counterfoil\InvalidArgumentException for a bad scope key or count.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn allocate_many(&self, scope_key: String, count: i64) -> PhpResult<Vec<i64>> {
         let key = scope(&scope_key)?;
         let count = unsigned("count", count)?;
@@ -133,7 +157,11 @@ impl Sequences {
         Ok(range.map(|n| n as i64).collect())
     }
 
-    /// The last number handed out by `$scope` (its start minus one before the first).
+    /// The last number handed out by `$scope_key` (its start minus one
+    /// before the first).
+    ///
+    /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn current(&self, scope_key: String) -> PhpResult<i64> {
         let key = scope(&scope_key)?;
         let state = process::with_store(&self.settings, move |s| {
@@ -143,7 +171,9 @@ impl Sequences {
     }
 
     /// Renders `$number` with this instance's format for `$year` (and
-    /// `$month`, default this month).
+    /// `$month`, default this month, UTC).
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a year outside 1..9999 or a month outside 1..12.
     pub fn format(&self, number: i64, year: i64, month: Option<i64>) -> PhpResult<String> {
         let number = unsigned("number", number)?;
         let month = match month {
@@ -155,6 +185,8 @@ impl Sequences {
     }
 
     /// The scope key of the per-user, per-year series: `"{user_id}:{year}"`.
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a negative user id or a year outside 1..9999.
     pub fn scope_for(user_id: i64, year: i64) -> PhpResult<String> {
         let key = ScopeKey::for_user_year(unsigned("user_id", user_id)?, small("year", year)?)
             .map_err(|e| to_php(e.into()))?;

@@ -64,7 +64,7 @@ impl Settings {
             let key = key.to_string();
             let text = scalar(&key, value)?;
             match key.as_str() {
-                "database_url" => out.database_url = Some(text),
+                "database_url" => out.database_url = Some(text).filter(|u| !u.is_empty()),
                 "host" | "user" | "password" | "database" => {
                     let k = ["host", "user", "password", "database"]
                         .into_iter()
@@ -134,41 +134,35 @@ fn parse_timeout(text: &str) -> PhpResult<u64> {
         })
 }
 
-/// Settings given to `Counterfoil\configure()` in this process.
-static CONFIGURED: Mutex<Option<(u32, Settings)>> = Mutex::new(None);
-/// php.ini settings, read once per process (they cannot change at run time).
-static FROM_INI: Mutex<Option<(u32, Settings)>> = Mutex::new(None);
+/// Settings given to `Counterfoil\configure()` in this process (plain data,
+/// so a forked child inherits them, as it inherits php.ini).
+static CONFIGURED: Mutex<Option<Settings>> = Mutex::new(None);
+/// php.ini settings, read once (they cannot change at run time).
+static FROM_INI: Mutex<Option<Settings>> = Mutex::new(None);
 
 /// The process-wide settings: `configure()` if called, else php.ini.
 pub fn current() -> PhpResult<Settings> {
-    let pid = std::process::id();
-    if let Some((p, s)) = CONFIGURED
+    if let Some(s) = CONFIGURED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
     {
-        if *p == pid {
-            return Ok(s.clone());
-        }
+        return Ok(s.clone());
     }
-    from_ini(pid)
+    from_ini()
 }
 
 /// Replaces the process-wide settings.
 pub fn configure(options: &ZendHashTable) -> PhpResult<()> {
-    let pid = std::process::id();
-    let base = from_ini(pid)?;
-    let next = base.with_options(options)?;
-    *CONFIGURED.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, next));
+    let next = from_ini()?.with_options(options)?;
+    *CONFIGURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(next);
     Ok(())
 }
 
-fn from_ini(pid: u32) -> PhpResult<Settings> {
+fn from_ini() -> PhpResult<Settings> {
     let mut cached = FROM_INI.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((p, s)) = cached.as_ref() {
-        if *p == pid {
-            return Ok(s.clone());
-        }
+    if let Some(s) = cached.as_ref() {
+        return Ok(s.clone());
     }
     let ini = ExecutorGlobals::get().ini_values();
     let get = |k: &str| ini.get(k).cloned().flatten().filter(|v| !v.is_empty());
@@ -181,6 +175,6 @@ fn from_ini(pid: u32) -> PhpResult<Settings> {
         },
         format: get(INI_FORMAT).unwrap_or_else(|| counterfoil_core::DEFAULT_TEMPLATE.into()),
     };
-    *cached = Some((pid, settings.clone()));
+    *cached = Some(settings.clone());
     Ok(settings)
 }

@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod mariadb;
+pub mod php;
 pub mod workers;
 
 pub use check::{check_contiguous, Allocation};

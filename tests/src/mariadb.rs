@@ -372,7 +372,7 @@ type SpawnRequest = (Command, mpsc::Sender<io::Result<Child>>);
 /// Spawns `cmd` from a harness thread that lives as long as the process, with
 /// `PR_SET_PDEATHSIG = SIGTERM`: if the test process dies, so does the server.
 /// (PDEATHSIG follows the spawning *thread*, hence the dedicated thread.)
-fn spawn_bound_to_harness(cmd: Command) -> Result<Child> {
+pub(crate) fn spawn_bound_to_harness(cmd: Command) -> Result<Child> {
     static KEEPER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
     let keeper = KEEPER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<SpawnRequest>();

@@ -322,7 +322,16 @@ fn table_prefix_is_honoured_and_validated() {
         Some("5".into())
     );
     let e = StoreConfig::new(&url).table_prefix("wp`; --").unwrap_err();
-    assert!(matches!(e, Error::Config(_)));
+    assert!(
+        matches!(
+            e,
+            Error::InvalidArgument {
+                name: "table_prefix",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]

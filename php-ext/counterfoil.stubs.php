@@ -1,0 +1,192 @@
+<?php
+
+// Stubs for counterfoil
+
+namespace Counterfoil {
+    /**
+     * Series of sequential numbers on one database and table prefix.
+     */
+    class Sequences {
+        /**
+         * Options as for `Counterfoil\configure()`; missing ones come from
+         * `configure()` or php.ini.
+         *
+         * @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option,
+         *   or when no database is configured.
+         *
+         * @param array|null $options
+         */
+        public function __construct(?array $options = null) {}
+
+        /**
+         * Makes `$next` the next number of `$scope_key` if that moves it up;
+         * true when it moved, false when it was already there or beyond. A series
+         * never moves down: to start lower, create a new series.
+         *
+         * @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+         * @throws \Counterfoil\InvalidArgumentException for a bad scope key or `$next < 1`.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param int $next
+         * @return bool
+         */
+        public function advance(string $scope_key, int $next): bool {}
+
+        /**
+         * Hands out the next number of `$scope_key`.
+         *
+         * @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+         * @throws \Counterfoil\OverflowException when the series is exhausted.
+         * @throws \Counterfoil\InvalidArgumentException for a bad scope key.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @return int
+         */
+        public function allocate(string $scope_key): int {}
+
+        /**
+         * Hands out `$count` contiguous numbers (1 to 100000), in order.
+         *
+         * @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+         * @throws \Counterfoil\OverflowException when the series would be exhausted.
+         * @throws \Counterfoil\InvalidArgumentException for a bad scope key or count.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param int $count
+         * @return array
+         */
+        public function allocateMany(string $scope_key, int $count): array {}
+
+        /**
+         * This process's connection facts for this instance's database.
+         *
+         * @return array
+         */
+        public function connectionInfo(): array {}
+
+        /**
+         * Like `initialize()`, but an existing series throws.
+         *
+         * @throws \Counterfoil\SeriesExistsException when the series exists (left unchanged).
+         * @throws \Counterfoil\InvalidArgumentException for a bad scope key or `$start < 1`.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param int $start
+         * @return void
+         */
+        public function create(string $scope_key, int $start): void {}
+
+        /**
+         * The last number handed out by `$scope_key` (its start minus one
+         * before the first).
+         *
+         * @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @return int
+         */
+        public function current(string $scope_key): int {}
+
+        /**
+         * Creates the sequences table if it is missing (adopting the article's
+         * table with its data).
+         *
+         * @return void
+         */
+        public function ensureSchema(): void {}
+
+        /**
+         * Renders `$number` with this instance's format for `$year` (and
+         * `$month`, default this month, UTC).
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a year outside 1..9999 or a month outside 1..12.
+         *
+         * @param int $number
+         * @param int $year
+         * @param int|null $month
+         * @return string
+         */
+        public function format(int $number, int $year, ?int $month = null): string {}
+
+        /**
+         * Creates series `$scope_key` whose first number is `$start` (creating
+         * the table if missing); false when the series exists (left unchanged).
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad scope key or `$start < 1`.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param int $start
+         * @return bool
+         */
+        public function initialize(string $scope_key, int $start): bool {}
+
+        /**
+         * The scope key of the per-user, per-year series: `"{user_id}:{year}"`.
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a negative user id or a year outside 1..9999.
+         *
+         * @param int $user_id
+         * @param int $year
+         * @return string
+         */
+        public static function scopeFor(int $user_id, int $year): string {}
+    }
+
+    /**
+     * Sets this process's connection settings (overrides php.ini). Options:
+     * `database_url`, or `host` (WordPress `DB_HOST` forms), `user`, `password`,
+     * `database`; `table_prefix`, `timeout_ms`, `format`.
+     *
+     * @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
+     *
+     * @param array $options
+     * @return void
+     */
+    function configure(array $options): void {}
+
+    /**
+     * This process's connection to the database of the process-wide settings:
+     * `pid`, `connects`, `retries`, `timeouts`, `connection_id` (0 when none).
+     *
+     * @return array
+     */
+    function connection_info(): array {}
+}
+
+namespace {
+    /**
+     * Hands out the next invoice number of `$user_id` for `$year`, rendered with
+     * `counterfoil.format` (default `{year}-{seq:04}`, e.g. `2019-0002`).
+     *
+     * @throws \Counterfoil\SeriesNotFoundException when the series was never initialized.
+     * @throws \Counterfoil\InvalidArgumentException for a negative user id or a year outside 1..9999.
+     * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+     *
+     * @param int $user_id
+     * @param int $year
+     * @return string
+     */
+    function allocate_invoice_number(int $user_id, int $year): string {}
+
+    /**
+     * Creates the invoice series of `$user_id` for `$year`, whose first number
+     * is `$starting_number`. Returns false (and changes nothing) when the series
+     * exists.
+     *
+     * @throws \Counterfoil\InvalidArgumentException when `$starting_number < 1`,
+     *   `$user_id < 0` or `$year` is outside 1..9999.
+     * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+     *
+     * @param int $user_id
+     * @param int $year
+     * @param int $starting_number
+     * @return bool
+     */
+    function initialize_invoice_sequence(int $user_id, int $year, int $starting_number): bool {}
+}
