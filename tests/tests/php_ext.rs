@@ -91,7 +91,7 @@ fn outage_paused_and_stopped_server_within_the_deadline() {
         .join(format!("outage-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let timeout_ms = 1500u64;
-    let mut child = php()
+    let child = php()
         .arg(tests_dir().join("workers/outage.php"))
         .env("COUNTERFOIL_TEST_URL", &url)
         .env("OUTAGE_DIR", &dir)
