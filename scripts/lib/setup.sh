@@ -6,7 +6,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export ROOT
 export PATH="$HOME/.cargo/bin:$PATH"
 
-APT_PACKAGES=(mariadb-server mariadb-client clang libclang-dev gawk)
+APT_PACKAGES=(
+  mariadb-server mariadb-client          # private test servers (never the system service)
+  clang libclang-dev                     # ext-php-rs needs libclang at build time
+  php8.2-cli php8.2-dev php8.2-mysql php8.2-fpm  # the extension's PHP, headers, mysqli, php-fpm
+  nginx-light phpunit                    # HTTP tests, the PHP test runner
+  gawk
+)
+CARGO_PHP_VERSION=0.2.2
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -51,7 +58,15 @@ ensure_rust() {
   fi
 }
 
+ensure_cargo_tools() {
+  if ! cargo php --help >/dev/null 2>&1; then
+    log "installing cargo-php $CARGO_PHP_VERSION (stub generator for the PHP extension)"
+    cargo install cargo-php --version "$CARGO_PHP_VERSION" --locked >&2
+  fi
+}
+
 setup_all() {
   ensure_apt "${APT_PACKAGES[@]}"
   ensure_rust
+  ensure_cargo_tools
 }

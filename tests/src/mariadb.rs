@@ -57,14 +57,18 @@ impl MariaDb {
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(dir.join("tmp"))?;
+        // Own tmpdir: concurrent bootstraps sharing /tmp collide on temporary
+        // table names.
         let install = Command::new("mariadb-install-db")
             .args([
                 "--no-defaults",
                 &format!("--datadir={}", dir.join("data").display()),
+                &format!("--tmpdir={}", dir.join("tmp").display()),
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
             ])
+            .env("TMPDIR", dir.join("tmp"))
             .output()
             .context("run mariadb-install-db (apt-get install mariadb-server)")?;
         if !install.status.success() {
@@ -112,6 +116,7 @@ impl MariaDb {
         cmd.arg("--no-defaults")
             .arg(format!("--datadir={}", self.dir.join("data").display()))
             .arg(format!("--socket={}", self.socket().display()))
+            .arg(format!("--tmpdir={}", self.dir.join("tmp").display()))
             .arg(format!("--port={}", self.port))
             .arg("--bind-address=127.0.0.1")
             .arg(format!(

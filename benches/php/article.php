@@ -1,0 +1,16 @@
+<?php
+// The article's PHP code: UPDATE … LAST_INSERT_ID(current_value + 1), then
+// SELECT LAST_INSERT_ID(), then sprintf — through mysqli, as $wpdb does it
+// (text protocol, escaped string).
+require __DIR__ . '/common.php';
+$u = parse_url(getenv('BENCH_URL'));
+mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
+$db = new mysqli($u['host'], $u['user'], $u['pass'], ltrim($u['path'], '/'), $u['port']);
+$once = function () use ($db) {
+    $scope = $db->real_escape_string('1:2019');
+    $db->query("UPDATE wp_invoice_sequences SET current_value = LAST_INSERT_ID(current_value + 1) WHERE scope_key = '$scope'");
+    $n = (int) $db->query('SELECT LAST_INSERT_ID()')->fetch_row()[0];
+    return sprintf('%d-%04d', 2019, $n);
+};
+$once();
+bench_loop($once);

@@ -1,0 +1,6 @@
+<?php
+// allocate_invoice_number() through the counterfoil extension.
+require __DIR__ . '/common.php';
+Counterfoil\configure(['database_url' => getenv('BENCH_URL')]);
+allocate_invoice_number(1, 2019); // connect before the start line
+bench_loop(fn () => allocate_invoice_number(1, 2019));
