@@ -194,6 +194,16 @@ pub enum Error {
         /// Its counter, untouched.
         current: u64,
     },
+    /// The registry already holds this number: the counter is behind the
+    /// registry (lowered by hand, or restored from an old backup). Nothing was
+    /// issued; the unique index refused it (design.md §2 rule 7).
+    #[error("number {number} of series `{scope}` is already in the registry: the counter is behind the numbers already issued (lowered by hand or restored from an old backup?); nothing was issued; run `counterfoil verify` and advance the series past its highest number")]
+    DuplicateNumber {
+        /// The scope key.
+        scope: String,
+        /// The number the counter handed out again.
+        number: u64,
+    },
     /// The counter would pass u64::MAX; nothing was changed.
     #[error("series `{scope}` cannot hand out {requested} more number(s) without passing 18446744073709551615; the counter was left unchanged; start a new series")]
     Overflow {
@@ -279,6 +289,7 @@ impl Error {
             Error::SeriesNotFound { .. } => "series_not_found",
             Error::SeriesExists { .. } => "series_exists",
             Error::Overflow { .. } => "overflow",
+            Error::DuplicateNumber { .. } => "duplicate_number",
             Error::UnsafeDurability { .. } => "unsafe_durability",
             Error::Timeout { .. } => "timeout",
             Error::Unavailable { .. } => "unavailable",

@@ -8,7 +8,7 @@
 //! query, so an unknown series is an error, never a stale number.
 //!
 //! Modules:
-//! - [`scope`], [`format`], [`series`], [`schema`], [`retry`], [`error`]: pure
+//! - [`scope`], [`format`], [`series`], [`payment`], [`schema`], [`retry`], [`error`]: pure
 //!   logic, no I/O; they build with `--no-default-features` and for
 //!   `wasm32-unknown-unknown`.
 //! - `store` (feature `mysql`, on by default): the MySQL/MariaDB series store
@@ -18,6 +18,7 @@
 
 pub mod error;
 pub mod format;
+pub mod payment;
 pub mod retry;
 pub mod schema;
 pub mod scope;
@@ -28,8 +29,9 @@ pub mod store;
 
 pub use error::{Error, FormatError, FormatErrorKind, Result, ScopeKeyError};
 pub use format::{NumberFormat, Period, DEFAULT_TEMPLATE};
+pub use payment::{NumberStatus, PaymentRecord, PaymentRef};
 pub use retry::RetryPolicy;
-pub use schema::{SeriesSql, TablePrefix};
+pub use schema::{RegistrySql, SeriesSql, TablePrefix};
 pub use scope::ScopeKey;
 pub use series::{Advanced, Initialized, SeriesState, MAX_BATCH};
 

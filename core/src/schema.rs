@@ -112,6 +112,93 @@ impl SeriesSql {
     }
 }
 
+/// The registry and payments tables and their statements, for one prefix.
+///
+/// The plugin creates the same tables with `dbDelta` (see
+/// `wp-plugin/includes/class-counterfoil-schema.php`); the two definitions are
+/// kept equal by a test that compares `SHOW CREATE TABLE` of both.
+#[derive(Clone, Debug)]
+pub struct RegistrySql {
+    /// `{prefix}counterfoil_numbers`: one row per allocated number.
+    pub numbers: String,
+    /// `{prefix}counterfoil_payments`: one row per (gateway, transaction id).
+    pub payments: String,
+    /// Creates the numbers table if missing.
+    pub create_numbers: String,
+    /// Creates the payments table if missing.
+    pub create_payments: String,
+    /// Records an allocated number (scope, number, status, source, gateway, transaction).
+    pub insert_number: String,
+    /// Records a payment (gateway, transaction, scope, amount, currency).
+    pub insert_payment: String,
+    /// Stores the number a payment received (number, payment id).
+    pub set_payment_number: String,
+    /// Reads a payment and its number's registry row (gateway, transaction).
+    pub find_payment: String,
+}
+
+impl RegistrySql {
+    /// The statements for `prefix`.
+    pub fn new(prefix: &TablePrefix) -> Self {
+        let p = prefix.as_str();
+        let numbers = format!("{p}counterfoil_numbers");
+        let payments = format!("{p}counterfoil_payments");
+        Self {
+            create_numbers: format!(
+                "CREATE TABLE IF NOT EXISTS `{numbers}` (\n  \
+                 id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,\n  \
+                 scope_key VARCHAR(191) NOT NULL,\n  \
+                 number BIGINT UNSIGNED NOT NULL,\n  \
+                 status VARCHAR(16) NOT NULL,\n  \
+                 reason VARCHAR(255) NULL,\n  \
+                 source VARCHAR(32) NOT NULL,\n  \
+                 post_id BIGINT UNSIGNED NULL,\n  \
+                 gateway VARCHAR(32) NULL,\n  \
+                 transaction_id VARCHAR(191) NULL,\n  \
+                 created_at DATETIME NOT NULL,\n  \
+                 updated_at DATETIME NOT NULL,\n  \
+                 PRIMARY KEY (id),\n  \
+                 UNIQUE KEY scope_number (scope_key, number),\n  \
+                 KEY post_id (post_id)\n\
+                 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+            ),
+            create_payments: format!(
+                "CREATE TABLE IF NOT EXISTS `{payments}` (\n  \
+                 id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,\n  \
+                 gateway VARCHAR(32) NOT NULL,\n  \
+                 transaction_id VARCHAR(191) NOT NULL,\n  \
+                 scope_key VARCHAR(191) NOT NULL,\n  \
+                 number BIGINT UNSIGNED NULL,\n  \
+                 post_id BIGINT UNSIGNED NULL,\n  \
+                 amount VARCHAR(32) NULL,\n  \
+                 currency VARCHAR(3) NULL,\n  \
+                 created_at DATETIME NOT NULL,\n  \
+                 PRIMARY KEY (id),\n  \
+                 UNIQUE KEY gateway_transaction (gateway, transaction_id),\n  \
+                 KEY scope_number (scope_key, number)\n\
+                 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+            ),
+            insert_number: format!(
+                "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
+                 created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+            ),
+            insert_payment: format!(
+                "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, created_at) \
+                 VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())"
+            ),
+            set_payment_number: format!("UPDATE `{payments}` SET number = ? WHERE id = ?"),
+            find_payment: format!(
+                "SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id) \
+                 FROM `{payments}` p LEFT JOIN `{numbers}` n \
+                 ON n.scope_key = p.scope_key AND n.number = p.number \
+                 WHERE p.gateway = ? AND p.transaction_id = ?"
+            ),
+            numbers,
+            payments,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,8 @@ use tokio::time::Instant;
 pub use config::{url_from_parts, Durability, DurabilityPolicy, StoreConfig};
 
 use crate::error::{codes, Error, Result};
-use crate::schema::SeriesSql;
+use crate::payment::{NumberStatus, PaymentRecord, PaymentRef};
+use crate::schema::{RegistrySql, SeriesSql};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
 
@@ -36,6 +37,13 @@ use classify::classify;
 type Attempt<'c, T> = Pin<Box<dyn Future<Output = AttemptResult<T>> + Send + 'c>>;
 /// Outer error: a driver failure (retry decision); inner: the operation's answer.
 type AttemptResult<T> = std::result::Result<Result<T>, mysql_async::Error>;
+
+/// Every statement of a store.
+#[derive(Debug)]
+struct Sql {
+    series: SeriesSql,
+    registry: RegistrySql,
+}
 
 /// Counters of what the store did, for tests and monitoring.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,7 +60,7 @@ pub struct StoreStats {
 pub struct SeriesStore {
     config: StoreConfig,
     opts: Opts,
-    sql: SeriesSql,
+    sql: Sql,
     conn: Option<Conn>,
     durability: Option<Durability>,
     stats: StoreStats,
@@ -61,7 +69,7 @@ pub struct SeriesStore {
 impl std::fmt::Debug for SeriesStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SeriesStore")
-            .field("table", &self.sql.table)
+            .field("table", &self.sql.series.table)
             .field("connected", &self.conn.is_some())
             .field("durability", &self.durability)
             .field("stats", &self.stats)
@@ -86,7 +94,10 @@ impl SeriesStore {
         // Rows *changed*, not matched: allocation always changes its row, and
         // advance relies on "changed" to report whether it moved.
         let opts: Opts = OptsBuilder::from_opts(opts).client_found_rows(false).into();
-        let sql = SeriesSql::new(&config.table_prefix);
+        let sql = Sql {
+            series: SeriesSql::new(&config.table_prefix),
+            registry: RegistrySql::new(&config.table_prefix),
+        };
         Ok(Self {
             config,
             opts,
@@ -102,9 +113,14 @@ impl SeriesStore {
         &self.config
     }
 
-    /// The statements this store sends.
+    /// The series statements this store sends.
     pub fn sql(&self) -> &SeriesSql {
-        &self.sql
+        &self.sql.series
+    }
+
+    /// The registry and payments statements this store sends.
+    pub fn registry_sql(&self) -> &RegistrySql {
+        &self.sql.registry
     }
 
     /// The durability of the server last connected to.
@@ -135,13 +151,15 @@ impl SeriesStore {
     pub async fn ensure_schema(&mut self) -> Result<()> {
         self.run("ensure_schema", "", |conn, sql, _| {
             Box::pin(async move {
-                conn.query_drop(&sql.create_table).await?;
-                let columns: Vec<String> = conn.exec(&sql.list_columns, (&sql.table,)).await?;
+                conn.query_drop(&sql.series.create_table).await?;
+                let columns: Vec<String> = conn
+                    .exec(&sql.series.list_columns, (&sql.series.table,))
+                    .await?;
                 if !columns
                     .iter()
                     .any(|c| c.eq_ignore_ascii_case("start_value"))
                 {
-                    conn.query_drop(&sql.add_start_value).await?;
+                    conn.query_drop(&sql.series.add_start_value).await?;
                 }
                 Ok(Ok(()))
             })
@@ -155,10 +173,13 @@ impl SeriesStore {
         let counter = series::counter_for_start(start)?;
         self.run("initialize", scope.as_str(), move |conn, sql, key| {
             Box::pin(async move {
-                match conn.exec_drop(&sql.initialize, (key, counter, start)).await {
+                match conn
+                    .exec_drop(&sql.series.initialize, (key, counter, start))
+                    .await
+                {
                     Ok(()) => Ok(Ok(Initialized::Created { next: start })),
                     Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-                        Ok(read_current(conn, sql, key)
+                        Ok(read_current(conn, &sql.series, key)
                             .await?
                             .map(|s| Initialized::Exists { current: s.current }))
                     }
@@ -175,11 +196,11 @@ impl SeriesStore {
         let counter = series::counter_for_next(next)?;
         self.run("advance", scope.as_str(), move |conn, sql, key| {
             Box::pin(async move {
-                conn.exec_drop(&sql.advance, (counter, key)).await?;
+                conn.exec_drop(&sql.series.advance, (counter, key)).await?;
                 match conn.affected_rows() {
                     1 => Ok(Ok(Advanced::Moved { current: counter })),
                     // Unchanged or missing: the row says which.
-                    0 => Ok(read_current(conn, sql, key)
+                    0 => Ok(read_current(conn, &sql.series, key)
                         .await?
                         .map(|s| Advanced::Unchanged { current: s.current })),
                     n => Ok(Err(Error::Unexpected(format!(
@@ -209,29 +230,137 @@ impl SeriesStore {
 
     async fn allocate_raw(&mut self, scope: &ScopeKey, count: u64) -> Result<u64> {
         self.run("allocate", scope.as_str(), move |conn, sql, key| {
+            Box::pin(async move { allocate_in(conn, &sql.series, key, count).await })
+        })
+        .await
+    }
+
+    /// Creates the registry and payments tables if missing (and the
+    /// sequences table: [`SeriesStore::ensure_schema`]).
+    pub async fn ensure_registry_schema(&mut self) -> Result<()> {
+        self.ensure_schema().await?;
+        self.run("ensure_registry_schema", "", |conn, sql, _| {
             Box::pin(async move {
-                match conn.exec_drop(&sql.allocate, (count, key)).await {
-                    Ok(()) => {}
-                    Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DATA_OUT_OF_RANGE => {
-                        return Ok(Err(Error::Overflow {
-                            scope: key.to_owned(),
-                            requested: count,
-                        }))
+                conn.query_drop(&sql.registry.create_numbers).await?;
+                conn.query_drop(&sql.registry.create_payments).await?;
+                Ok(Ok(()))
+            })
+        })
+        .await
+    }
+
+    /// Hands out the next number of `scope` and records it in the registry
+    /// as issued (`source`, e.g. `api`), in one transaction: the number exists
+    /// only if its registry row does (design.md §2 rule 4).
+    pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
+        let source = source.to_owned();
+        self.run(
+            "allocate_recorded",
+            scope.as_str(),
+            move |conn, sql, key| {
+                let source = source.clone();
+                Box::pin(async move {
+                    conn.query_drop("START TRANSACTION").await?;
+                    let outcome = async {
+                        let number = match allocate_in(conn, &sql.series, key, 1).await? {
+                            Ok(n) => n,
+                            Err(e) => return Ok(Err(e)),
+                        };
+                        let params = (
+                            key,
+                            number,
+                            NumberStatus::Issued.as_str(),
+                            source.as_str(),
+                            None::<&str>,
+                            None::<&str>,
+                        );
+                        if let Err(e) =
+                            record_number(conn, &sql.registry, key, number, params).await?
+                        {
+                            return Ok(Err(e));
+                        }
+                        Ok(Ok(number))
                     }
-                    Err(e) => return Err(e),
-                }
-                Ok(match (conn.affected_rows(), conn.last_insert_id()) {
-                    (1, Some(last)) if last >= count => Ok(last),
-                    (1, other) => Err(Error::Unexpected(format!(
-                        "allocation matched one row but returned {other:?}"
-                    ))),
-                    (0, _) => Err(Error::SeriesNotFound {
-                        scope: key.to_owned(),
-                    }),
-                    (n, _) => Err(Error::Unexpected(format!(
-                        "allocation changed {n} rows of one primary key"
-                    ))),
+                    .await;
+                    finish_transaction(conn, outcome).await
                 })
+            },
+        )
+        .await
+    }
+
+    /// Records a payment and gives it a number, exactly once per
+    /// (gateway, transaction id): in one transaction, inserts the payment row,
+    /// allocates from `scope`, records the number as reserved for the payment,
+    /// and commits. A payment seen before (one after another, or at the same
+    /// moment) gets the number of its first delivery and changes nothing.
+    pub async fn record_payment(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+    ) -> Result<PaymentRecord> {
+        let (gateway, txn) = (
+            payment.gateway().to_owned(),
+            payment.transaction_id().to_owned(),
+        );
+        let (amount, currency) = (amount.map(str::to_owned), currency.map(str::to_owned));
+        self.run("record_payment", scope.as_str(), move |conn, sql, key| {
+            let (gateway, txn, amount, currency) = (
+                gateway.clone(),
+                txn.clone(),
+                amount.clone(),
+                currency.clone(),
+            );
+            Box::pin(async move {
+                conn.query_drop("START TRANSACTION").await?;
+                let inserted = conn
+                    .exec_drop(
+                        &sql.registry.insert_payment,
+                        (&gateway, &txn, key, &amount, &currency),
+                    )
+                    .await;
+                match inserted {
+                    Ok(()) => {}
+                    Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
+                        // Delivered before: that delivery committed its number.
+                        conn.query_drop("ROLLBACK").await?;
+                        return find_payment(conn, &sql.registry, &gateway, &txn).await;
+                    }
+                    Err(e) => {
+                        return finish_transaction(conn, Err(e)).await;
+                    }
+                }
+                let payment_id = conn.last_insert_id().unwrap_or(0);
+                let outcome = async {
+                    let number = match allocate_in(conn, &sql.series, key, 1).await? {
+                        Ok(n) => n,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    let params = (
+                        key,
+                        number,
+                        NumberStatus::Reserved.as_str(),
+                        "payment",
+                        Some(gateway.as_str()),
+                        Some(txn.as_str()),
+                    );
+                    if let Err(e) = record_number(conn, &sql.registry, key, number, params).await? {
+                        return Ok(Err(e));
+                    }
+                    conn.exec_drop(&sql.registry.set_payment_number, (number, payment_id))
+                        .await?;
+                    Ok(Ok(PaymentRecord {
+                        scope: key.to_owned(),
+                        number,
+                        created: true,
+                        status: NumberStatus::Reserved,
+                        post_id: None,
+                    }))
+                }
+                .await;
+                finish_transaction(conn, outcome).await
             })
         })
         .await
@@ -240,7 +369,7 @@ impl SeriesStore {
     /// The series as stored.
     pub async fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
         self.run("current", scope.as_str(), move |conn, sql, key| {
-            Box::pin(async move { read_current(conn, sql, key).await })
+            Box::pin(async move { read_current(conn, &sql.series, key).await })
         })
         .await
     }
@@ -256,7 +385,7 @@ impl SeriesStore {
     /// Runs one operation with retries, reconnects and the deadline.
     async fn run<T, F>(&mut self, operation: &'static str, key: &str, mut attempt: F) -> Result<T>
     where
-        F: for<'c> FnMut(&'c mut Conn, &'c SeriesSql, &'c str) -> Attempt<'c, T>,
+        F: for<'c> FnMut(&'c mut Conn, &'c Sql, &'c str) -> Attempt<'c, T>,
     {
         let deadline = self.config.deadline;
         let until = Instant::now() + deadline;
@@ -373,5 +502,114 @@ async fn read_current(conn: &mut Conn, sql: &SeriesSql, key: &str) -> AttemptRes
         None => Err(Error::SeriesNotFound {
             scope: key.to_owned(),
         }),
+    })
+}
+
+/// The allocation statement on `conn`: the new counter from the statement's
+/// own OK packet, only when exactly one row changed.
+async fn allocate_in(
+    conn: &mut Conn,
+    sql: &SeriesSql,
+    key: &str,
+    count: u64,
+) -> AttemptResult<u64> {
+    match conn.exec_drop(&sql.allocate, (count, key)).await {
+        Ok(()) => {}
+        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DATA_OUT_OF_RANGE => {
+            return Ok(Err(Error::Overflow {
+                scope: key.to_owned(),
+                requested: count,
+            }))
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(match (conn.affected_rows(), conn.last_insert_id()) {
+        (1, Some(last)) if last >= count => Ok(last),
+        (1, other) => Err(Error::Unexpected(format!(
+            "allocation matched one row but returned {other:?}"
+        ))),
+        (0, _) => Err(Error::SeriesNotFound {
+            scope: key.to_owned(),
+        }),
+        (n, _) => Err(Error::Unexpected(format!(
+            "allocation changed {n} rows of one primary key"
+        ))),
+    })
+}
+
+type NumberRow<'a> = (
+    &'a str,
+    u64,
+    &'static str,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
+/// Inserts a registry row; a duplicate is the readable alarm of rule 7.
+async fn record_number(
+    conn: &mut Conn,
+    sql: &RegistrySql,
+    key: &str,
+    number: u64,
+    row: NumberRow<'_>,
+) -> AttemptResult<()> {
+    match conn.exec_drop(&sql.insert_number, row).await {
+        Ok(()) => Ok(Ok(())),
+        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
+            Ok(Err(Error::DuplicateNumber {
+                scope: key.to_owned(),
+                number,
+            }))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Commits when the transaction's work succeeded, rolls back otherwise.
+async fn finish_transaction<T>(conn: &mut Conn, outcome: AttemptResult<T>) -> AttemptResult<T> {
+    match outcome {
+        Ok(Ok(v)) => {
+            conn.query_drop("COMMIT").await?;
+            Ok(Ok(v))
+        }
+        Ok(Err(e)) => {
+            conn.query_drop("ROLLBACK").await?;
+            Ok(Err(e))
+        }
+        Err(e) => {
+            // A deadlock already rolled back; otherwise roll back now. If the
+            // connection is gone, the server rolls back when it notices.
+            let _ = conn.query_drop("ROLLBACK").await;
+            Err(e)
+        }
+    }
+}
+
+/// Reads a payment recorded by an earlier delivery.
+async fn find_payment(
+    conn: &mut Conn,
+    sql: &RegistrySql,
+    gateway: &str,
+    txn: &str,
+) -> AttemptResult<PaymentRecord> {
+    let row: Option<(String, Option<u64>, Option<String>, Option<u64>)> =
+        conn.exec_first(&sql.find_payment, (gateway, txn)).await?;
+    Ok(match row {
+        Some((scope, Some(number), Some(status), post_id)) => match NumberStatus::parse(&status) {
+            Some(status) => Ok(PaymentRecord {
+                scope,
+                number,
+                created: false,
+                status,
+                post_id,
+            }),
+            None => Err(Error::Unexpected(format!(
+                "unknown registry status `{status}`"
+            ))),
+        },
+        other => Err(Error::Unexpected(format!(
+            "payment {gateway}/{txn} is recorded without a registered number: {other:?}"
+        ))),
     })
 }

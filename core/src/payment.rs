@@ -1,0 +1,153 @@
+//! Payment references: the idempotency key of a payment callback.
+//!
+//! Invariants of a [`PaymentRef`]: the gateway is 1–32 characters of
+//! `[a-z0-9_-]`; the transaction id is 1–191 bytes with no control character
+//! and no surrounding whitespace (the unique index compares it with a PAD
+//! SPACE collation). The pair is unique in the payments table: a callback
+//! delivered twice finds the first delivery's row (design.md §2 rule 8).
+
+use crate::error::{Error, Result};
+
+/// A validated (gateway, transaction id) pair.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PaymentRef {
+    gateway: String,
+    transaction_id: String,
+}
+
+impl PaymentRef {
+    /// Longest gateway name.
+    pub const MAX_GATEWAY: usize = 32;
+    /// Longest transaction id, in bytes.
+    pub const MAX_TRANSACTION_ID: usize = 191;
+
+    /// Validates both parts.
+    pub fn new(gateway: &str, transaction_id: &str) -> Result<Self> {
+        let bad = |name: &'static str, reason: String| Err(Error::InvalidArgument { name, reason });
+        if gateway.is_empty() || gateway.len() > Self::MAX_GATEWAY {
+            return bad(
+                "gateway",
+                format!(
+                    "the gateway name must be 1 to {} characters",
+                    Self::MAX_GATEWAY
+                ),
+            );
+        }
+        if let Some(c) = gateway
+            .chars()
+            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-'))
+        {
+            return bad(
+                "gateway",
+                format!(
+                    "the gateway name holds `{}`; use a-z, 0-9, _ and -",
+                    c.escape_default()
+                ),
+            );
+        }
+        if transaction_id.is_empty() || transaction_id.len() > Self::MAX_TRANSACTION_ID {
+            return bad(
+                "transaction_id",
+                format!(
+                    "the transaction id must be 1 to {} bytes, got {}",
+                    Self::MAX_TRANSACTION_ID,
+                    transaction_id.len()
+                ),
+            );
+        }
+        if let Some((at, _)) = transaction_id.char_indices().find(|(_, c)| c.is_control()) {
+            return bad(
+                "transaction_id",
+                format!("the transaction id holds a control character at byte {at}"),
+            );
+        }
+        if transaction_id.starts_with(char::is_whitespace)
+            || transaction_id.ends_with(char::is_whitespace)
+        {
+            return bad(
+                "transaction_id",
+                "the transaction id starts or ends with whitespace".into(),
+            );
+        }
+        Ok(Self {
+            gateway: gateway.to_owned(),
+            transaction_id: transaction_id.to_owned(),
+        })
+    }
+
+    /// The gateway.
+    pub fn gateway(&self) -> &str {
+        &self.gateway
+    }
+
+    /// The transaction id.
+    pub fn transaction_id(&self) -> &str {
+        &self.transaction_id
+    }
+}
+
+/// Status of a number in the registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumberStatus {
+    /// Allocated and recorded; its invoice is not created yet.
+    Reserved,
+    /// Its invoice exists.
+    Issued,
+    /// Withdrawn, with a recorded reason.
+    Void,
+}
+
+impl NumberStatus {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NumberStatus::Reserved => "reserved",
+            NumberStatus::Issued => "issued",
+            NumberStatus::Void => "void",
+        }
+    }
+
+    /// Parses the stored text.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "reserved" => Some(NumberStatus::Reserved),
+            "issued" => Some(NumberStatus::Issued),
+            "void" => Some(NumberStatus::Void),
+            _ => None,
+        }
+    }
+}
+
+/// A payment as recorded, with the number it received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaymentRecord {
+    /// The series the number came from.
+    pub scope: String,
+    /// The number.
+    pub number: u64,
+    /// True when this call recorded the payment; false when an earlier
+    /// delivery of the same payment had.
+    pub created: bool,
+    /// The number's status in the registry.
+    pub status: NumberStatus,
+    /// The invoice post, once created.
+    pub post_id: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs() {
+        assert!(PaymentRef::new("stripe", "ch_1A2b").is_ok());
+        assert!(PaymentRef::new("Stripe", "x").is_err());
+        assert!(PaymentRef::new("", "x").is_err());
+        assert!(PaymentRef::new("paypal", "").is_err());
+        assert!(PaymentRef::new("paypal", " x").is_err());
+        assert!(PaymentRef::new("paypal", "a\nb").is_err());
+        assert!(PaymentRef::new("paypal", &"x".repeat(192)).is_err());
+        assert!(PaymentRef::new("paypal", "x'; DROP TABLE y; --").is_ok());
+        assert_eq!(NumberStatus::parse("void"), Some(NumberStatus::Void));
+    }
+}

@@ -1,0 +1,42 @@
+//! A test worker: delivers payments (one per argument after SCOPE), each
+//! through `record_payment`, after the harness start line.
+//!
+//! Usage: `payment-worker URL PREFIX SCOPE GATEWAY TXN…`. Prints `start <ns>`,
+//! one `p <txn> <number> <created>` line per delivery, `end <ns>`.
+
+use anyhow::Result;
+use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_tests::workers::{now_ns, wait_at_start_line};
+use std::io::Write;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, url, prefix, scope, gateway, txns @ ..] = args.as_slice() else {
+        anyhow::bail!("usage: payment-worker URL PREFIX SCOPE GATEWAY TXN…");
+    };
+    let scope = ScopeKey::new(scope.as_str())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let mut store =
+            SeriesStore::connect(StoreConfig::new(url.as_str()).table_prefix(prefix)?).await?;
+        wait_at_start_line()?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        writeln!(out, "start {}", now_ns())?;
+        for txn in txns {
+            let r = store
+                .record_payment(
+                    &scope,
+                    &PaymentRef::new(gateway, txn)?,
+                    Some("9.99"),
+                    Some("EUR"),
+                )
+                .await?;
+            writeln!(out, "p {txn} {} {}", r.number, r.created)?;
+        }
+        writeln!(out, "end {}", now_ns())?;
+        out.flush()?;
+        Ok(())
+    })
+}

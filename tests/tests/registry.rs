@@ -1,0 +1,192 @@
+//! The registry and the payment flow's first phase on a real MariaDB:
+//! one number per payment, recorded in the same transaction as the
+//! allocation; duplicate deliveries (sequential and concurrent, from several
+//! OS processes) get the first delivery's number and change nothing.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Duration;
+
+use counterfoil_core::{Error, NumberStatus, PaymentRef, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_tests::check::{check_contiguous, Allocation};
+use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::workers::{overlap, run_together};
+use counterfoil_tests::MariaDb;
+
+fn key(s: &str) -> ScopeKey {
+    ScopeKey::new(s).unwrap()
+}
+
+async fn store(url: &str) -> SeriesStore {
+    let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+    s.ensure_registry_schema().await.unwrap();
+    s
+}
+
+#[test]
+fn a_payment_gets_one_number_and_a_repeat_gets_the_same() {
+    let url = MariaDb::shared().fresh_database("pay").unwrap();
+    block_on(async {
+        let mut s = store(&url).await;
+        s.initialize(&key("42:2026"), 7).await.unwrap();
+        let p = PaymentRef::new("stripe", "ch_1").unwrap();
+        let first = s
+            .record_payment(&key("42:2026"), &p, Some("10.00"), Some("EUR"))
+            .await
+            .unwrap();
+        assert_eq!(
+            (first.number, first.created, first.status),
+            (7, true, NumberStatus::Reserved)
+        );
+        let again = s
+            .record_payment(&key("42:2026"), &p, None, None)
+            .await
+            .unwrap();
+        assert_eq!((again.number, again.created), (7, false));
+        // A repeat names its series from the payment row, not the caller.
+        let other_scope = s
+            .record_payment(&key("nope"), &p, None, None)
+            .await
+            .unwrap();
+        assert_eq!(other_scope.number, 7);
+        assert_eq!(
+            s.allocate_recorded(&key("42:2026"), "api").await.unwrap(),
+            8
+        );
+        // Unknown series: nothing recorded, the payment can be retried later.
+        let q = PaymentRef::new("stripe", "ch_2").unwrap();
+        assert!(matches!(
+            s.record_payment(&key("43:2026"), &q, None, None).await,
+            Err(Error::SeriesNotFound { .. })
+        ));
+        s.initialize(&key("43:2026"), 1).await.unwrap();
+        assert_eq!(
+            s.record_payment(&key("43:2026"), &q, None, None)
+                .await
+                .unwrap()
+                .number,
+            1
+        );
+    });
+    let rows = MariaDb::query(
+        &url,
+        "SELECT scope_key, number, status, source, transaction_id FROM wp_counterfoil_numbers ORDER BY scope_key, number",
+    )
+    .unwrap();
+    let flat: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| r.into_iter().map(|v| v.unwrap_or_default()).collect())
+        .collect();
+    assert_eq!(
+        flat,
+        vec![
+            vec!["42:2026", "7", "reserved", "payment", "ch_1"],
+            vec!["42:2026", "8", "issued", "api", ""],
+            vec!["43:2026", "1", "reserved", "payment", "ch_2"],
+        ]
+    );
+    assert_eq!(
+        MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_payments").unwrap(),
+        Some("2".into())
+    );
+}
+
+#[test]
+fn a_counter_behind_the_registry_is_a_readable_alarm_and_issues_nothing() {
+    let url = MariaDb::shared().fresh_database("behind").unwrap();
+    let db = url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    block_on(async {
+        let mut s = store(&url).await;
+        s.initialize(&key("k"), 1).await.unwrap();
+        assert_eq!(s.allocate_recorded(&key("k"), "api").await.unwrap(), 1);
+    });
+    // Someone lowers the counter by hand (or restores an old backup).
+    MariaDb::shared()
+        .exec(&db, "UPDATE wp_invoice_sequences SET current_value = 0")
+        .unwrap();
+    block_on(async {
+        let mut s = store(&url).await;
+        let e = s.allocate_recorded(&key("k"), "api").await.unwrap_err();
+        assert!(
+            matches!(e, Error::DuplicateNumber { number: 1, .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("counterfoil verify"));
+        // The transaction rolled back: the counter did not move either.
+        assert_eq!(s.current(&key("k")).await.unwrap().current, 0);
+        let p = PaymentRef::new("x", "t").unwrap();
+        assert!(matches!(
+            s.record_payment(&key("k"), &p, None, None).await,
+            Err(Error::DuplicateNumber { .. })
+        ));
+    });
+    assert_eq!(
+        MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_payments").unwrap(),
+        Some("0".into())
+    );
+}
+
+#[test]
+fn concurrent_duplicate_deliveries_from_eight_processes() {
+    let url = MariaDb::shared().fresh_database("paydup").unwrap();
+    block_on(async {
+        let mut s = store(&url).await;
+        s.initialize(&key("1:2026"), 100).await.unwrap();
+    });
+    // 200 payments; each process delivers all of them, in its own order, so
+    // every payment is delivered 8 times, mostly at the same moment.
+    let txns: Vec<String> = (0..200).map(|i| format!("txn-{i:04}")).collect();
+    let commands = (0..8)
+        .map(|w| {
+            let mut order = txns.clone();
+            order.rotate_left(w * 25);
+            let mut c = Command::new(env!("CARGO_BIN_EXE_payment-worker"));
+            c.args([url.as_str(), "wp_", "1:2026", "stripe"])
+                .args(order);
+            c
+        })
+        .collect();
+    let finished = run_together(commands, Duration::from_secs(300)).unwrap();
+    for f in &finished {
+        assert!(f.status.success(), "{}", f.stderr);
+    }
+    assert!(overlap(&finished).unwrap().all_overlapped());
+    let mut number_of: BTreeMap<String, u64> = BTreeMap::new();
+    let mut created = 0;
+    for line in finished.iter().flat_map(|f| f.stdout.lines()) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.first() != Some(&"p") {
+            continue;
+        }
+        let n: u64 = parts[2].parse().unwrap();
+        if parts[3] == "true" {
+            created += 1;
+        }
+        let prev = number_of.insert(parts[1].to_owned(), n);
+        assert!(
+            prev.is_none() || prev == Some(n),
+            "{} got {prev:?} and {n}",
+            parts[1]
+        );
+    }
+    assert_eq!(number_of.len(), 200);
+    assert_eq!(created, 200, "each payment recorded exactly once");
+    let allocs: Vec<Allocation> = number_of.values().map(|n| Allocation::one(*n)).collect();
+    let findings = check_contiguous(&allocs, 100, 299);
+    assert!(findings.is_clean(), "{findings}");
+    assert_eq!(
+        MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers").unwrap(),
+        Some("200".into())
+    );
+    assert_eq!(
+        MariaDb::scalar(&url, "SELECT current_value FROM wp_invoice_sequences").unwrap(),
+        Some("299".into())
+    );
+}
