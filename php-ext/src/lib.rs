@@ -114,7 +114,9 @@ pub fn allocate_invoice_number(user_id: i64, year: i64) -> PhpResult<String> {
 
 /// Sets this process's connection settings (overrides php.ini). Options:
 /// `database_url`, or `host` (WordPress `DB_HOST` forms), `user`, `password`,
-/// `database`; `table_prefix`, `timeout_ms`, `format`.
+/// `database`; `table_prefix`, `timeout_ms`, `format`; `registry` (bool: record
+/// each number of `allocate_invoice_number()` in the registry table, in the
+/// allocation's transaction).
 ///
 /// @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
 #[php_function]

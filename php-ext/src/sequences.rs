@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use counterfoil_core::{Advanced, Error, Initialized, Period, ScopeKey};
+use counterfoil_core::{Advanced, Error, Initialized, PaymentRef, Period, ScopeKey};
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
 
@@ -191,6 +192,66 @@ impl Sequences {
         let key = ScopeKey::for_user_year(unsigned("user_id", user_id)?, small("year", year)?)
             .map_err(|e| to_php(e.into()))?;
         Ok(key.as_str().to_owned())
+    }
+
+    /// Creates the registry and payments tables (and the sequences table) if
+    /// they are missing.
+    ///
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    pub fn ensure_registry_schema(&self) -> PhpResult<()> {
+        process::with_store(&self.settings, |s| Box::pin(s.ensure_registry_schema()))
+    }
+
+    /// Hands out the next number of `$scope_key` and records it in the
+    /// registry as issued (with `$source`), in one transaction.
+    ///
+    /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+    /// @throws \Counterfoil\DatabaseUnavailableException when the registry already holds the number
+    ///   (the counter is behind: nothing was issued), or the database fails.
+    /// @throws \Counterfoil\TimeoutException
+    pub fn allocate_recorded(&self, scope_key: String, source: String) -> PhpResult<i64> {
+        let key = scope(&scope_key)?;
+        let n = process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.allocate_recorded(&key, &source).await })
+        })?;
+        to_php_int(&scope_key, n)
+    }
+
+    /// Records a payment and gives it a number of `$scope_key`, once per
+    /// (`$gateway`, `$transaction_id`): a repeated delivery gets the first
+    /// delivery's number. Returns `scope_key`, `number`, `created` (false for
+    /// a repeat), `status` (reserved, issued, void) and `post_id` (or null).
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id or scope key.
+    /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist (nothing recorded).
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    pub fn record_payment(
+        &self,
+        scope_key: String,
+        gateway: String,
+        transaction_id: String,
+        amount: Option<String>,
+        currency: Option<String>,
+    ) -> PhpResult<ZBox<ZendHashTable>> {
+        let key = scope(&scope_key)?;
+        let payment = PaymentRef::new(&gateway, &transaction_id).map_err(to_php)?;
+        let r = process::with_store(&self.settings, move |s| {
+            Box::pin(async move {
+                s.record_payment(&key, &payment, amount.as_deref(), currency.as_deref())
+                    .await
+            })
+        })?;
+        let number = to_php_int(&r.scope, r.number)?;
+        let mut out = ZendHashTable::new();
+        let put = |e: ext_php_rs::error::Error| {
+            crate::exceptions::invalid_argument(format!("cannot build the result: {e}"))
+        };
+        out.insert("scope_key", r.scope.as_str()).map_err(put)?;
+        out.insert("number", number).map_err(put)?;
+        out.insert("created", r.created).map_err(put)?;
+        out.insert("status", r.status.as_str()).map_err(put)?;
+        out.insert("post_id", r.post_id.map(|p| p as i64)).map_err(put)?;
+        Ok(out)
     }
 
     /// This process's connection facts for this instance's database.

@@ -33,6 +33,9 @@ pub struct Settings {
     pub table_prefix: String,
     pub timeout_ms: u64,
     pub format: String,
+    /// Record every number of `allocate_invoice_number()` in the registry
+    /// (`{prefix}counterfoil_numbers`), in the allocation's transaction.
+    pub registry: bool,
 }
 
 impl Settings {
@@ -77,6 +80,7 @@ impl Settings {
                     out.table_prefix = text;
                 }
                 "timeout_ms" => out.timeout_ms = parse_timeout(&text)?,
+                "registry" => out.registry = matches!(text.as_str(), "1" | "true" | "on" | "yes"),
                 "format" => {
                     NumberFormat::parse(&text).map_err(|e| crate::exceptions::to_php(e.into()))?;
                     out.format = text;
@@ -84,7 +88,7 @@ impl Settings {
                 other => {
                     return Err(invalid_argument(format!(
                         "unknown option `{other}`; known options: database_url, host, user, \
-                         password, database, table_prefix, timeout_ms, format"
+                         password, database, table_prefix, timeout_ms, format, registry"
                     )))
                 }
             }
@@ -116,6 +120,9 @@ fn scalar(key: &str, value: &Zval) -> PhpResult<String> {
     }
     if let Some(n) = value.long() {
         return Ok(n.to_string());
+    }
+    if let Some(b) = value.bool() {
+        return Ok(if b { "1" } else { "0" }.into());
     }
     Err(invalid_argument(format!(
         "option `{key}` must be a string or an int"
@@ -174,6 +181,7 @@ fn from_ini() -> PhpResult<Settings> {
             None => 5000,
         },
         format: get(INI_FORMAT).unwrap_or_else(|| counterfoil_core::DEFAULT_TEMPLATE.into()),
+        registry: false,
     };
     *cached = Some(settings.clone());
     Ok(settings)
