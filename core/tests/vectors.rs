@@ -1,7 +1,7 @@
 //! The shared test vectors (`tests/vectors/`): the Rust core must answer each
 //! case exactly. The pure-PHP backend runs the same files.
 
-use counterfoil_core::{series, Error, NumberFormat, Period, ScopeKey};
+use counterfoil_core::{series, Error, NumberFormat, PaymentRef, Period, ScopeKey};
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
@@ -105,6 +105,29 @@ fn series_rules() {
                 );
             }
             (Err(e), None) => assert_eq!(e.kind_name(), case["error"].as_str().unwrap()),
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+}
+
+#[test]
+fn payment_refs() {
+    for case in load("payment_refs.json").as_array().unwrap() {
+        let txn = match case["transaction_id"].as_str() {
+            Some(t) => t.to_owned(),
+            None => {
+                let r = &case["transaction_id_repeat"];
+                r[0].as_str()
+                    .unwrap()
+                    .repeat(r[1].as_u64().unwrap() as usize)
+            }
+        };
+        let got = PaymentRef::new(case["gateway"].as_str().unwrap(), &txn);
+        match (got, case["error"].as_str()) {
+            (Ok(_), None) => {}
+            (Err(Error::InvalidArgument { name, .. }), Some(field)) => {
+                assert_eq!(name, field, "{case}")
+            }
             (got, _) => panic!("{case}: got {got:?}"),
         }
     }

@@ -106,8 +106,15 @@ pub fn allocate_invoice_number(user_id: i64, year: i64) -> PhpResult<String> {
     let settings = settings::current()?;
     let format = settings.number_format()?;
     let period = Period::new(year, sequences::current_month()).map_err(|e| to_php(e.into()))?;
+    let record = settings.registry;
     let number = process::with_store(&settings, move |s| {
-        Box::pin(async move { s.allocate(&scope).await })
+        Box::pin(async move {
+            if record {
+                s.allocate_recorded(&scope, "api").await
+            } else {
+                s.allocate(&scope).await
+            }
+        })
     })?;
     Ok(format.render(number, period))
 }

@@ -250,7 +250,8 @@ impl Sequences {
         out.insert("number", number).map_err(put)?;
         out.insert("created", r.created).map_err(put)?;
         out.insert("status", r.status.as_str()).map_err(put)?;
-        out.insert("post_id", r.post_id.map(|p| p as i64)).map_err(put)?;
+        out.insert("post_id", r.post_id.map(|p| p as i64))
+            .map_err(put)?;
         Ok(out)
     }
 

@@ -13,6 +13,8 @@
 pub mod check;
 pub mod mariadb;
 pub mod php;
+pub mod webhook;
+pub mod wordpress;
 pub mod workers;
 
 pub use check::{check_contiguous, Allocation};

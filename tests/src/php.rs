@@ -56,12 +56,14 @@ pub struct FpmSite {
 }
 
 impl FpmSite {
-    /// Serves `docroot` with `children` php-fpm workers; `php_ini` are extra
-    /// `-d name=value` settings for php-fpm (the extension is always loaded).
+    /// Serves `docroot` with `children` php-fpm workers, loading the built
+    /// extension when `extension` is true; `php_ini` are extra `-d
+    /// name=value` settings for php-fpm.
     pub fn start(
         name: &str,
         docroot: &Path,
         children: u32,
+        extension: bool,
         php_ini: &[(&str, String)],
     ) -> Result<Self> {
         let dir = crate::target_dir().join("harness").join(format!(
@@ -107,9 +109,11 @@ impl FpmSite {
         fpm.arg("-R")
             .arg("-F")
             .arg("-y")
-            .arg(dir.join("php-fpm.conf"))
-            .arg("-d")
-            .arg(format!("extension={}", extension_path().display()));
+            .arg(dir.join("php-fpm.conf"));
+        if extension {
+            fpm.arg("-d")
+                .arg(format!("extension={}", extension_path().display()));
+        }
         for (k, v) in php_ini {
             // Quoted: php.ini reads an unquoted `…=false` as an empty value.
             fpm.arg("-d").arg(format!("{k}=\"{v}\""));
@@ -203,18 +207,42 @@ impl FpmSite {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> Result<(u16, String)> {
-        http(self.port, method, path, headers, body)
+        http(self.port, method, path, headers, body).map(|r| (r.status, r.body))
     }
 }
 
-/// One HTTP/1.0 request to 127.0.0.1:`port`; returns (status, headers+body split off, body).
+/// An HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    /// Status code.
+    pub status: u16,
+    /// Header lines, as sent (`Name: value`).
+    pub headers: Vec<String>,
+    /// Body.
+    pub body: String,
+}
+
+impl Response {
+    /// Values of the headers named `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter_map(|h| {
+                let (k, v) = h.split_once(':')?;
+                k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+            })
+            .collect()
+    }
+}
+
+/// One HTTP/1.0 request to 127.0.0.1:`port`.
 pub fn http(
     port: u16,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &[u8],
-) -> Result<(u16, String)> {
+) -> Result<Response> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
     let mut req = format!(
@@ -235,11 +263,12 @@ pub fn http(
         .nth(1)
         .and_then(|c| c.parse().ok())
         .with_context(|| format!("no HTTP status in {text:?}"))?;
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Ok((status, body))
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text.as_str(), ""));
+    Ok(Response {
+        status,
+        headers: head.lines().skip(1).map(str::to_owned).collect(),
+        body: body.to_owned(),
+    })
 }
 
 impl Drop for FpmSite {

@@ -188,6 +188,7 @@ fn php_fpm_serves_a_thousand_allocations_on_one_connection_per_worker() {
         "ext",
         &tests_dir().join("fpm"),
         4,
+        true,
         &[
             ("counterfoil.database_url", url.clone()),
             ("counterfoil.format", "{seq}".into()),

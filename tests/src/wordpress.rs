@@ -1,0 +1,209 @@
+//! Real WordPress for tests: Debian's `wordpress` package copied under
+//! `target/harness/`, its own `wp-config.php` on a fresh database of a
+//! harness MariaDB, installed headless (`wp_install()`), with the plugin from
+//! `wp-plugin/` copied in and activated.
+//!
+//! Invariants: nothing of the machine's own WordPress configuration
+//! (`/etc/wordpress`) is read; each site has its own directory and database;
+//! the plugin under test is the working tree's `wp-plugin/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use crate::mariadb::MariaDb;
+use crate::php::{extension_path, repo_root, FpmSite};
+
+/// The administrator's login.
+pub const ADMIN_USER: &str = "admin";
+/// The administrator's password.
+pub const ADMIN_PASSWORD: &str = "admin-password";
+/// A subscriber's login (for permission tests).
+pub const SUBSCRIBER_USER: &str = "subscriber";
+/// The subscriber's password.
+pub const SUBSCRIBER_PASSWORD: &str = "subscriber-password";
+
+/// One WordPress site.
+pub struct WordPress {
+    dir: PathBuf,
+    url: String,
+    db: String,
+}
+
+impl WordPress {
+    /// Copies WordPress, writes its config, runs `before_install` SQL (e.g. an
+    /// existing article table), installs it and activates the plugin.
+    pub fn install(server: &MariaDb, name: &str, before_install: Option<&str>) -> Result<Self> {
+        let url = server.fresh_database(name)?;
+        let db = url
+            .rsplit('/')
+            .next()
+            .and_then(|s| s.split('?').next())
+            .context("database name")?
+            .to_owned();
+        let dir = crate::target_dir().join("harness").join(format!(
+            "wp-{name}-{}-{}",
+            std::process::id(),
+            crate::workers::now_ns()
+        ));
+        let cp = Command::new("cp")
+            .arg("-rL")
+            .arg("/usr/share/wordpress")
+            .arg(&dir)
+            .status()
+            .context("copy /usr/share/wordpress (apt-get install wordpress)")?;
+        if !cp.success() {
+            bail!("cp -rL /usr/share/wordpress failed");
+        }
+        let _ = std::fs::remove_file(dir.join(".htaccess"));
+        std::fs::write(dir.join("wp-config.php"), wp_config(&db, server.port()))?;
+        let plugins = dir.join("wp-content/plugins");
+        std::fs::create_dir_all(&plugins)?;
+        let status = Command::new("cp")
+            .arg("-r")
+            .arg(repo_root().join("wp-plugin"))
+            .arg(plugins.join("counterfoil"))
+            .status()?;
+        if !status.success() {
+            bail!("copy the plugin");
+        }
+        let _ = std::fs::remove_dir_all(plugins.join("counterfoil/tests"));
+        if let Some(sql) = before_install {
+            server.exec(&db, sql)?;
+        }
+        std::fs::write(dir.join("counterfoil-install.php"), INSTALL_PHP)?;
+        let site = WordPress { dir, url, db };
+        let out = site.php(false).arg("counterfoil-install.php").output()?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() || !stdout.contains("installed") {
+            bail!(
+                "WordPress install failed: {stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(site)
+    }
+
+    /// The site's directory (ABSPATH).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The site's database URL.
+    pub fn database_url(&self) -> &str {
+        &self.url
+    }
+
+    /// The site's database name.
+    pub fn database(&self) -> &str {
+        &self.db
+    }
+
+    /// A PHP CLI command in the site's directory, with or without the extension.
+    pub fn php(&self, extension: bool) -> Command {
+        let mut c = Command::new("php");
+        if extension {
+            c.arg("-d")
+                .arg(format!("extension={}", extension_path().display()));
+        }
+        c.current_dir(&self.dir);
+        c
+    }
+
+    /// Runs PHP code with WordPress loaded; returns stdout, fails on a non-zero exit.
+    pub fn eval(&self, extension: bool, code: &str) -> Result<String> {
+        let out = self
+            .php(extension)
+            .arg("-r")
+            .arg(format!("require './wp-load.php';\n{code}"))
+            .output()?;
+        if !out.status.success() {
+            bail!(
+                "PHP failed ({}): {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Serves the site with php-fpm (`children` workers) and nginx.
+    pub fn serve(&self, extension: bool, children: u32) -> Result<FpmSite> {
+        FpmSite::start("wp", &self.dir, children, extension, &[])
+    }
+
+    /// The webhook secret the plugin generated.
+    pub fn webhook_secret(&self) -> Result<String> {
+        let s = self.eval(false, "echo get_option('counterfoil_webhook_secret');")?;
+        if s.len() < 32 {
+            bail!("no webhook secret: {s:?}");
+        }
+        Ok(s)
+    }
+}
+
+impl Drop for WordPress {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn wp_config(db: &str, port: u16) -> String {
+    let salts: String = [
+        "AUTH_KEY",
+        "SECURE_AUTH_KEY",
+        "LOGGED_IN_KEY",
+        "NONCE_KEY",
+        "AUTH_SALT",
+        "SECURE_AUTH_SALT",
+        "LOGGED_IN_SALT",
+        "NONCE_SALT",
+    ]
+    .iter()
+    .map(|k| format!("define('{k}', 'counterfoil-test-{k}-not-secret');\n"))
+    .collect();
+    format!(
+        "<?php\n// Written by the Counterfoil test harness.\n\
+         define('DB_NAME', '{db}');\ndefine('DB_USER', 'cf');\ndefine('DB_PASSWORD', 'cf');\n\
+         define('DB_HOST', '127.0.0.1:{port}');\ndefine('DB_CHARSET', 'utf8mb4');\ndefine('DB_COLLATE', '');\n\
+         $table_prefix = 'wp_';\n{salts}\
+         $counterfoil_host = isset($_SERVER['HTTP_HOST']) ? $_SERVER['HTTP_HOST'] : '127.0.0.1';\n\
+         define('WP_HOME', 'http://' . $counterfoil_host);\ndefine('WP_SITEURL', 'http://' . $counterfoil_host);\n\
+         define('DISABLE_WP_CRON', true);\ndefine('AUTOMATIC_UPDATER_DISABLED', true);\n\
+         define('WP_HTTP_BLOCK_EXTERNAL', true);\ndefine('FS_METHOD', 'direct');\ndefine('WP_DEBUG', false);\n\
+         define('WP_DISABLE_FATAL_ERROR_HANDLER', true);\n\
+         if (getenv('COUNTERFOIL_FORCE_PHP_BACKEND')) {{ define('COUNTERFOIL_FORCE_PHP_BACKEND', true); }}\n\
+         if (!defined('ABSPATH')) {{ define('ABSPATH', __DIR__ . '/'); }}\n\
+         require_once ABSPATH . 'wp-settings.php';\n"
+    )
+}
+
+const INSTALL_PHP: &str = r#"<?php
+// Headless install by the Counterfoil test harness.
+define('WP_INSTALLING', true);
+require __DIR__ . '/wp-load.php';
+require_once ABSPATH . 'wp-admin/includes/upgrade.php';
+require_once ABSPATH . 'wp-admin/includes/plugin.php';
+add_filter('pre_wp_mail', '__return_false');
+wp_install('Counterfoil', 'admin', 'admin@example.invalid', false, '', 'admin-password');
+// Pretty permalinks, so the REST API answers at /wp-json/.
+global $wp_rewrite;
+$wp_rewrite->set_permalink_structure('/%postname%/');
+flush_rewrite_rules(false);
+$activated = activate_plugin('counterfoil/counterfoil.php');
+if (is_wp_error($activated)) {
+    fwrite(STDERR, $activated->get_error_message());
+    exit(1);
+}
+$subscriber = wp_insert_user(array('user_login' => 'subscriber', 'user_pass' => 'subscriber-password',
+    'user_email' => 'subscriber@example.invalid', 'role' => 'subscriber'));
+if (is_wp_error($subscriber)) {
+    fwrite(STDERR, $subscriber->get_error_message());
+    exit(1);
+}
+echo "installed\n";
+"#;

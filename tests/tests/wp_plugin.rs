@@ -1,0 +1,411 @@
+//! The WordPress plugin on real WordPress, real MariaDB, php-fpm and nginx:
+//! the PHPUnit suite on both backends, the article's table adopted, 400
+//! signed callbacks from 16 concurrent clients with repeated deliveries at
+//! the same moment (both backends), webhook security over HTTP, uninstall,
+//! and the schema shared with the Rust core.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Barrier, Mutex};
+
+use counterfoil_core::{SeriesStore, StoreConfig};
+use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::php::repo_root;
+use counterfoil_tests::webhook::deliver;
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::MariaDb;
+use serde_json::{json, Value};
+
+fn phpunit(wp: &WordPress, extension: bool) {
+    let tests = repo_root().join("wp-plugin/tests");
+    let out = wp
+        .php(extension)
+        .arg("/usr/bin/phpunit")
+        .arg("--bootstrap")
+        .arg(tests.join("bootstrap.php"))
+        .arg("--colors=never")
+        .arg(&tests)
+        .env("COUNTERFOIL_WP_DIR", wp.dir())
+        .env("COUNTERFOIL_VECTORS", repo_root().join("tests/vectors"))
+        .env(
+            "COUNTERFOIL_EXPECT_BACKEND",
+            if extension { "extension" } else { "php" },
+        )
+        .output()
+        .expect("run phpunit");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("OK ("),
+        "phpunit ({}) failed:\n{stdout}\n{}",
+        if extension { "extension" } else { "pure PHP" },
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn phpunit_suite_on_both_backends() {
+    let wp = WordPress::install(MariaDb::shared(), "phpunit", None).unwrap();
+    phpunit(&wp, true);
+    phpunit(&wp, false);
+}
+
+#[test]
+fn a_site_with_the_articles_table_keeps_its_counter() {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        "adopt",
+        Some(
+            "CREATE TABLE wp_invoice_sequences (scope_key VARCHAR(191) NOT NULL, current_value BIGINT UNSIGNED NOT NULL, PRIMARY KEY (scope_key)) ENGINE=InnoDB;
+             INSERT INTO wp_invoice_sequences VALUES ('42:2019', 57), ('43:2019', 9);",
+        ),
+    )
+    .unwrap();
+    let rows = MariaDb::query(
+        wp.database_url(),
+        "SELECT scope_key, current_value FROM wp_invoice_sequences ORDER BY scope_key",
+    )
+    .unwrap();
+    assert_eq!(rows[0], vec![Some("42:2019".into()), Some("57".into())]);
+    assert_eq!(rows[1], vec![Some("43:2019".into()), Some("9".into())]);
+    let out = wp
+        .eval(false, "echo initialize_invoice_sequence(42, 2019, 1) ? 'created' : 'exists', ' ', allocate_invoice_number(42, 2019);")
+        .unwrap();
+    assert_eq!(out, "exists 2019-0058");
+    let out = wp
+        .eval(true, "echo allocate_invoice_number(43, 2019);")
+        .unwrap();
+    assert_eq!(out, "2019-0010");
+}
+
+/// 400 signed callbacks from 16 concurrent clients; a quarter of the
+/// transactions delivered 2–3 times at the same moment.
+fn burst_of_callbacks(extension: bool) {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension { "burst_ext" } else { "burst_php" },
+        None,
+    )
+    .unwrap();
+    wp.eval(
+        false,
+        "initialize_invoice_sequence(1, 2026, 1); initialize_invoice_sequence(2, 2026, 1000);",
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(extension, 4).unwrap();
+
+    // 300 transactions: 225 delivered once, 50 twice, 25 three times = 400.
+    let mut groups: Vec<(String, u64, usize)> = (0..300)
+        .map(|i| {
+            let copies = if i < 25 {
+                3
+            } else if i < 75 {
+                2
+            } else {
+                1
+            };
+            (format!("txn-{i:03}"), 1 + (i as u64 % 2), copies)
+        })
+        .collect();
+    fastrand::shuffle(&mut groups);
+    assert_eq!(groups.iter().map(|g| g.2).sum::<usize>(), 400);
+    let queue = Mutex::new(groups.clone());
+    let answers: Mutex<Vec<(String, u16, Value)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..16 {
+            s.spawn(|| loop {
+                let Some((txn, user, copies)) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                let body = serde_json::to_vec(&json!({
+                    "gateway": "stripe", "transaction_id": txn, "user_id": user,
+                    "year": 2026, "amount": "19.99", "currency": "EUR"
+                }))
+                .unwrap();
+                let barrier = Barrier::new(copies);
+                std::thread::scope(|d| {
+                    for _ in 0..copies {
+                        d.spawn(|| {
+                            barrier.wait();
+                            let r = deliver(site.port(), &secret, &body, 0).unwrap();
+                            let v: Value = serde_json::from_str(&r.body).unwrap_or_else(|_| {
+                                panic!("{} {}\n{}", r.status, r.body, site.logs())
+                            });
+                            answers.lock().unwrap().push((txn.clone(), r.status, v));
+                        });
+                    }
+                });
+            });
+        }
+    });
+    let answers = answers.into_inner().unwrap();
+    assert_eq!(answers.len(), 400);
+    let mut by_txn: BTreeMap<&str, Vec<(u16, &Value)>> = BTreeMap::new();
+    for (txn, status, v) in &answers {
+        by_txn.entry(txn.as_str()).or_default().push((*status, v));
+    }
+    assert_eq!(by_txn.len(), 300);
+    let backend = if extension { "extension" } else { "php" };
+    let mut numbers_by_series: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (txn, deliveries) in &by_txn {
+        let created = deliveries.iter().filter(|(s, _)| *s == 201).count();
+        let repeated = deliveries.iter().filter(|(s, _)| *s == 200).count();
+        assert_eq!(
+            (created, repeated),
+            (1, deliveries.len() - 1),
+            "{txn}: {deliveries:?}"
+        );
+        let first = deliveries[0].1;
+        for (_, v) in deliveries {
+            assert_eq!(
+                v["number"], first["number"],
+                "{txn}: every delivery gets the same number"
+            );
+            assert_eq!(
+                v["invoice_id"], first["invoice_id"],
+                "{txn}: and the same invoice"
+            );
+            assert_eq!(v["backend"], backend);
+        }
+        numbers_by_series
+            .entry(first["scope_key"].as_str().unwrap().to_owned())
+            .or_default()
+            .push(first["sequence"].as_u64().unwrap());
+    }
+    // No duplicate number in a series, and the numbers are contiguous.
+    for (scope, numbers) in &mut numbers_by_series {
+        numbers.sort();
+        let start = if scope == "1:2026" { 1 } else { 1000 };
+        let expect: Vec<u64> = (start..start + numbers.len() as u64).collect();
+        assert_eq!(numbers, &expect, "{scope}");
+    }
+    let url = wp.database_url();
+    // Exactly one invoice post per transaction.
+    let posts = MariaDb::query(
+        url,
+        "SELECT m.meta_value, COUNT(*) FROM wp_posts p JOIN wp_postmeta m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_transaction_id' WHERE p.post_type = 'invoice' GROUP BY m.meta_value HAVING COUNT(*) > 1",
+    )
+    .unwrap();
+    assert!(
+        posts.is_empty(),
+        "transactions with several invoices: {posts:?}"
+    );
+    assert_eq!(
+        MariaDb::scalar(
+            url,
+            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice'"
+        )
+        .unwrap(),
+        Some("300".into())
+    );
+    assert_eq!(
+        MariaDb::scalar(url, "SELECT COUNT(DISTINCT post_title) FROM wp_posts WHERE post_type = 'invoice' AND post_author = 1").unwrap(),
+        MariaDb::scalar(url, "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice' AND post_author = 1").unwrap(),
+    );
+    // Registry complete: every number start..current, issued, once.
+    let holes = MariaDb::query(
+        url,
+        "SELECT s.scope_key, s.start_value, s.current_value, COUNT(n.id), SUM(n.status = 'issued') FROM wp_invoice_sequences s LEFT JOIN wp_counterfoil_numbers n ON n.scope_key = s.scope_key GROUP BY s.scope_key",
+    )
+    .unwrap();
+    for row in holes {
+        let v: Vec<u64> = row[1..]
+            .iter()
+            .map(|c| c.as_ref().unwrap().parse().unwrap())
+            .collect();
+        let (start, current, count, issued) = (v[0], v[1], v[2], v[3]);
+        assert_eq!(
+            count,
+            current - start + 1,
+            "{row:?}: registry covers start..current"
+        );
+        assert_eq!(issued, count, "{row:?}: all issued");
+    }
+    let distinct: BTreeSet<String> = answers.iter().map(|(t, _, _)| t.clone()).collect();
+    assert_eq!(distinct.len(), 300);
+}
+
+#[test]
+fn four_hundred_callbacks_extension_backend() {
+    burst_of_callbacks(true);
+}
+
+#[test]
+fn four_hundred_callbacks_pure_php_backend() {
+    burst_of_callbacks(false);
+}
+
+#[test]
+fn webhook_security_over_http() {
+    let wp = WordPress::install(MariaDb::shared(), "security", None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(false, 2).unwrap();
+    let url = wp.database_url().to_owned();
+    let written = || {
+        MariaDb::scalar(&url, "SELECT (SELECT COUNT(*) FROM wp_counterfoil_payments) + (SELECT COUNT(*) FROM wp_counterfoil_numbers) + (SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice')")
+            .unwrap()
+            .unwrap()
+    };
+    let body = br#"{"gateway":"stripe","transaction_id":"sec-1","user_id":1,"year":2026}"#;
+    let port = site.port();
+    let post = |headers: &[(&str, &str)], body: &[u8]| {
+        counterfoil_tests::php::http(
+            port,
+            "POST",
+            counterfoil_tests::webhook::PATH,
+            headers,
+            body,
+        )
+        .unwrap()
+    };
+    // Unsigned.
+    assert_eq!(
+        post(&[("Content-Type", "application/json")], body).status,
+        401
+    );
+    // Wrongly signed (another secret), and a signature of another body.
+    assert_eq!(
+        deliver(port, "not-the-secret", body, 0).unwrap().status,
+        401
+    );
+    let ts = counterfoil_tests::webhook::now().to_string();
+    let other = counterfoil_tests::webhook::sign(&secret, &ts, b"{}");
+    assert_eq!(
+        post(
+            &[
+                ("X-Counterfoil-Timestamp", &ts),
+                ("X-Counterfoil-Signature", &other)
+            ],
+            body
+        )
+        .status,
+        401
+    );
+    // Replayed: a valid signature from 10 minutes ago, and one from the future.
+    assert_eq!(deliver(port, &secret, body, 600).unwrap().status, 401);
+    assert_eq!(deliver(port, &secret, body, -600).unwrap().status, 401);
+    assert_eq!(written(), "0", "nothing written by refused callbacks");
+    // SQL injection in the fields, and oversized or malformed bodies: 400.
+    for bad in [
+        json!({"gateway": "stripe' OR '1'='1", "transaction_id": "x", "user_id": 1}),
+        json!({"gateway": "stripe", "transaction_id": "x", "user_id": "1; DROP TABLE wp_posts"}),
+        json!({"gateway": "stripe", "transaction_id": "x", "user_id": 1, "year": "2026 OR 1=1"}),
+        json!({"gateway": "stripe", "transaction_id": "x", "user_id": 1, "amount": "0 UNION SELECT user_pass FROM wp_users"}),
+        json!({"gateway": "stripe", "transaction_id": "x", "user_id": 1, "currency": "'; --"}),
+        json!({"gateway": "stripe", "transaction_id": " x", "user_id": 1}),
+        json!(["not", "an", "object"]),
+    ] {
+        let r = deliver(port, &secret, bad.to_string().as_bytes(), 0).unwrap();
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
+    let huge = format!(
+        r#"{{"gateway":"stripe","transaction_id":"big","user_id":1,"pad":"{}"}}"#,
+        "x".repeat(70_000)
+    );
+    assert_eq!(
+        deliver(port, &secret, huge.as_bytes(), 0).unwrap().status,
+        400
+    );
+    assert_eq!(deliver(port, &secret, b"{not json", 0).unwrap().status, 400);
+    assert_eq!(written(), "0", "nothing written by invalid callbacks");
+    // A quoted transaction id is data: stored verbatim, no injection.
+    let quoted = json!({"gateway": "stripe", "transaction_id": "x'); DROP TABLE wp_posts; --", "user_id": 1, "year": 2026});
+    let r = deliver(port, &secret, quoted.to_string().as_bytes(), 0).unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(
+        MariaDb::scalar(&url, "SELECT transaction_id FROM wp_counterfoil_payments").unwrap(),
+        Some("x'); DROP TABLE wp_posts; --".into())
+    );
+    // A series that does not exist: 400 with a clear message, nothing written.
+    let r = deliver(
+        port,
+        &secret,
+        br#"{"gateway":"stripe","transaction_id":"t9","user_id":9,"year":2026}"#,
+        0,
+    )
+    .unwrap();
+    assert_eq!(r.status, 400);
+    assert!(r.body.contains("Settings"), "{}", r.body);
+    // The database unavailable: 503 with Retry-After.
+    MariaDb::shared()
+        .exec(
+            wp.database(),
+            "RENAME TABLE wp_invoice_sequences TO wp_invoice_sequences_away",
+        )
+        .unwrap();
+    let r = deliver(
+        port,
+        &secret,
+        br#"{"gateway":"stripe","transaction_id":"t10","user_id":1,"year":2026}"#,
+        0,
+    )
+    .unwrap();
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.header("Retry-After"), vec!["5"]);
+    MariaDb::shared()
+        .exec(
+            wp.database(),
+            "RENAME TABLE wp_invoice_sequences_away TO wp_invoice_sequences",
+        )
+        .unwrap();
+}
+
+#[test]
+fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
+    let wp = WordPress::install(MariaDb::shared(), "uninstall", None).unwrap();
+    let uninstall = "define('WP_UNINSTALL_PLUGIN', 'counterfoil/counterfoil.php'); include WP_PLUGIN_DIR . '/counterfoil/uninstall.php';";
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1); counterfoil_create_invoice_for_payment(['gateway'=>'stripe','transaction_id'=>'u1','user_id'=>1,'year'=>2026]);")
+        .unwrap();
+    wp.eval(false, uninstall).unwrap();
+    let tables = |wp: &WordPress| {
+        MariaDb::scalar(wp.database_url(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('wp_invoice_sequences','wp_counterfoil_numbers','wp_counterfoil_payments')").unwrap().unwrap()
+    };
+    let invoices = |wp: &WordPress| {
+        MariaDb::scalar(
+            wp.database_url(),
+            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice'",
+        )
+        .unwrap()
+        .unwrap()
+    };
+    assert_eq!(tables(&wp), "3", "kept by default");
+    assert_eq!(invoices(&wp), "1");
+    wp.eval(
+        false,
+        "update_option('counterfoil_delete_data_on_uninstall', 1);",
+    )
+    .unwrap();
+    wp.eval(false, uninstall).unwrap();
+    assert_eq!(tables(&wp), "0", "deleted when the owner opted in");
+    assert_eq!(invoices(&wp), "0");
+}
+
+#[test]
+fn the_plugin_and_the_core_create_the_same_tables() {
+    let wp = WordPress::install(MariaDb::shared(), "parity", None).unwrap();
+    let core_url = MariaDb::shared().fresh_database("parity_core").unwrap();
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&core_url))
+            .await
+            .unwrap();
+        s.ensure_registry_schema().await.unwrap();
+    });
+    for table in [
+        "wp_invoice_sequences",
+        "wp_counterfoil_numbers",
+        "wp_counterfoil_payments",
+    ] {
+        let show = |url: &str| {
+            let rows = MariaDb::query(url, &format!("SHOW CREATE TABLE {table}")).unwrap();
+            let ddl = rows[0][1].clone().unwrap();
+            // AUTO_INCREMENT counters differ by use, not by definition.
+            ddl.split_whitespace()
+                .filter(|w| !w.starts_with("AUTO_INCREMENT="))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(show(wp.database_url()), show(&core_url), "{table}");
+    }
+}

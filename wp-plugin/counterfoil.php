@@ -1,0 +1,56 @@
+<?php
+/**
+ * Plugin Name:       Counterfoil
+ * Plugin URI:        https://example.invalid/counterfoil
+ * Description:       Sequential invoice numbers that are never issued twice: one invoice per payment, every number accounted for.
+ * Version:           0.1.0
+ * Requires at least: 6.1
+ * Requires PHP:      7.4
+ * Author:            The Counterfoil team
+ * License:           GPL-2.0-or-later
+ * Text Domain:       counterfoil
+ * Domain Path:       /languages
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+define( 'COUNTERFOIL_VERSION', '0.1.0' );
+define( 'COUNTERFOIL_FILE', __FILE__ );
+
+if ( ! extension_loaded( 'mysqli' ) ) {
+	add_action(
+		'admin_notices',
+		function () {
+			echo '<div class="notice notice-error"><p>' . esc_html__( 'Counterfoil needs the PHP mysqli extension; it is not active.', 'counterfoil' ) . '</p></div>';
+		}
+	);
+	return;
+}
+
+require_once __DIR__ . '/includes/exceptions.php';
+require_once __DIR__ . '/includes/class-counterfoil-rules.php';
+require_once __DIR__ . '/includes/interface-counterfoil-backend.php';
+require_once __DIR__ . '/includes/class-counterfoil-php-backend.php';
+require_once __DIR__ . '/includes/class-counterfoil-extension-backend.php';
+require_once __DIR__ . '/includes/class-counterfoil-schema.php';
+require_once __DIR__ . '/includes/class-counterfoil-invoices.php';
+require_once __DIR__ . '/includes/class-counterfoil-rest.php';
+require_once __DIR__ . '/includes/class-counterfoil-admin.php';
+require_once __DIR__ . '/includes/functions.php';
+
+register_activation_hook( __FILE__, 'counterfoil_activate' );
+
+add_action( 'plugins_loaded', array( 'Counterfoil_Schema', 'maybe_upgrade' ) );
+// With the extension loaded, its global allocate_invoice_number() reads the
+// process settings: configure them (DB_*, $wpdb->prefix, format, registry)
+// before any other plugin can call it.
+add_action( 'plugins_loaded', 'counterfoil_backend', 0 );
+add_action( 'init', array( 'Counterfoil_Invoices', 'register_post_type' ) );
+add_action( 'init', 'counterfoil_load_textdomain' );
+add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );
+add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );
+if ( is_admin() ) {
+	Counterfoil_Admin::init();
+}

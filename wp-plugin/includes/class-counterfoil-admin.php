@@ -1,0 +1,249 @@
+<?php
+/**
+ * Settings → Invoice numbers: series (next number, issued count), create a
+ * series, advance a series (never lower), the number format, the webhook
+ * secret, and the uninstall choice. Every form: capability manage_options
+ * plus a nonce; every input validated; every output escaped.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Admin page.
+ */
+final class Counterfoil_Admin {
+	const SLUG       = 'counterfoil';
+	const CAPABILITY = 'manage_options';
+
+	/** Hooks. */
+	public static function init() {
+		add_action( 'admin_menu', array( __CLASS__, 'menu' ) );
+		foreach ( array( 'create_series', 'advance_series', 'save_settings', 'void_number' ) as $action ) {
+			add_action( 'admin_post_counterfoil_' . $action, array( __CLASS__, 'handle_' . $action ) );
+		}
+	}
+
+	public static function menu() {
+		add_options_page(
+			__( 'Invoice numbers', 'counterfoil' ),
+			__( 'Invoice numbers', 'counterfoil' ),
+			self::CAPABILITY,
+			self::SLUG,
+			array( __CLASS__, 'render' )
+		);
+	}
+
+	/** Refuses without the capability and a valid nonce (403). */
+	private static function guard( $action ) {
+		if ( ! current_user_can( self::CAPABILITY ) ) {
+			wp_die( esc_html__( 'You are not allowed to change invoice numbers.', 'counterfoil' ), 403 );
+		}
+		if ( ! isset( $_POST['_wpnonce'] ) || ! wp_verify_nonce( sanitize_text_field( wp_unslash( $_POST['_wpnonce'] ) ), 'counterfoil_' . $action ) ) {
+			wp_die( esc_html__( 'The form has expired or was not sent from this site. Reload the page and try again.', 'counterfoil' ), 403 );
+		}
+	}
+
+	/** Redirects back with a notice. */
+	private static function back( $type, $message ) {
+		set_transient( 'counterfoil_notice_' . get_current_user_id(), array( $type, $message ), 60 );
+		wp_safe_redirect( admin_url( 'options-general.php?page=' . self::SLUG ) );
+		exit;
+	}
+
+	/** A whole number from a POST field, or null. */
+	private static function int_field( $name, $min, $max ) {
+		if ( ! isset( $_POST[ $name ] ) ) { // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
+			return null;
+		}
+		$raw = trim( sanitize_text_field( wp_unslash( $_POST[ $name ] ) ) ); // phpcs:ignore WordPress.Security.NonceVerification
+		if ( ! preg_match( '/^[0-9]{1,18}$/', $raw ) ) {
+			return null;
+		}
+		$value = (int) $raw;
+		return ( $value < $min || $value > $max ) ? null : $value;
+	}
+
+	public static function handle_create_series() {
+		self::guard( 'create_series' );
+		$user  = self::int_field( 'user_id', 0, PHP_INT_MAX );
+		$year  = self::int_field( 'year', 1, 9999 );
+		$start = self::int_field( 'start', 1, PHP_INT_MAX );
+		if ( null === $user || null === $year || null === $start ) {
+			self::back( 'error', __( 'Give a user id (0 or more), a year (1–9999) and a starting number (1 or more).', 'counterfoil' ) );
+		}
+		$scope = $user . ':' . $year;
+		try {
+			$created = counterfoil_backend()->initialize( $scope, $start );
+		} catch ( Throwable $e ) {
+			self::back( 'error', $e->getMessage() );
+		}
+		if ( $created ) {
+			/* translators: 1: scope, 2: number */
+			self::back( 'success', sprintf( __( 'Series %1$s created: its first number is %2$d.', 'counterfoil' ), $scope, $start ) );
+		}
+		/* translators: %s: scope */
+		self::back( 'error', sprintf( __( 'Series %s already exists and was left unchanged. To change where it continues, advance it.', 'counterfoil' ), $scope ) );
+	}
+
+	public static function handle_advance_series() {
+		self::guard( 'advance_series' );
+		$scope = isset( $_POST['scope_key'] ) ? sanitize_text_field( wp_unslash( $_POST['scope_key'] ) ) : '';
+		$next  = self::int_field( 'next', 1, PHP_INT_MAX );
+		if ( '' === $scope || null === $next ) {
+			self::back( 'error', __( 'Choose a series and give the next number (1 or more).', 'counterfoil' ) );
+		}
+		try {
+			$backend = counterfoil_backend();
+			$moved   = $backend->advance( $scope, $next );
+			$current = $backend->current( $scope );
+		} catch ( Throwable $e ) {
+			self::back( 'error', $e->getMessage() );
+		}
+		if ( $moved ) {
+			/* translators: 1: scope, 2: number */
+			self::back( 'success', sprintf( __( 'Series %1$s: the next number is now %2$d.', 'counterfoil' ), $scope, $next ) );
+		}
+		self::back(
+			'error',
+			/* translators: 1: scope, 2: requested next number, 3: current next number */
+			sprintf( __( 'Refused: series %1$s cannot go back to %2$d — its next number is already %3$d. Numbers only move up, so none is ever issued twice. To start again lower, create a new series.', 'counterfoil' ), $scope, $next, $current + 1 )
+		);
+	}
+
+	public static function handle_save_settings() {
+		self::guard( 'save_settings' );
+		$format = isset( $_POST['format'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['format'] ) ) ) : '';
+		$error  = Counterfoil_Rules::format_error( $format );
+		if ( null !== $error ) {
+			/* translators: 1: problem, 2: byte offset */
+			self::back( 'error', sprintf( __( 'The number format was not saved: %1$s (at character %2$d).', 'counterfoil' ), $error[2], $error[1] + 1 ) );
+		}
+		update_option( 'counterfoil_format', $format );
+		update_option( 'counterfoil_delete_data_on_uninstall', ! empty( $_POST['delete_data_on_uninstall'] ) ? 1 : 0 );
+		if ( ! empty( $_POST['regenerate_secret'] ) ) {
+			update_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), false );
+		}
+		self::back( 'success', __( 'Settings saved.', 'counterfoil' ) );
+	}
+
+	public static function handle_void_number() {
+		self::guard( 'void_number' );
+		$scope  = isset( $_POST['scope_key'] ) ? sanitize_text_field( wp_unslash( $_POST['scope_key'] ) ) : '';
+		$number = self::int_field( 'number', 1, PHP_INT_MAX );
+		$reason = isset( $_POST['reason'] ) ? sanitize_text_field( wp_unslash( $_POST['reason'] ) ) : '';
+		$done   = null === $number ? new WP_Error( 'x', __( 'Give the number to void.', 'counterfoil' ) ) : Counterfoil_Invoices::void_number( $scope, $number, $reason );
+		if ( is_wp_error( $done ) ) {
+			self::back( 'error', $done->get_error_message() );
+		}
+		/* translators: 1: number, 2: scope */
+		self::back( 'success', sprintf( __( 'Number %1$d of series %2$s is void.', 'counterfoil' ), $number, $scope ) );
+	}
+
+	/** The series with their next number and counts. */
+	private static function series() {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		return $wpdb->get_results(
+			"SELECT s.scope_key, s.current_value, s.start_value,
+			        SUM(n.status = 'issued') AS issued, SUM(n.status = 'reserved') AS reserved, SUM(n.status = 'void') AS voided
+			 FROM {$t['sequences']} s LEFT JOIN {$t['numbers']} n ON n.scope_key = s.scope_key
+			 GROUP BY s.scope_key, s.current_value, s.start_value ORDER BY s.scope_key LIMIT 500"
+		); // phpcs:ignore WordPress.DB.PreparedSQL -- no input.
+	}
+
+	public static function render() {
+		if ( ! current_user_can( self::CAPABILITY ) ) {
+			wp_die( esc_html__( 'You are not allowed to see invoice numbers.', 'counterfoil' ), 403 );
+		}
+		$notice = get_transient( 'counterfoil_notice_' . get_current_user_id() );
+		delete_transient( 'counterfoil_notice_' . get_current_user_id() );
+		$backend = counterfoil_backend()->name();
+		$post    = esc_url( admin_url( 'admin-post.php' ) );
+		?>
+		<div class="wrap" id="counterfoil-settings">
+			<h1><?php esc_html_e( 'Invoice numbers', 'counterfoil' ); ?></h1>
+			<?php if ( $notice ) : ?>
+				<div class="notice notice-<?php echo esc_attr( 'success' === $notice[0] ? 'success' : 'error' ); ?> counterfoil-notice"><p><?php echo esc_html( $notice[1] ); ?></p></div>
+			<?php endif; ?>
+			<p id="counterfoil-backend">
+				<?php
+				if ( 'extension' === $backend ) {
+					esc_html_e( 'Backend: the counterfoil PHP extension (Rust core).', 'counterfoil' );
+				} else {
+					esc_html_e( 'Backend: pure PHP (the counterfoil extension is not loaded on this server).', 'counterfoil' );
+				}
+				?>
+			</p>
+
+			<h2><?php esc_html_e( 'Series', 'counterfoil' ); ?></h2>
+			<table class="widefat striped" id="counterfoil-series">
+				<thead><tr>
+					<th><?php esc_html_e( 'Series (user:year)', 'counterfoil' ); ?></th>
+					<th><?php esc_html_e( 'Next number', 'counterfoil' ); ?></th>
+					<th><?php esc_html_e( 'Issued', 'counterfoil' ); ?></th>
+					<th><?php esc_html_e( 'Reserved', 'counterfoil' ); ?></th>
+					<th><?php esc_html_e( 'Void', 'counterfoil' ); ?></th>
+				</tr></thead>
+				<tbody>
+				<?php foreach ( self::series() as $s ) : ?>
+					<tr>
+						<td><?php echo esc_html( $s->scope_key ); ?></td>
+						<td><?php echo esc_html( (string) ( (int) $s->current_value + 1 ) ); ?></td>
+						<td><?php echo esc_html( (string) (int) $s->issued ); ?></td>
+						<td><?php echo esc_html( (string) (int) $s->reserved ); ?></td>
+						<td><?php echo esc_html( (string) (int) $s->voided ); ?></td>
+					</tr>
+				<?php endforeach; ?>
+				</tbody>
+			</table>
+
+			<h2><?php esc_html_e( 'Create a series', 'counterfoil' ); ?></h2>
+			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped above. ?>" id="counterfoil-create">
+				<input type="hidden" name="action" value="counterfoil_create_series">
+				<?php wp_nonce_field( 'counterfoil_create_series' ); ?>
+				<label><?php esc_html_e( 'User id', 'counterfoil' ); ?> <input type="number" name="user_id" min="0" required value="<?php echo esc_attr( (string) get_current_user_id() ); ?>"></label>
+				<label><?php esc_html_e( 'Year', 'counterfoil' ); ?> <input type="number" name="year" min="1" max="9999" required value="<?php echo esc_attr( gmdate( 'Y' ) ); ?>"></label>
+				<label><?php esc_html_e( 'Starting number', 'counterfoil' ); ?> <input type="number" name="start" min="1" required value="1"></label>
+				<?php submit_button( __( 'Create series', 'counterfoil' ), 'secondary', 'submit', false ); ?>
+			</form>
+
+			<h2><?php esc_html_e( 'Advance a series', 'counterfoil' ); ?></h2>
+			<p><?php esc_html_e( 'Moves a series so that its next number is at least the one you give. A series never moves down: numbers already issued must never be issued again. To start again lower, create a new series.', 'counterfoil' ); ?></p>
+			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-advance">
+				<input type="hidden" name="action" value="counterfoil_advance_series">
+				<?php wp_nonce_field( 'counterfoil_advance_series' ); ?>
+				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required placeholder="1:2026"></label>
+				<label><?php esc_html_e( 'Next number', 'counterfoil' ); ?> <input type="number" name="next" min="1" required></label>
+				<?php submit_button( __( 'Advance', 'counterfoil' ), 'secondary', 'submit', false ); ?>
+			</form>
+
+			<h2><?php esc_html_e( 'Void a number', 'counterfoil' ); ?></h2>
+			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-void">
+				<input type="hidden" name="action" value="counterfoil_void_number">
+				<?php wp_nonce_field( 'counterfoil_void_number' ); ?>
+				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required></label>
+				<label><?php esc_html_e( 'Number', 'counterfoil' ); ?> <input type="number" name="number" min="1" required></label>
+				<label><?php esc_html_e( 'Reason', 'counterfoil' ); ?> <input type="text" name="reason" maxlength="255" required></label>
+				<?php submit_button( __( 'Void', 'counterfoil' ), 'delete', 'submit', false ); ?>
+			</form>
+
+			<h2><?php esc_html_e( 'Settings', 'counterfoil' ); ?></h2>
+			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-settings-form">
+				<input type="hidden" name="action" value="counterfoil_save_settings">
+				<?php wp_nonce_field( 'counterfoil_save_settings' ); ?>
+				<p><label><?php esc_html_e( 'Number format', 'counterfoil' ); ?>
+					<input type="text" name="format" value="<?php echo esc_attr( counterfoil_format() ); ?>"></label>
+					<span class="description"><?php esc_html_e( 'Tokens: {seq}, {seq:04} (at least 4 digits), {year}, {yy}, {month}.', 'counterfoil' ); ?></span></p>
+				<p><?php esc_html_e( 'Webhook endpoint:', 'counterfoil' ); ?> <code><?php echo esc_html( rest_url( Counterfoil_Rest::NAMESPACE_V1 . '/payments' ) ); ?></code><br>
+					<?php esc_html_e( 'Webhook secret:', 'counterfoil' ); ?> <code id="counterfoil-secret"><?php echo esc_html( Counterfoil_Rest::secret() ); ?></code>
+					<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
+				<p><label><input type="checkbox" name="delete_data_on_uninstall" value="1" <?php checked( (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 ), 1 ); ?>>
+					<?php esc_html_e( 'Delete all invoice numbers, payments and invoices when the plugin is uninstalled (otherwise they are kept).', 'counterfoil' ); ?></label></p>
+				<?php submit_button( __( 'Save settings', 'counterfoil' ) ); ?>
+			</form>
+		</div>
+		<?php
+	}
+}

@@ -1,0 +1,66 @@
+<?php
+/**
+ * The backend on the counterfoil PHP extension: every rule and every
+ * statement is the Rust core's. This class only passes WordPress's settings.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Extension backend.
+ */
+final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
+	/** @var \Counterfoil\Sequences */
+	private $sequences;
+
+	/**
+	 * Configures the extension from wp-config.php's constants.
+	 *
+	 * @param string $table_prefix $wpdb->prefix.
+	 * @param string $format       Number template.
+	 */
+	public function __construct( $table_prefix, $format ) {
+		$options = array(
+			'host'         => DB_HOST,
+			'user'         => DB_USER,
+			'password'     => DB_PASSWORD,
+			'database'     => DB_NAME,
+			'table_prefix' => $table_prefix,
+			'format'       => $format,
+			'registry'     => true,
+			'timeout_ms'   => (int) apply_filters( 'counterfoil_timeout_ms', 5000 ),
+		);
+		\Counterfoil\configure( $options );
+		$this->sequences = new \Counterfoil\Sequences();
+	}
+
+	public function name() {
+		return 'extension';
+	}
+
+	public function initialize( $scope, $start ) {
+		return $this->sequences->initialize( $scope, $start );
+	}
+
+	public function advance( $scope, $next ) {
+		return $this->sequences->advance( $scope, $next );
+	}
+
+	public function allocate_recorded( $scope, $source ) {
+		return $this->sequences->allocateRecorded( $scope, $source );
+	}
+
+	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency ) {
+		return $this->sequences->recordPayment( $scope, $gateway, $transaction_id, $amount, $currency );
+	}
+
+	public function current( $scope ) {
+		return $this->sequences->current( $scope );
+	}
+
+	public function format( $number, $year, $month ) {
+		return $this->sequences->format( $number, $year, $month );
+	}
+}

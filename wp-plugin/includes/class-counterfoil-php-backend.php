@@ -1,0 +1,468 @@
+<?php
+/**
+ * The pure-PHP backend, for hosts that cannot load the counterfoil extension.
+ * It sends the same SQL as the Rust core (same text, same bound parameters)
+ * and keeps the same rules (design.md §1–2):
+ *
+ * - the number is read from the UPDATE's own result (mysqli insert_id), only
+ *   when exactly one row changed; an unknown series is an error, never a number;
+ * - the durability check: innodb_flush_log_at_trx_commit = 0 is refused
+ *   (unless COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 is defined true), 2 is logged;
+ * - bounded, jittered retries of 1213, 1205 and lost connections, each with a
+ *   fresh transaction and a fresh number;
+ * - a deadline: connect and read timeouts on its connection.
+ *
+ * It uses its own mysqli connection, opened with WordPress's DB_* settings
+ * (parsed by $wpdb), not $wpdb's handle: $wpdb silently reconnects after a
+ * lost connection and re-runs the failed statement outside its transaction,
+ * which could record a payment without its number.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+use Counterfoil\DatabaseUnavailableException;
+use Counterfoil\InvalidArgumentException;
+use Counterfoil\OverflowException;
+use Counterfoil\SeriesNotFoundException;
+use Counterfoil\TimeoutException;
+
+/**
+ * Pure-PHP backend.
+ */
+final class Counterfoil_Php_Backend implements Counterfoil_Backend {
+	const MAX_ATTEMPTS = 5;
+	const ER_DUP_ENTRY = 1062;
+
+	/** @var string */
+	private $prefix;
+	/** @var string */
+	private $format;
+	/** @var int */
+	private $timeout_ms;
+	/** @var mysqli|null */
+	private $db;
+	/** @var array Prepared statements of the open connection, by SQL. */
+	private $statements = array();
+	/** @var array Counters for tests and monitoring. */
+	public $stats = array(
+		'connects' => 0,
+		'retries'  => 0,
+	);
+
+	/**
+	 * @param string $table_prefix $wpdb->prefix.
+	 * @param string $format       Number template.
+	 */
+	public function __construct( $table_prefix, $format ) {
+		if ( ! preg_match( '/^[A-Za-z0-9_]{0,32}$/', $table_prefix ) ) {
+			throw new InvalidArgumentException( 'invalid argument `table_prefix`: only letters, digits and _ are allowed' );
+		}
+		Counterfoil_Rules::parse_format( $format );
+		$this->prefix     = $table_prefix;
+		$this->format     = $format;
+		$this->timeout_ms = max( 1, (int) apply_filters( 'counterfoil_timeout_ms', 5000 ) );
+	}
+
+	public function name() {
+		return 'php';
+	}
+
+	private function sequences() {
+		return "`{$this->prefix}invoice_sequences`";
+	}
+
+	private function numbers() {
+		return "`{$this->prefix}counterfoil_numbers`";
+	}
+
+	private function payments() {
+		return "`{$this->prefix}counterfoil_payments`";
+	}
+
+	public function initialize( $scope, $start ) {
+		Counterfoil_Rules::scope_key( $scope );
+		$counter = Counterfoil_Rules::counter_for_start( $start );
+		return $this->attempt(
+			function () use ( $scope, $counter, $start ) {
+				$r = $this->execute( "INSERT INTO {$this->sequences()} (scope_key, current_value, start_value) VALUES (?, ?, ?)", 'sii', array( $scope, $counter, $start ) );
+				if ( self::ER_DUP_ENTRY === $r['errno'] ) {
+					return false;
+				}
+				$this->check( $r );
+				return true;
+			}
+		);
+	}
+
+	public function advance( $scope, $next ) {
+		Counterfoil_Rules::scope_key( $scope );
+		$counter = Counterfoil_Rules::counter_for_next( $next );
+		return $this->attempt(
+			function () use ( $scope, $counter ) {
+				$r = $this->check( $this->execute( "UPDATE {$this->sequences()} SET current_value = GREATEST(current_value, ?) WHERE scope_key = ?", 'is', array( $counter, $scope ) ) );
+				if ( 1 === $r['affected'] ) {
+					return true;
+				}
+				$this->read_current( $scope ); // Throws SeriesNotFoundException when missing.
+				return false;
+			}
+		);
+	}
+
+	public function allocate_recorded( $scope, $source ) {
+		Counterfoil_Rules::scope_key( $scope );
+		return $this->attempt(
+			function () use ( $scope, $source ) {
+				return $this->transaction(
+					function () use ( $scope, $source ) {
+						$number = $this->allocate_in( $scope, 1 );
+						$this->record_number( $scope, $number, 'issued', $source, null, null );
+						return $number;
+					}
+				);
+			}
+		);
+	}
+
+	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency ) {
+		Counterfoil_Rules::scope_key( $scope );
+		Counterfoil_Rules::payment_ref( $gateway, $transaction_id );
+		return $this->attempt(
+			function () use ( $scope, $gateway, $transaction_id, $amount, $currency ) {
+				$this->check( $this->execute( 'START TRANSACTION' ) );
+				$r = $this->execute(
+					"INSERT INTO {$this->payments()} (gateway, transaction_id, scope_key, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+					'sssss',
+					array( $gateway, $transaction_id, $scope, $amount, $currency )
+				);
+				if ( self::ER_DUP_ENTRY === $r['errno'] ) {
+					// Delivered before: that delivery committed its number.
+					$this->check( $this->execute( 'ROLLBACK' ) );
+					return $this->find_payment( $gateway, $transaction_id );
+				}
+				try {
+					$this->check( $r );
+					$payment_id = $r['insert_id'];
+					$number     = $this->allocate_in( $scope, 1 );
+					$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
+					$this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, $payment_id ) ) );
+					$this->check( $this->execute( 'COMMIT' ) );
+				} catch ( Throwable $e ) {
+					$this->rollback_quietly();
+					throw $e;
+				}
+				return array(
+					'scope_key' => $scope,
+					'number'    => $number,
+					'created'   => true,
+					'status'    => 'reserved',
+					'post_id'   => null,
+				);
+			}
+		);
+	}
+
+	public function current( $scope ) {
+		Counterfoil_Rules::scope_key( $scope );
+		return $this->attempt(
+			function () use ( $scope ) {
+				return $this->read_current( $scope );
+			}
+		);
+	}
+
+	public function format( $number, $year, $month ) {
+		if ( $number < 0 ) {
+			throw new InvalidArgumentException( sprintf( 'number must not be negative, got %d', $number ) );
+		}
+		return Counterfoil_Rules::render( $this->format, $number, $year, $month );
+	}
+
+	/**
+	 * The allocation statement: the new counter from its own result, only
+	 * when exactly one row changed.
+	 *
+	 * @param string $scope Scope key.
+	 * @param int    $count Numbers.
+	 * @return int
+	 */
+	private function allocate_in( $scope, $count ) {
+		$r = $this->execute( "UPDATE {$this->sequences()} SET current_value = LAST_INSERT_ID(current_value + ?) WHERE scope_key = ?", 'is', array( $count, $scope ) );
+		if ( 1690 === $r['errno'] ) {
+			throw new OverflowException( sprintf( 'series `%s` cannot hand out %d more number(s) without passing 18446744073709551615; the counter was left unchanged; start a new series', $scope, $count ) );
+		}
+		$this->check( $r );
+		if ( 0 === $r['affected'] ) {
+			throw new SeriesNotFoundException( sprintf( 'series `%s` does not exist; create it with initialize(scope, start) first', $scope ) );
+		}
+		if ( 1 !== $r['affected'] || ! is_int( $r['insert_id'] ) || $r['insert_id'] < $count ) {
+			throw new DatabaseUnavailableException( sprintf( 'unexpected answer from the database: allocation changed %d rows and returned %s', $r['affected'], var_export( $r['insert_id'], true ) ) );
+		}
+		return $r['insert_id'];
+	}
+
+	private function record_number( $scope, $number, $status, $source, $gateway, $transaction_id ) {
+		$r = $this->execute(
+			"INSERT INTO {$this->numbers()} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())",
+			'sissss',
+			array( $scope, $number, $status, $source, $gateway, $transaction_id )
+		);
+		if ( self::ER_DUP_ENTRY === $r['errno'] ) {
+			throw new DatabaseUnavailableException( sprintf( 'number %d of series `%s` is already in the registry: the counter is behind the numbers already issued (lowered by hand or restored from an old backup?); nothing was issued; run `counterfoil verify` and advance the series past its highest number', $number, $scope ) );
+		}
+		$this->check( $r );
+	}
+
+	private function find_payment( $gateway, $transaction_id ) {
+		$rows = $this->select(
+			"SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id) FROM {$this->payments()} p LEFT JOIN {$this->numbers()} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?",
+			'ss',
+			array( $gateway, $transaction_id )
+		);
+		if ( ! $rows || null === $rows[0][1] || null === $rows[0][2] ) {
+			throw new DatabaseUnavailableException( "unexpected answer from the database: payment $gateway/$transaction_id is recorded without a registered number" );
+		}
+		return array(
+			'scope_key' => $rows[0][0],
+			'number'    => (int) $rows[0][1],
+			'created'   => false,
+			'status'    => $rows[0][2],
+			'post_id'   => null === $rows[0][3] ? null : (int) $rows[0][3],
+		);
+	}
+
+	private function read_current( $scope ) {
+		$rows = $this->select( "SELECT current_value, start_value FROM {$this->sequences()} WHERE scope_key = ?", 's', array( $scope ) );
+		if ( ! $rows ) {
+			throw new SeriesNotFoundException( sprintf( 'series `%s` does not exist; create it with initialize(scope, start) first', $scope ) );
+		}
+		return (int) $rows[0][0];
+	}
+
+	/**
+	 * Runs $work in a transaction: COMMIT on success, ROLLBACK on any failure.
+	 *
+	 * @param callable $work Work.
+	 * @return mixed
+	 */
+	private function transaction( callable $work ) {
+		$this->check( $this->execute( 'START TRANSACTION' ) );
+		try {
+			$result = $work();
+			$this->check( $this->execute( 'COMMIT' ) );
+			return $result;
+		} catch ( Throwable $e ) {
+			$this->rollback_quietly();
+			throw $e;
+		}
+	}
+
+	private function rollback_quietly() {
+		if ( $this->db ) {
+			try {
+				$this->db->query( 'ROLLBACK' );
+			} catch ( Throwable $ignored ) {
+				$this->disconnect();
+			}
+		}
+	}
+
+	/**
+	 * Runs $once with bounded, jittered retries of retryable failures.
+	 *
+	 * @param callable $once One try.
+	 * @return mixed
+	 */
+	private function attempt( callable $once ) {
+		$until = microtime( true ) + $this->timeout_ms / 1000;
+		for ( $try = 1; ; $try++ ) {
+			try {
+				$this->connect();
+				return $once();
+			} catch ( Counterfoil_Retryable $e ) {
+				if ( ! $e->retryable() || $try >= self::MAX_ATTEMPTS ) {
+					throw $e->final_exception();
+				}
+				if ( microtime( true ) >= $until ) {
+					throw new TimeoutException( sprintf( 'the call did not finish within %d ms (%d tries); the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)', $this->timeout_ms, $try ) );
+				}
+				++$this->stats['retries'];
+				$ceiling = min( 250000, 5000 * ( 1 << ( $try - 1 ) ) );
+				usleep( random_int( 0, $ceiling ) );
+			}
+		}
+	}
+
+	/** Opens the connection if needed and checks durability. */
+	private function connect() {
+		if ( $this->db ) {
+			return;
+		}
+		global $wpdb;
+		$parsed = $wpdb->parse_db_host( DB_HOST );
+		if ( ! $parsed ) {
+			throw new InvalidArgumentException( 'invalid argument `DB_HOST`: cannot parse ' . DB_HOST );
+		}
+		list( $host, $port, $socket, $is_ipv6 ) = $parsed;
+		if ( $is_ipv6 && extension_loaded( 'mysqlnd' ) ) {
+			$host = "[$host]";
+		}
+		$db      = mysqli_init();
+		$seconds = (int) ceil( $this->timeout_ms / 1000 );
+		$db->options( MYSQLI_OPT_CONNECT_TIMEOUT, $seconds );
+		$db->options( MYSQLI_OPT_READ_TIMEOUT, $seconds );
+		try {
+			$ok = @$db->real_connect( $host, DB_USER, DB_PASSWORD, DB_NAME, $port ? (int) $port : null, $socket );
+		} catch ( mysqli_sql_exception $e ) {
+			$ok = false;
+		}
+		if ( ! $ok ) {
+			$errno = $db->connect_errno;
+			throw new Counterfoil_Retryable(
+				new DatabaseUnavailableException( 'database unavailable: cannot connect: ' . $db->connect_error, (int) $errno )
+			);
+		}
+		$db->set_charset( 'utf8mb4' );
+		++$this->stats['connects'];
+		$this->db         = $db;
+		$this->statements = array();
+		$rows             = $this->select( 'SELECT @@GLOBAL.innodb_flush_log_at_trx_commit' );
+		$setting          = (int) $rows[0][0];
+		if ( 0 === $setting && ! ( defined( 'COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' ) && COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 ) ) {
+			$this->disconnect();
+			throw new DatabaseUnavailableException( 'refusing to use this server: innodb_flush_log_at_trx_commit = 0, so a server crash can roll the counter back and issue numbers twice; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1 and in my.cnf), or define COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' );
+		}
+		if ( 2 === $setting ) {
+			error_log( 'counterfoil: innodb_flush_log_at_trx_commit = 2: numbers survive a server crash but not an OS crash or power loss; set it to 1 for full durability' );
+		}
+	}
+
+	private function disconnect() {
+		if ( $this->db ) {
+			try {
+				$this->db->close();
+			} catch ( Throwable $ignored ) {
+				unset( $ignored );
+			}
+		}
+		$this->db         = null;
+		$this->statements = array();
+	}
+
+	/**
+	 * Executes one statement; never throws for a server error (the caller
+	 * decides), but turns connection losses and timeouts into retries.
+	 *
+	 * @param string $sql    SQL with ? placeholders.
+	 * @param string $types  mysqli bind types.
+	 * @param array  $params Parameters.
+	 * @return array errno, error, affected, insert_id, rows.
+	 */
+	private function execute( $sql, $types = '', array $params = array() ) {
+		$started = microtime( true );
+		try {
+			if ( '' === $types ) {
+				$ok     = $this->db->query( $sql );
+				$result = array(
+					'errno'     => $ok ? 0 : $this->db->errno,
+					'error'     => $ok ? '' : $this->db->error,
+					'affected'  => $this->db->affected_rows,
+					'insert_id' => $this->db->insert_id,
+					'rows'      => $ok instanceof mysqli_result ? $ok->fetch_all( MYSQLI_NUM ) : null,
+				);
+			} else {
+				if ( ! isset( $this->statements[ $sql ] ) ) {
+					$stmt = $this->db->prepare( $sql );
+					if ( ! $stmt ) {
+						return $this->failure( $this->db->errno, $this->db->error, $started );
+					}
+					$this->statements[ $sql ] = $stmt;
+				}
+				$stmt = $this->statements[ $sql ];
+				$stmt->bind_param( $types, ...$params );
+				$ok     = $stmt->execute();
+				$res    = $ok ? $stmt->get_result() : false;
+				$result = array(
+					'errno'     => $ok ? 0 : $stmt->errno,
+					'error'     => $ok ? '' : $stmt->error,
+					'affected'  => $stmt->affected_rows,
+					'insert_id' => $stmt->insert_id,
+					'rows'      => $res instanceof mysqli_result ? $res->fetch_all( MYSQLI_NUM ) : null,
+				);
+			}
+		} catch ( mysqli_sql_exception $e ) {
+			return $this->failure( $e->getCode(), $e->getMessage(), $started );
+		}
+		if ( $result['errno'] ) {
+			return $this->failure( $result['errno'], $result['error'], $started );
+		}
+		return $result;
+	}
+
+	/**
+	 * A failed statement: retryable ones become Counterfoil_Retryable (after
+	 * dropping a broken connection); others are returned for the caller.
+	 */
+	private function failure( $errno, $error, $started ) {
+		$errno = (int) $errno;
+		if ( in_array( $errno, array( 2006, 2013, 2055, 1927, 1053 ), true ) ) {
+			$this->disconnect();
+			$elapsed_ms = ( microtime( true ) - $started ) * 1000;
+			if ( $elapsed_ms >= $this->timeout_ms - 50 ) {
+				throw new Counterfoil_Retryable( new TimeoutException( sprintf( 'the statement did not finish within %d ms; the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)', $this->timeout_ms ) ), false );
+			}
+			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: connection lost: $error", $errno ) );
+		}
+		if ( 1213 === $errno || 1205 === $errno ) {
+			$this->rollback_quietly();
+			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database error $errno: $error", $errno ) );
+		}
+		return array(
+			'errno'     => $errno,
+			'error'     => $error,
+			'affected'  => -1,
+			'insert_id' => 0,
+			'rows'      => null,
+		);
+	}
+
+	/** Throws for a failed statement. */
+	private function check( array $r ) {
+		if ( $r['errno'] ) {
+			throw new DatabaseUnavailableException( "database error {$r['errno']}: {$r['error']}", $r['errno'] );
+		}
+		return $r;
+	}
+
+	private function select( $sql, $types = '', array $params = array() ) {
+		return $this->check( $this->execute( $sql, $types, $params ) )['rows'];
+	}
+}
+
+/**
+ * A failure worth another try; carries the exception to throw if none is left.
+ *
+ * @internal
+ */
+final class Counterfoil_Retryable extends RuntimeException {
+	/** @var Throwable */
+	private $final;
+	/** @var bool */
+	private $retry;
+
+	public function __construct( Throwable $final, $retry = true ) {
+		parent::__construct( $final->getMessage(), (int) $final->getCode() );
+		$this->final = $final;
+		$this->retry = $retry;
+	}
+
+	public function final_exception() {
+		return $this->final;
+	}
+
+	public function retryable() {
+		return $this->retry;
+	}
+}

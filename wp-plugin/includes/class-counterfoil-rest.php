@@ -1,0 +1,140 @@
+<?php
+/**
+ * REST: POST /wp-json/counterfoil/v1/payments, for payment gateways.
+ *
+ * Authentication: an HMAC-SHA256 of "{timestamp}.{raw body}" with the site's
+ * webhook secret, sent as `X-Counterfoil-Signature: sha256=<hex>`, and the
+ * Unix time as `X-Counterfoil-Timestamp`, which must be within 5 minutes of
+ * the server's clock (an older or replayed request is refused).
+ *
+ * Answers: 201 created; 200 a repeated delivery, with the first answer's
+ * invoice; 400 invalid input; 401 bad or stale signature; 503 with
+ * Retry-After when the database is locked or unavailable.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * REST routes.
+ */
+final class Counterfoil_Rest {
+	const NAMESPACE_V1  = 'counterfoil/v1';
+	const MAX_BODY      = 65536;
+	const MAX_CLOCK_SKEW = 300;
+
+	/** Registers the routes. */
+	public static function register_routes() {
+		register_rest_route(
+			self::NAMESPACE_V1,
+			'/payments',
+			array(
+				'methods'             => 'POST',
+				'callback'            => array( __CLASS__, 'create_payment' ),
+				'permission_callback' => array( __CLASS__, 'verify_signature' ),
+			)
+		);
+	}
+
+	/**
+	 * The webhook secret: the COUNTERFOIL_WEBHOOK_SECRET constant, else the
+	 * option generated at activation.
+	 */
+	public static function secret() {
+		if ( defined( 'COUNTERFOIL_WEBHOOK_SECRET' ) && COUNTERFOIL_WEBHOOK_SECRET ) {
+			return (string) COUNTERFOIL_WEBHOOK_SECRET;
+		}
+		return (string) get_option( 'counterfoil_webhook_secret', '' );
+	}
+
+	/**
+	 * The signature a sender must send for $body at $timestamp.
+	 *
+	 * @param string $timestamp Unix time, as sent.
+	 * @param string $body      Raw body.
+	 * @param string $secret    Secret.
+	 * @return string
+	 */
+	public static function sign( $timestamp, $body, $secret ) {
+		return 'sha256=' . hash_hmac( 'sha256', $timestamp . '.' . $body, $secret );
+	}
+
+	/**
+	 * permission_callback: a valid, fresh signature.
+	 *
+	 * @param WP_REST_Request $request Request.
+	 * @return true|WP_Error
+	 */
+	public static function verify_signature( $request ) {
+		$secret    = self::secret();
+		$timestamp = (string) $request->get_header( 'x_counterfoil_timestamp' );
+		$signature = (string) $request->get_header( 'x_counterfoil_signature' );
+		$deny      = function ( $message ) {
+			return new WP_Error( 'counterfoil_unauthorized', $message, array( 'status' => 401 ) );
+		};
+		if ( '' === $secret ) {
+			return $deny( __( 'The webhook secret is not set.', 'counterfoil' ) );
+		}
+		if ( '' === $signature || ! preg_match( '/^[0-9]{1,12}$/', $timestamp ) ) {
+			return $deny( __( 'Missing or malformed signature headers.', 'counterfoil' ) );
+		}
+		if ( abs( time() - (int) $timestamp ) > self::MAX_CLOCK_SKEW ) {
+			return $deny( __( 'The signature timestamp is too old or in the future.', 'counterfoil' ) );
+		}
+		if ( ! hash_equals( self::sign( $timestamp, $request->get_body(), $secret ), $signature ) ) {
+			return $deny( __( 'The signature does not match.', 'counterfoil' ) );
+		}
+		return true;
+	}
+
+	/**
+	 * Creates the invoice of a payment.
+	 *
+	 * @param WP_REST_Request $request Request.
+	 * @return WP_REST_Response|WP_Error
+	 */
+	public static function create_payment( $request ) {
+		$started = microtime( true );
+		$body    = $request->get_body();
+		if ( strlen( $body ) > self::MAX_BODY ) {
+			return new WP_Error( 'counterfoil_too_large', __( 'The body is larger than 64 KiB.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		$payment = json_decode( $body, true );
+		if ( ! is_array( $payment ) ) {
+			return new WP_Error( 'counterfoil_invalid_json', __( 'The body must be a JSON object.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		$result = Counterfoil_Invoices::for_payment( $payment );
+		if ( is_wp_error( $result ) ) {
+			$data   = $result->get_error_data();
+			$status = isset( $data['status'] ) ? (int) $data['status'] : 500;
+			$resp   = new WP_REST_Response(
+				array(
+					'code'    => $result->get_error_code(),
+					'message' => $result->get_error_message(),
+				),
+				$status
+			);
+			if ( ! empty( $data['retry_after'] ) ) {
+				$resp->header( 'Retry-After', (string) (int) $data['retry_after'] );
+			}
+			return $resp;
+		}
+		$resp = new WP_REST_Response(
+			array(
+				'invoice_id'     => $result['post']->ID,
+				'number'         => $result['number'],
+				'sequence'       => $result['sequence'],
+				'scope_key'      => $result['scope_key'],
+				'gateway'        => $payment['gateway'],
+				'transaction_id' => $payment['transaction_id'],
+				'repeated'       => ! $result['created'],
+				'backend'        => counterfoil_backend()->name(),
+			),
+			$result['created'] ? 201 : 200
+		);
+		$total = microtime( true ) - ( isset( $_SERVER['REQUEST_TIME_FLOAT'] ) ? (float) $_SERVER['REQUEST_TIME_FLOAT'] : $started );
+		$resp->header( 'Server-Timing', sprintf( 'allocate;dur=%.3f, total;dur=%.3f', Counterfoil_Timing::get( 'allocate' ) * 1000, $total * 1000 ) );
+		return $resp;
+	}
+}

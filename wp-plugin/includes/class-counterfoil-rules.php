@@ -1,0 +1,295 @@
+<?php
+/**
+ * The pure-PHP twin of counterfoil-core's pure rules, used by the pure-PHP
+ * backend only (with the extension, the Rust core applies them). Scope keys,
+ * number templates, start/next/batch arguments and payment references behave
+ * exactly as the core's: both pass the shared vectors in tests/vectors/.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+use Counterfoil\InvalidArgumentException;
+
+/**
+ * Validation and formatting rules.
+ */
+final class Counterfoil_Rules {
+	const MAX_SCOPE_BYTES = 191;
+	const MAX_BATCH       = 100000;
+	const MAX_PAD         = 20;
+	const DEFAULT_FORMAT  = '{year}-{seq:04}';
+
+	/**
+	 * Validates a scope key; returns it unchanged.
+	 *
+	 * @param mixed $key Candidate key.
+	 * @return string
+	 * @throws InvalidArgumentException With a `kind` in the code-less message prefix.
+	 */
+	public static function scope_key( $key ) {
+		$kind = self::scope_key_error( $key );
+		if ( null !== $kind ) {
+			throw new InvalidArgumentException( 'invalid scope key: ' . $kind[1] );
+		}
+		return $key;
+	}
+
+	/**
+	 * The error of a scope key, as [kind, message], or null when valid.
+	 *
+	 * @param mixed $key Candidate key.
+	 * @return array|null
+	 */
+	public static function scope_key_error( $key ) {
+		if ( ! is_string( $key ) || '' === $key ) {
+			return array( 'empty', 'scope key is empty' );
+		}
+		$len = strlen( $key );
+		if ( $len > self::MAX_SCOPE_BYTES ) {
+			return array( 'too_long', sprintf( 'scope key is %d bytes long; the maximum is %d', $len, self::MAX_SCOPE_BYTES ) );
+		}
+		if ( ! preg_match( '//u', $key ) ) {
+			return array( 'control_character', 'scope key is not valid UTF-8' );
+		}
+		if ( preg_match( '/[\x{0}-\x{1F}\x{7F}-\x{9F}]/u', $key, $m, PREG_OFFSET_CAPTURE ) ) {
+			return array( 'control_character', sprintf( 'scope key holds control character U+%04X at byte %d', mb_ord( $m[0][0], 'UTF-8' ), $m[0][1] ) );
+		}
+		if ( preg_match( '/^\s|\s$/u', $key ) ) {
+			return array( 'surrounding_whitespace', 'scope key starts or ends with whitespace' );
+		}
+		return null;
+	}
+
+	/**
+	 * The per-user, per-year scope key.
+	 *
+	 * @param int $user_id User id (0 or more).
+	 * @param int $year    1..9999.
+	 * @return string
+	 * @throws InvalidArgumentException When out of range.
+	 */
+	public static function user_year_scope( $user_id, $year ) {
+		if ( $user_id < 0 ) {
+			throw new InvalidArgumentException( sprintf( 'user_id must not be negative, got %d', $user_id ) );
+		}
+		if ( $year < 1 || $year > 9999 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid scope key: year %d is outside 1..=9999', $year ) );
+		}
+		return $user_id . ':' . $year;
+	}
+
+	/**
+	 * The counter value that makes $start the first number.
+	 *
+	 * @param int $start First number.
+	 * @return int
+	 * @throws InvalidArgumentException When below 1.
+	 */
+	public static function counter_for_start( $start ) {
+		if ( $start < 1 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `start`: the first number must be at least 1, got %d', $start ) );
+		}
+		return $start - 1;
+	}
+
+	/**
+	 * The counter value that makes $next the next number.
+	 *
+	 * @param int $next Next number.
+	 * @return int
+	 * @throws InvalidArgumentException When below 1.
+	 */
+	public static function counter_for_next( $next ) {
+		if ( $next < 1 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `next`: the next number must be at least 1, got %d', $next ) );
+		}
+		return $next - 1;
+	}
+
+	/**
+	 * Checks a batch size.
+	 *
+	 * @param int $count Numbers asked for.
+	 * @throws InvalidArgumentException When outside 1..MAX_BATCH.
+	 */
+	public static function check_batch( $count ) {
+		if ( $count < 1 || $count > self::MAX_BATCH ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `count`: a batch holds 1 to %d numbers, got %d', self::MAX_BATCH, $count ) );
+		}
+	}
+
+	/**
+	 * Validates a payment reference.
+	 *
+	 * @param mixed $gateway        Gateway name.
+	 * @param mixed $transaction_id Transaction id.
+	 * @throws InvalidArgumentException Naming the part at fault.
+	 */
+	public static function payment_ref( $gateway, $transaction_id ) {
+		if ( ! is_string( $gateway ) || '' === $gateway || strlen( $gateway ) > 32 ) {
+			throw new InvalidArgumentException( 'invalid argument `gateway`: the gateway name must be 1 to 32 characters' );
+		}
+		if ( ! preg_match( '/^[a-z0-9_-]+$/', $gateway ) ) {
+			throw new InvalidArgumentException( 'invalid argument `gateway`: use a-z, 0-9, _ and -' );
+		}
+		if ( ! is_string( $transaction_id ) || '' === $transaction_id || strlen( $transaction_id ) > 191 ) {
+			throw new InvalidArgumentException( 'invalid argument `transaction_id`: the transaction id must be 1 to 191 bytes' );
+		}
+		if ( ! preg_match( '//u', $transaction_id ) || preg_match( '/[\x{0}-\x{1F}\x{7F}-\x{9F}]/u', $transaction_id ) ) {
+			throw new InvalidArgumentException( 'invalid argument `transaction_id`: the transaction id holds a control character' );
+		}
+		if ( preg_match( '/^\s|\s$/u', $transaction_id ) ) {
+			throw new InvalidArgumentException( 'invalid argument `transaction_id`: the transaction id starts or ends with whitespace' );
+		}
+	}
+
+	/**
+	 * Parses a number template into pieces.
+	 *
+	 * @param string $template Template such as {year}-{seq:04}.
+	 * @return array List of [type, value] pieces.
+	 * @throws InvalidArgumentException With the kind and byte offset.
+	 */
+	public static function parse_format( $template ) {
+		$error = self::format_error( $template );
+		if ( null !== $error ) {
+			throw new InvalidArgumentException( sprintf( 'invalid number format: %s (at byte %d)', $error[2], $error[1] ) );
+		}
+		return self::$parsed[ $template ];
+	}
+
+	/** @var array Parsed templates by text. */
+	private static $parsed = array();
+
+	/**
+	 * The first problem of a template as [kind, byte offset, message], or null.
+	 *
+	 * @param string $t Template.
+	 * @return array|null
+	 */
+	public static function format_error( $t ) {
+		if ( isset( self::$parsed[ $t ] ) ) {
+			return null;
+		}
+		$pieces  = array();
+		$literal = '';
+		$seq     = false;
+		$len     = strlen( $t );
+		$i       = 0;
+		while ( $i < $len ) {
+			$c = $t[ $i ];
+			if ( '{' === $c && $i + 1 < $len && '{' === $t[ $i + 1 ] ) {
+				$literal .= '{';
+				$i       += 2;
+				continue;
+			}
+			if ( '}' === $c && $i + 1 < $len && '}' === $t[ $i + 1 ] ) {
+				$literal .= '}';
+				$i       += 2;
+				continue;
+			}
+			if ( '}' === $c ) {
+				return array( 'unmatched_close', $i, '`}` without `{` (write `}}` for a literal brace)' );
+			}
+			if ( '{' === $c ) {
+				$close = strpos( $t, '}', $i );
+				if ( false === $close ) {
+					return array( 'unclosed', $i, '`{` is never closed' );
+				}
+				$body = substr( $t, $i + 1, $close - $i - 1 );
+				if ( false !== strpos( $body, '{' ) ) {
+					return array( 'unclosed', $i, '`{` is never closed' );
+				}
+				$parts = explode( ':', $body, 2 );
+				$name  = $parts[0];
+				$spec  = isset( $parts[1] ) ? $parts[1] : null;
+				if ( '' === $name ) {
+					return array( 'empty_token', $i, 'empty token `{}`' );
+				}
+				if ( ! in_array( $name, array( 'seq', 'year', 'yy', 'month' ), true ) ) {
+					return array( 'unknown_token', $i, "unknown token `{{$name}}`; known tokens are seq, year, yy, month" );
+				}
+				if ( null !== $spec && 'seq' !== $name ) {
+					return array( 'unexpected_spec', $i, "token `$name` takes no `:` option" );
+				}
+				$pad = 0;
+				if ( 'seq' === $name ) {
+					if ( null !== $spec ) {
+						if ( ! preg_match( '/^0([0-9]{1,2})$/', $spec, $m ) || (int) $m[1] < 1 || (int) $m[1] > self::MAX_PAD ) {
+							return array( 'bad_padding', $i, "padding `$spec` is not of the form 0N with N from 1 to 20 (e.g. `{seq:04}`)" );
+						}
+						$pad = (int) $m[1];
+					}
+					if ( $seq ) {
+						return array( 'duplicate_seq', $i, 'the template has more than one `{seq}` token' );
+					}
+					$seq = true;
+				}
+				if ( '' !== $literal ) {
+					$pieces[] = array( 'literal', $literal );
+					$literal  = '';
+				}
+				$pieces[] = array( $name, $pad );
+				$i        = $close + 1;
+				continue;
+			}
+			$ord = ord( $c );
+			if ( $ord < 0x20 || 0x7F === $ord ) {
+				return array( 'control_character', $i, 'control character in the template' );
+			}
+			$literal .= $c;
+			++$i;
+		}
+		if ( '' !== $literal ) {
+			$pieces[] = array( 'literal', $literal );
+		}
+		if ( ! $seq ) {
+			return array( 'missing_seq', $len, 'the template has no `{seq}` token' );
+		}
+		self::$parsed[ $t ] = $pieces;
+		return null;
+	}
+
+	/**
+	 * Renders a number.
+	 *
+	 * @param string     $template Template.
+	 * @param int|string $number   The number (a string above PHP_INT_MAX).
+	 * @param int        $year     1..9999.
+	 * @param int        $month    1..12.
+	 * @return string
+	 * @throws InvalidArgumentException For a bad template, year or month.
+	 */
+	public static function render( $template, $number, $year, $month ) {
+		$pieces = self::parse_format( $template );
+		if ( $year < 1 || $year > 9999 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid number format: year %d is outside 1..=9999 (at byte 0)', $year ) );
+		}
+		if ( $month < 1 || $month > 12 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid number format: month %d is outside 1..=12 (at byte 0)', $month ) );
+		}
+		$out = '';
+		foreach ( $pieces as $p ) {
+			switch ( $p[0] ) {
+				case 'literal':
+					$out .= $p[1];
+					break;
+				case 'seq':
+					$out .= str_pad( (string) $number, $p[1], '0', STR_PAD_LEFT );
+					break;
+				case 'year':
+					$out .= sprintf( '%04d', $year );
+					break;
+				case 'yy':
+					$out .= sprintf( '%02d', $year % 100 );
+					break;
+				case 'month':
+					$out .= sprintf( '%02d', $month );
+					break;
+			}
+		}
+		return $out;
+	}
+}

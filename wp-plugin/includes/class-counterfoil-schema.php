@@ -1,0 +1,115 @@
+<?php
+/**
+ * The plugin's tables, created and upgraded with dbDelta under an integer
+ * schema version option, on activation and on load when the version differs
+ * (activation hooks do not run on updates).
+ *
+ * - {prefix}invoice_sequences: the article's table (scope_key, current_value)
+ *   plus start_value and created_at. An existing article table is adopted:
+ *   dbDelta only adds the missing columns; its rows are untouched.
+ * - {prefix}counterfoil_numbers: the registry, one row per allocated number,
+ *   unique per (scope_key, number), status reserved / issued / void + reason.
+ * - {prefix}counterfoil_payments: one row per (gateway, transaction_id), unique,
+ *   with the number it received.
+ *
+ * The definitions equal counterfoil-core's (core/src/schema.rs); a test
+ * compares SHOW CREATE TABLE of both.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Schema installer.
+ */
+final class Counterfoil_Schema {
+	const VERSION        = 1;
+	const VERSION_OPTION = 'counterfoil_schema_version';
+
+	/** Installs or upgrades when the stored version differs. */
+	public static function maybe_upgrade() {
+		if ( (int) get_option( self::VERSION_OPTION ) !== self::VERSION ) {
+			self::install();
+		}
+	}
+
+	/** Creates or upgrades the tables; safe to run again. */
+	public static function install() {
+		global $wpdb;
+		require_once ABSPATH . 'wp-admin/includes/upgrade.php';
+		// A named lock so two requests never run the upgrade at once.
+		$lock = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 10)', $wpdb->prefix . 'counterfoil_schema' ) );
+		try {
+			dbDelta( self::statements( $wpdb->prefix ) );
+			update_option( self::VERSION_OPTION, self::VERSION, true );
+		} finally {
+			if ( '1' === (string) $lock ) {
+				$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $wpdb->prefix . 'counterfoil_schema' ) );
+			}
+		}
+	}
+
+	/**
+	 * The CREATE TABLE statements, in dbDelta's format.
+	 *
+	 * @param string $prefix Table prefix.
+	 * @return string[]
+	 */
+	public static function statements( $prefix ) {
+		$charset = 'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+		return array(
+			"CREATE TABLE {$prefix}invoice_sequences (
+  scope_key varchar(191) NOT NULL,
+  current_value bigint(20) unsigned NOT NULL,
+  start_value bigint(20) unsigned NULL,
+  created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY  (scope_key)
+) ENGINE=InnoDB $charset;",
+			"CREATE TABLE {$prefix}counterfoil_numbers (
+  id bigint(20) unsigned NOT NULL AUTO_INCREMENT,
+  scope_key varchar(191) NOT NULL,
+  number bigint(20) unsigned NOT NULL,
+  status varchar(16) NOT NULL,
+  reason varchar(255) NULL,
+  source varchar(32) NOT NULL,
+  post_id bigint(20) unsigned NULL,
+  gateway varchar(32) NULL,
+  transaction_id varchar(191) NULL,
+  created_at datetime NOT NULL,
+  updated_at datetime NOT NULL,
+  PRIMARY KEY  (id),
+  UNIQUE KEY scope_number (scope_key,number),
+  KEY post_id (post_id)
+) ENGINE=InnoDB $charset;",
+			"CREATE TABLE {$prefix}counterfoil_payments (
+  id bigint(20) unsigned NOT NULL AUTO_INCREMENT,
+  gateway varchar(32) NOT NULL,
+  transaction_id varchar(191) NOT NULL,
+  scope_key varchar(191) NOT NULL,
+  number bigint(20) unsigned NULL,
+  post_id bigint(20) unsigned NULL,
+  amount varchar(32) NULL,
+  currency varchar(3) NULL,
+  created_at datetime NOT NULL,
+  PRIMARY KEY  (id),
+  UNIQUE KEY gateway_transaction (gateway,transaction_id),
+  KEY scope_number (scope_key,number)
+) ENGINE=InnoDB $charset;",
+		);
+	}
+
+	/**
+	 * Table names for $wpdb->prefix.
+	 *
+	 * @return array sequences, numbers, payments.
+	 */
+	public static function tables() {
+		global $wpdb;
+		return array(
+			'sequences' => $wpdb->prefix . 'invoice_sequences',
+			'numbers'   => $wpdb->prefix . 'counterfoil_numbers',
+			'payments'  => $wpdb->prefix . 'counterfoil_payments',
+		);
+	}
+}

@@ -1,0 +1,120 @@
+<?php
+/**
+ * Public functions of the plugin.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/** Activation: tables, the webhook secret. Running it again changes nothing. */
+function counterfoil_activate() {
+	Counterfoil_Schema::install();
+	add_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), '', false );
+	add_option( 'counterfoil_format', Counterfoil_Rules::DEFAULT_FORMAT );
+	add_option( 'counterfoil_delete_data_on_uninstall', 0 );
+}
+
+function counterfoil_load_textdomain() {
+	load_plugin_textdomain( 'counterfoil', false, dirname( plugin_basename( COUNTERFOIL_FILE ) ) . '/languages' );
+}
+
+/** The site's number format. */
+function counterfoil_format() {
+	$format = (string) get_option( 'counterfoil_format', Counterfoil_Rules::DEFAULT_FORMAT );
+	return null === Counterfoil_Rules::format_error( $format ) ? $format : Counterfoil_Rules::DEFAULT_FORMAT;
+}
+
+/**
+ * The active backend: the counterfoil extension when it is loaded (unless
+ * COUNTERFOIL_FORCE_PHP_BACKEND is true), else pure PHP.
+ *
+ * @return Counterfoil_Backend
+ */
+function counterfoil_backend() {
+	static $backend = null;
+	static $key     = null;
+	global $wpdb;
+	$format = counterfoil_format();
+	$now    = $wpdb->prefix . '|' . $format;
+	if ( null === $backend || $key !== $now ) {
+		$force   = defined( 'COUNTERFOIL_FORCE_PHP_BACKEND' ) && COUNTERFOIL_FORCE_PHP_BACKEND;
+		$backend = ( extension_loaded( 'counterfoil' ) && ! $force )
+			? new Counterfoil_Extension_Backend( $wpdb->prefix, $format )
+			: new Counterfoil_Php_Backend( $wpdb->prefix, $format );
+		$key     = $now;
+	}
+	return $backend;
+}
+
+/**
+ * Creates the invoice of a payment, once per (gateway, transaction id).
+ *
+ * @param array $payment gateway, transaction_id, user_id; optional year
+ *                       (default this year, UTC), amount ("19.99"), currency ("EUR").
+ * @return WP_Post|WP_Error The invoice post (the same one for a repeated
+ *                          delivery), or an error with an HTTP status in its data.
+ */
+function counterfoil_create_invoice_for_payment( $payment ) {
+	$result = Counterfoil_Invoices::for_payment( $payment );
+	return is_wp_error( $result ) ? $result : $result['post'];
+}
+
+/**
+ * Marks a number void, with a reason.
+ *
+ * @param string $scope_key Series.
+ * @param int    $number    Number.
+ * @param string $reason    Why.
+ * @return true|WP_Error
+ */
+function counterfoil_void_number( $scope_key, $number, $reason ) {
+	return Counterfoil_Invoices::void_number( $scope_key, $number, $reason );
+}
+
+if ( ! function_exists( 'initialize_invoice_sequence' ) ) {
+	/**
+	 * The article's function, on the pure-PHP backend (the extension defines
+	 * it when loaded). Arguments are ints, strictly, as with the extension.
+	 *
+	 * @param int $user_id         User.
+	 * @param int $year            Year (1–9999).
+	 * @param int $starting_number First number (1 or more).
+	 * @return bool True when created, false when the series exists.
+	 */
+	function initialize_invoice_sequence( $user_id, $year, $starting_number ) {
+		counterfoil_require_ints( __FUNCTION__, compact( 'user_id', 'year', 'starting_number' ) );
+		return counterfoil_backend()->initialize( Counterfoil_Rules::user_year_scope( $user_id, $year ), $starting_number );
+	}
+}
+
+if ( ! function_exists( 'allocate_invoice_number' ) ) {
+	/**
+	 * The article's function, on the pure-PHP backend: the next number of the
+	 * user's series for the year, recorded in the registry, rendered.
+	 *
+	 * @param int $user_id User.
+	 * @param int $year    Year (1–9999).
+	 * @return string E.g. "2019-0002".
+	 */
+	function allocate_invoice_number( $user_id, $year ) {
+		counterfoil_require_ints( __FUNCTION__, compact( 'user_id', 'year' ) );
+		$backend = counterfoil_backend();
+		$number  = $backend->allocate_recorded( Counterfoil_Rules::user_year_scope( $user_id, $year ), 'api' );
+		return $backend->format( $number, $year, (int) gmdate( 'n' ) );
+	}
+}
+
+/**
+ * TypeError for a non-int argument, as the extension does.
+ *
+ * @param string $function Function name.
+ * @param array  $args     Arguments by name.
+ */
+function counterfoil_require_ints( $function, array $args ) {
+	foreach ( $args as $name => $value ) {
+		if ( ! is_int( $value ) ) {
+			throw new TypeError( sprintf( '%s(): Argument $%s must be of type int, %s given', $function, $name, get_debug_type( $value ) ) );
+		}
+	}
+}

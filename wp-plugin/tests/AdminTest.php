@@ -1,0 +1,114 @@
+<?php
+use PHPUnit\Framework\TestCase;
+
+/** Settings → Invoice numbers: capability and nonce on every form; refusals. */
+final class AdminTest extends TestCase {
+	protected function tearDown(): void {
+		$_POST = array();
+		wp_set_current_user( 0 );
+	}
+
+	private function post( $action, array $fields, $nonce = true ) {
+		$_POST = $fields + array( 'action' => 'counterfoil_' . $action );
+		if ( $nonce ) {
+			$_POST['_wpnonce'] = wp_create_nonce( 'counterfoil_' . $action );
+		}
+		try {
+			do_action( 'admin_post_counterfoil_' . $action );
+			$this->fail( 'the handler neither redirected nor died' );
+		} catch ( Counterfoil_Test_Redirect $r ) {
+			$notice = get_transient( 'counterfoil_notice_' . get_current_user_id() );
+			return array( 'redirect', $notice );
+		} catch ( Counterfoil_Test_Die $d ) {
+			return array( 'die', $d->getCode() );
+		}
+	}
+
+	private function admin() {
+		$admin = get_user_by( 'login', 'admin' );
+		wp_set_current_user( $admin->ID );
+	}
+
+	public function test_every_form_needs_the_capability_and_a_nonce() {
+		global $wpdb;
+		$before = $wpdb->get_var( 'SELECT COUNT(*) FROM wp_invoice_sequences' );
+		$fields = array(
+			'create_series'  => array( 'user_id' => '77', 'year' => '2031', 'start' => '2' ),
+			'advance_series' => array( 'scope_key' => '77:2031', 'next' => '500' ),
+			'save_settings'  => array( 'format' => 'X-{seq}' ),
+			'void_number'    => array( 'scope_key' => '77:2031', 'number' => '1', 'reason' => 'r' ),
+		);
+		foreach ( $fields as $action => $f ) {
+			wp_set_current_user( get_user_by( 'login', 'subscriber' )->ID );
+			$this->assertSame( array( 'die', 403 ), $this->post( $action, $f ), "$action as subscriber" );
+			$this->admin();
+			$this->assertSame( array( 'die', 403 ), $this->post( $action, $f, false ), "$action without nonce" );
+			$_POST['_wpnonce'] = 'forged';
+			$this->assertSame( array( 'die', 403 ), $this->post( $action, $f + array( '_wpnonce' => 'x' ), false ), "$action forged nonce" );
+		}
+		$this->assertSame( $before, $wpdb->get_var( 'SELECT COUNT(*) FROM wp_invoice_sequences' ) );
+		$this->assertSame( Counterfoil_Rules::DEFAULT_FORMAT, get_option( 'counterfoil_format' ) );
+	}
+
+	public function test_create_advance_and_the_refusal_to_go_lower() {
+		$this->admin();
+		$u = Counterfoil_Test::user();
+		list( , $notice ) = $this->post( 'create_series', array( 'user_id' => (string) $u, 'year' => '2026', 'start' => '2' ) );
+		$this->assertSame( 'success', $notice[0], $notice[1] );
+		list( , $notice ) = $this->post( 'create_series', array( 'user_id' => (string) $u, 'year' => '2026', 'start' => '9' ) );
+		$this->assertStringContainsString( 'already exists', $notice[1] );
+		list( , $notice ) = $this->post( 'advance_series', array( 'scope_key' => "$u:2026", 'next' => '200' ) );
+		$this->assertSame( 'success', $notice[0], $notice[1] );
+		list( , $notice ) = $this->post( 'advance_series', array( 'scope_key' => "$u:2026", 'next' => '100' ) );
+		$this->assertSame( 'error', $notice[0] );
+		$this->assertStringContainsString( 'Refused', $notice[1] );
+		$this->assertStringContainsString( 'create a new series', $notice[1] );
+		$this->assertSame( 199, counterfoil_backend()->current( "$u:2026" ) );
+		list( , $notice ) = $this->post( 'create_series', array( 'user_id' => "1 OR 1=1", 'year' => '2026', 'start' => '1' ) );
+		$this->assertSame( 'error', $notice[0] );
+	}
+
+	public function test_a_bad_format_is_refused_with_its_position() {
+		$this->admin();
+		list( , $notice ) = $this->post( 'save_settings', array( 'format' => '{year}-{sequence}' ) );
+		$this->assertSame( 'error', $notice[0] );
+		$this->assertStringContainsString( 'character 8', $notice[1] );
+		$this->assertSame( Counterfoil_Rules::DEFAULT_FORMAT, get_option( 'counterfoil_format' ) );
+	}
+
+	public function test_the_page_escapes_and_shows_the_backend() {
+		$this->admin();
+		initialize_invoice_sequence( Counterfoil_Test::user(), 2026, 1 );
+		counterfoil_backend()->initialize( '<script>alert(1)</script>', 1 );
+		ob_start();
+		Counterfoil_Admin::render();
+		$html = ob_get_clean();
+		$this->assertStringNotContainsString( '<script>alert(1)</script>', $html );
+		$this->assertStringContainsString( '&lt;script&gt;alert(1)&lt;/script&gt;', $html );
+		$this->assertStringContainsString( 'extension' === counterfoil_backend()->name() ? 'PHP extension' : 'pure PHP', $html );
+		wp_set_current_user( get_user_by( 'login', 'subscriber' )->ID );
+		try {
+			Counterfoil_Admin::render();
+			$this->fail( 'a subscriber saw the page' );
+		} catch ( Counterfoil_Test_Die $d ) {
+			$this->assertSame( 403, $d->getCode() );
+		}
+	}
+
+	public function test_every_rest_route_of_the_namespace_has_a_real_permission_callback() {
+		$routes = rest_get_server()->get_routes( 'counterfoil/v1' );
+		$this->assertNotEmpty( $routes );
+		foreach ( $routes as $path => $handlers ) {
+			if ( '/counterfoil/v1' === $path ) {
+				continue; // The namespace index WordPress adds.
+			}
+			foreach ( $handlers as $h ) {
+				$this->assertArrayHasKey( 'permission_callback', $h, $path );
+				$this->assertIsCallable( $h['permission_callback'], $path );
+				$this->assertNotSame( '__return_true', $h['permission_callback'], $path );
+				$request = new WP_REST_Request( 'POST', $path );
+				$this->assertInstanceOf( WP_Error::class, call_user_func( $h['permission_callback'], $request ), "$path lets an unsigned request in" );
+			}
+		}
+	}
+}

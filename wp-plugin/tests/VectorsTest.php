@@ -1,0 +1,104 @@
+<?php
+use PHPUnit\Framework\TestCase;
+
+/** The shared vectors (tests/vectors/) on the pure-PHP rules. */
+final class VectorsTest extends TestCase {
+	private static function load( $name ) {
+		return json_decode( file_get_contents( getenv( 'COUNTERFOIL_VECTORS' ) . '/' . $name ), true, 512, JSON_BIGINT_AS_STRING );
+	}
+
+	public function test_scope_keys() {
+		foreach ( self::load( 'scope_keys.json' ) as $case ) {
+			$key   = isset( $case['key'] ) ? $case['key'] : str_repeat( $case['key_repeat'][0], $case['key_repeat'][1] );
+			$error = Counterfoil_Rules::scope_key_error( $key );
+			if ( isset( $case['error'] ) ) {
+				$this->assertNotNull( $error, json_encode( $case ) );
+				$this->assertSame( $case['error'], $error[0], json_encode( $case ) );
+			} else {
+				$this->assertNull( $error, json_encode( $case ) );
+			}
+		}
+	}
+
+	public function test_user_year_scopes() {
+		foreach ( self::load( 'user_year_scopes.json' ) as $case ) {
+			if ( is_string( $case['user_id'] ) ) {
+				continue; // Above PHP_INT_MAX: not a PHP int.
+			}
+			try {
+				$key = Counterfoil_Rules::user_year_scope( $case['user_id'], $case['year'] );
+				$this->assertArrayHasKey( 'key', $case, json_encode( $case ) );
+				$this->assertSame( $case['key'], $key );
+			} catch ( Counterfoil\InvalidArgumentException $e ) {
+				$this->assertSame( 'year_out_of_range', $case['error'] );
+			}
+		}
+	}
+
+	public function test_formats() {
+		foreach ( self::load( 'formats.json' ) as $case ) {
+			$t = $case['template'];
+			if ( isset( $case['expect'] ) ) {
+				$this->assertSame( $case['expect'], Counterfoil_Rules::render( $t, $case['number'], $case['year'], $case['month'] ), $t );
+				continue;
+			}
+			$error = Counterfoil_Rules::format_error( $t );
+			if ( null === $error ) {
+				// Render-time errors: year or month out of range.
+				try {
+					Counterfoil_Rules::render( $t, $case['number'], $case['year'], $case['month'] );
+					$this->fail( "no error for $t" );
+				} catch ( Counterfoil\InvalidArgumentException $e ) {
+					$this->assertStringContainsString( 'year_out_of_range' === $case['error'] ? 'year' : 'month', $e->getMessage() );
+				}
+				continue;
+			}
+			$this->assertSame( $case['error'], $error[0], $t );
+			$this->assertSame( $case['at'], $error[1], $t );
+		}
+	}
+
+	public function test_series_rules() {
+		$rules = self::load( 'series_rules.json' );
+		$this->assertSame( Counterfoil_Rules::MAX_BATCH, $rules['max_batch'] );
+		foreach ( array( 'start' => 'counter_for_start', 'next' => 'counter_for_next' ) as $key => $fn ) {
+			foreach ( $rules[ $key ] as $case ) {
+				$value = is_string( $case['value'] ) ? PHP_INT_MAX : $case['value'];
+				if ( is_string( $case['value'] ) ) {
+					continue; // u64 above PHP_INT_MAX.
+				}
+				if ( isset( $case['error'] ) ) {
+					try {
+						Counterfoil_Rules::$fn( $value );
+						$this->fail( "$key $value accepted" );
+					} catch ( Counterfoil\InvalidArgumentException $e ) {
+						$this->assertStringContainsString( 'invalid argument', $e->getMessage() );
+					}
+				} else {
+					$this->assertSame( $case['counter'], Counterfoil_Rules::$fn( $value ) );
+				}
+			}
+		}
+		foreach ( $rules['batch'] as $case ) {
+			try {
+				Counterfoil_Rules::check_batch( $case['count'] );
+				$this->assertArrayHasKey( 'range', $case );
+			} catch ( Counterfoil\InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case );
+			}
+		}
+	}
+
+	public function test_payment_refs() {
+		foreach ( self::load( 'payment_refs.json' ) as $case ) {
+			$txn = isset( $case['transaction_id'] ) ? $case['transaction_id'] : str_repeat( $case['transaction_id_repeat'][0], $case['transaction_id_repeat'][1] );
+			try {
+				Counterfoil_Rules::payment_ref( $case['gateway'], $txn );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+			} catch ( Counterfoil\InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, json_encode( $case ) . ' ' . $e->getMessage() );
+				$this->assertStringContainsString( '`' . $case['error'] . '`', $e->getMessage() );
+			}
+		}
+	}
+}
