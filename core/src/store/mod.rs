@@ -586,6 +586,9 @@ async fn finish_transaction<T>(conn: &mut Conn, outcome: AttemptResult<T>) -> At
     }
 }
 
+/// scope_key, number, registry status, post id.
+type PaymentRow = (String, Option<u64>, Option<String>, Option<u64>);
+
 /// Reads a payment recorded by an earlier delivery.
 async fn find_payment(
     conn: &mut Conn,
@@ -593,8 +596,7 @@ async fn find_payment(
     gateway: &str,
     txn: &str,
 ) -> AttemptResult<PaymentRecord> {
-    let row: Option<(String, Option<u64>, Option<String>, Option<u64>)> =
-        conn.exec_first(&sql.find_payment, (gateway, txn)).await?;
+    let row: Option<PaymentRow> = conn.exec_first(&sql.find_payment, (gateway, txn)).await?;
     Ok(match row {
         Some((scope, Some(number), Some(status), post_id)) => match NumberStatus::parse(&status) {
             Some(status) => Ok(PaymentRecord {
