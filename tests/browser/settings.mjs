@@ -1,0 +1,74 @@
+// Browser test of Settings → Invoice numbers, in Debian's headless Chromium
+// driven by playwright-core: log in, create a series at 2, advance it to 200,
+// try 100 and see the refusal; screenshots under the given directory.
+//
+// Usage: node settings.mjs BASE_URL OUT_DIR   (exit 0 when every check holds)
+import { chromium } from 'playwright-core';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [base, outDir] = process.argv.slice(2);
+if (!base || !outDir) {
+  console.error('usage: node settings.mjs BASE_URL OUT_DIR');
+  process.exit(2);
+}
+mkdirSync(outDir, { recursive: true });
+
+function check(cond, what) {
+  if (!cond) {
+    throw new Error(`check failed: ${what}`);
+  }
+  console.log(`ok - ${what}`);
+}
+
+const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'cf-chromium-')), {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 1100 },
+});
+try {
+  const page = context.pages()[0] ?? await context.newPage();
+  await page.goto(`${base}/wp-login.php`);
+  await page.fill('#user_login', 'admin');
+  await page.fill('#user_pass', 'admin-password');
+  await Promise.all([page.waitForURL(/wp-admin/), page.click('#wp-submit')]);
+  check(page.url().includes('/wp-admin'), 'logged in as admin');
+
+  await page.goto(`${base}/wp-admin/options-general.php?page=counterfoil`);
+  check(await page.locator('h1', { hasText: 'Invoice numbers' }).count() === 1, 'Settings → Invoice numbers opens');
+  const backend = await page.locator('#counterfoil-backend').innerText();
+  check(/Backend:/.test(backend), `the page shows the backend (${backend.trim()})`);
+
+  // Create series 1:2026 starting at 2.
+  await page.fill('#counterfoil-create input[name=user_id]', '1');
+  await page.fill('#counterfoil-create input[name=year]', '2026');
+  await page.fill('#counterfoil-create input[name=start]', '2');
+  await Promise.all([page.waitForLoadState('load'), page.click('#counterfoil-create [type=submit]')]);
+  let notice = await page.locator('.counterfoil-notice').innerText();
+  check(notice.includes('Series 1:2026 created') && notice.includes('2'), `create: "${notice.trim()}"`);
+  const row = page.locator('#counterfoil-series tr', { hasText: '1:2026' });
+  check((await row.locator('td').nth(1).innerText()).trim() === '2', 'the table shows next number 2');
+
+  // Advance to 200.
+  await page.fill('#counterfoil-advance input[name=scope_key]', '1:2026');
+  await page.fill('#counterfoil-advance input[name=next]', '200');
+  await Promise.all([page.waitForLoadState('load'), page.click('#counterfoil-advance [type=submit]')]);
+  notice = await page.locator('.counterfoil-notice').innerText();
+  check(notice.includes('the next number is now 200'), `advance to 200: "${notice.trim()}"`);
+  check((await row.locator('td').nth(1).innerText()).trim() === '200', 'the table shows next number 200');
+  await page.screenshot({ path: join(outDir, 'settings-advanced.png'), fullPage: true });
+
+  // Try 100: refused, and the page says why.
+  await page.fill('#counterfoil-advance input[name=scope_key]', '1:2026');
+  await page.fill('#counterfoil-advance input[name=next]', '100');
+  await Promise.all([page.waitForLoadState('load'), page.click('#counterfoil-advance [type=submit]')]);
+  notice = await page.locator('.counterfoil-notice.notice-error').innerText();
+  check(notice.includes('Refused') && notice.includes('create a new series'), `advance to 100 refused: "${notice.trim()}"`);
+  check((await row.locator('td').nth(1).innerText()).trim() === '200', 'the series still continues at 200');
+  await page.screenshot({ path: join(outDir, 'settings-refusal.png'), fullPage: true });
+} finally {
+  await context.close();
+}
