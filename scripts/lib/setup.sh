@@ -11,6 +11,7 @@ APT_PACKAGES=(
   clang libclang-dev                     # ext-php-rs needs libclang at build time
   php8.2-cli php8.2-dev php8.2-mysql php8.2-fpm  # the extension's PHP, headers, mysqli, php-fpm
   nginx-light phpunit                    # HTTP tests, the PHP test runner
+  wordpress chromium                     # the real WordPress under test; the browser for admin pages
   gawk
 )
 CARGO_PHP_VERSION=0.2.2
@@ -65,8 +66,17 @@ ensure_cargo_tools() {
   fi
 }
 
+ensure_node_tools() {
+  command -v node >/dev/null && command -v npm >/dev/null || ensure_apt nodejs npm
+  if [ ! -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
+    log "installing playwright-core (npm ci in tests/browser)"
+    (cd "$ROOT/tests/browser" && npm ci --no-audit --no-fund >&2)
+  fi
+}
+
 setup_all() {
   ensure_apt "${APT_PACKAGES[@]}"
   ensure_rust
   ensure_cargo_tools
+  ensure_node_tools
 }

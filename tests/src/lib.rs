@@ -10,6 +10,7 @@
 //! - [`check`]: the checker of allocation histories: no duplicate, no
 //!   unexplained gap.
 
+pub mod burst;
 pub mod check;
 pub mod mariadb;
 pub mod php;

@@ -4,16 +4,16 @@
 //! the same moment (both backends), webhook security over HTTP, uninstall,
 //! and the schema shared with the Rust core.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Barrier, Mutex};
+use std::collections::BTreeMap;
 
 use counterfoil_core::{SeriesStore, StoreConfig};
+use counterfoil_tests::burst;
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::php::repo_root;
 use counterfoil_tests::webhook::deliver;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
-use serde_json::{json, Value};
+use serde_json::json;
 
 fn phpunit(wp: &WordPress, extension: bool) {
     let tests = repo_root().join("wp-plugin/tests");
@@ -80,149 +80,43 @@ fn a_site_with_the_articles_table_keeps_its_counter() {
 /// 400 signed callbacks from 16 concurrent clients; a quarter of the
 /// transactions delivered 2–3 times at the same moment.
 fn burst_of_callbacks(extension: bool) {
-    let wp = WordPress::install(
-        MariaDb::shared(),
-        if extension { "burst_ext" } else { "burst_php" },
-        None,
-    )
-    .unwrap();
-    wp.eval(
-        false,
-        "initialize_invoice_sequence(1, 2026, 1); initialize_invoice_sequence(2, 2026, 1000);",
-    )
-    .unwrap();
+    let wp = WordPress::install(MariaDb::shared(), if extension { "burst_ext" } else { "burst_php" }, None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1); initialize_invoice_sequence(2, 2026, 1000);")
+        .unwrap();
     let secret = wp.webhook_secret().unwrap();
     let site = wp.serve(extension, 4).unwrap();
-
     // 300 transactions: 225 delivered once, 50 twice, 25 three times = 400.
-    let mut groups: Vec<(String, u64, usize)> = (0..300)
-        .map(|i| {
-            let copies = if i < 25 {
-                3
-            } else if i < 75 {
-                2
-            } else {
-                1
-            };
-            (format!("txn-{i:03}"), 1 + (i as u64 % 2), copies)
-        })
-        .collect();
-    fastrand::shuffle(&mut groups);
-    assert_eq!(groups.iter().map(|g| g.2).sum::<usize>(), 400);
-    let queue = Mutex::new(groups.clone());
-    let answers: Mutex<Vec<(String, u16, Value)>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..16 {
-            s.spawn(|| loop {
-                let Some((txn, user, copies)) = queue.lock().unwrap().pop() else {
-                    break;
-                };
-                let body = serde_json::to_vec(&json!({
-                    "gateway": "stripe", "transaction_id": txn, "user_id": user,
-                    "year": 2026, "amount": "19.99", "currency": "EUR"
-                }))
-                .unwrap();
-                let barrier = Barrier::new(copies);
-                std::thread::scope(|d| {
-                    for _ in 0..copies {
-                        d.spawn(|| {
-                            barrier.wait();
-                            let r = deliver(site.port(), &secret, &body, 0).unwrap();
-                            let v: Value = serde_json::from_str(&r.body).unwrap_or_else(|_| {
-                                panic!("{} {}\n{}", r.status, r.body, site.logs())
-                            });
-                            answers.lock().unwrap().push((txn.clone(), r.status, v));
-                        });
-                    }
-                });
-            });
-        }
-    });
-    let answers = answers.into_inner().unwrap();
+    let plan = burst::plan(300, 25, 50, &[1, 2]);
+    assert_eq!(plan.iter().map(|p| p.copies).sum::<usize>(), 400);
+    let answers = burst::send(site.port(), &secret, 2026, &plan, 16)
+        .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
     assert_eq!(answers.len(), 400);
-    let mut by_txn: BTreeMap<&str, Vec<(u16, &Value)>> = BTreeMap::new();
-    for (txn, status, v) in &answers {
-        by_txn.entry(txn.as_str()).or_default().push((*status, v));
-    }
-    assert_eq!(by_txn.len(), 300);
     let backend = if extension { "extension" } else { "php" };
-    let mut numbers_by_series: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for (txn, deliveries) in &by_txn {
-        let created = deliveries.iter().filter(|(s, _)| *s == 201).count();
-        let repeated = deliveries.iter().filter(|(s, _)| *s == 200).count();
-        assert_eq!(
-            (created, repeated),
-            (1, deliveries.len() - 1),
-            "{txn}: {deliveries:?}"
-        );
-        let first = deliveries[0].1;
-        for (_, v) in deliveries {
-            assert_eq!(
-                v["number"], first["number"],
-                "{txn}: every delivery gets the same number"
-            );
-            assert_eq!(
-                v["invoice_id"], first["invoice_id"],
-                "{txn}: and the same invoice"
-            );
-            assert_eq!(v["backend"], backend);
+    assert!(answers.iter().all(|a| a.body["backend"] == backend));
+    // Every delivery of a transaction got the same number and invoice; one created it.
+    let per_txn = burst::by_transaction(&answers).unwrap();
+    assert_eq!(per_txn.len(), 300);
+    // No number twice in a series, and each series is contiguous.
+    let mut by_series: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for a in &answers {
+        if a.status == 201 {
+            by_series
+                .entry(a.body["scope_key"].as_str().unwrap().to_owned())
+                .or_default()
+                .push(a.body["sequence"].as_u64().unwrap());
         }
-        numbers_by_series
-            .entry(first["scope_key"].as_str().unwrap().to_owned())
-            .or_default()
-            .push(first["sequence"].as_u64().unwrap());
     }
-    // No duplicate number in a series, and the numbers are contiguous.
-    for (scope, numbers) in &mut numbers_by_series {
+    for (scope, numbers) in &mut by_series {
         numbers.sort();
         let start = if scope == "1:2026" { 1 } else { 1000 };
         let expect: Vec<u64> = (start..start + numbers.len() as u64).collect();
         assert_eq!(numbers, &expect, "{scope}");
     }
-    let url = wp.database_url();
-    // Exactly one invoice post per transaction.
-    let posts = MariaDb::query(
-        url,
-        "SELECT m.meta_value, COUNT(*) FROM wp_posts p JOIN wp_postmeta m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_transaction_id' WHERE p.post_type = 'invoice' GROUP BY m.meta_value HAVING COUNT(*) > 1",
-    )
-    .unwrap();
-    assert!(
-        posts.is_empty(),
-        "transactions with several invoices: {posts:?}"
-    );
-    assert_eq!(
-        MariaDb::scalar(
-            url,
-            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice'"
-        )
-        .unwrap(),
-        Some("300".into())
-    );
-    assert_eq!(
-        MariaDb::scalar(url, "SELECT COUNT(DISTINCT post_title) FROM wp_posts WHERE post_type = 'invoice' AND post_author = 1").unwrap(),
-        MariaDb::scalar(url, "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice' AND post_author = 1").unwrap(),
-    );
-    // Registry complete: every number start..current, issued, once.
-    let holes = MariaDb::query(
-        url,
-        "SELECT s.scope_key, s.start_value, s.current_value, COUNT(n.id), SUM(n.status = 'issued') FROM wp_invoice_sequences s LEFT JOIN wp_counterfoil_numbers n ON n.scope_key = s.scope_key GROUP BY s.scope_key",
-    )
-    .unwrap();
-    for row in holes {
-        let v: Vec<u64> = row[1..]
-            .iter()
-            .map(|c| c.as_ref().unwrap().parse().unwrap())
-            .collect();
-        let (start, current, count, issued) = (v[0], v[1], v[2], v[3]);
-        assert_eq!(
-            count,
-            current - start + 1,
-            "{row:?}: registry covers start..current"
-        );
-        assert_eq!(issued, count, "{row:?}: all issued");
-    }
-    let distinct: BTreeSet<String> = answers.iter().map(|(t, _, _)| t.clone()).collect();
-    assert_eq!(distinct.len(), 300);
+    // The site: one invoice per payment, registry complete, all issued.
+    let check = burst::check_site(wp.database_url()).unwrap();
+    assert_eq!(check.invoices, 300);
+    assert!(check.is_clean(), "{check:?}");
+    assert_eq!(check.not_issued(), 0, "{check:?}");
 }
 
 #[test]
