@@ -61,6 +61,21 @@ namespace Counterfoil {
         public function allocateMany(string $scope_key, int $count): array {}
 
         /**
+         * Hands out the next number of `$scope_key` and records it in the
+         * registry as issued (with `$source`), in one transaction.
+         *
+         * @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+         * @throws \Counterfoil\DatabaseUnavailableException when the registry already holds the number
+         *   (the counter is behind: nothing was issued), or the database fails.
+         * @throws \Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param string $source
+         * @return int
+         */
+        public function allocateRecorded(string $scope_key, string $source): int {}
+
+        /**
          * This process's connection facts for this instance's database.
          *
          * @return array
@@ -91,6 +106,16 @@ namespace Counterfoil {
          * @return int
          */
         public function current(string $scope_key): int {}
+
+        /**
+         * Creates the registry and payments tables (and the sequences table) if
+         * they are missing.
+         *
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @return void
+         */
+        public function ensureRegistrySchema(): void {}
 
         /**
          * Creates the sequences table if it is missing (adopting the article's
@@ -127,6 +152,25 @@ namespace Counterfoil {
         public function initialize(string $scope_key, int $start): bool {}
 
         /**
+         * Records a payment and gives it a number of `$scope_key`, once per
+         * (`$gateway`, `$transaction_id`): a repeated delivery gets the first
+         * delivery's number. Returns `scope_key`, `number`, `created` (false for
+         * a repeat), `status` (reserved, issued, void) and `post_id` (or null).
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id or scope key.
+         * @throws \Counterfoil\SeriesNotFoundException when the series does not exist (nothing recorded).
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param string $gateway
+         * @param string $transaction_id
+         * @param string|null $amount
+         * @param string|null $currency
+         * @return array
+         */
+        public function recordPayment(string $scope_key, string $gateway, string $transaction_id, ?string $amount = null, ?string $currency = null): array {}
+
+        /**
          * The scope key of the per-user, per-year series: `"{user_id}:{year}"`.
          *
          * @throws \Counterfoil\InvalidArgumentException for a negative user id or a year outside 1..9999.
@@ -141,7 +185,9 @@ namespace Counterfoil {
     /**
      * Sets this process's connection settings (overrides php.ini). Options:
      * `database_url`, or `host` (WordPress `DB_HOST` forms), `user`, `password`,
-     * `database`; `table_prefix`, `timeout_ms`, `format`.
+     * `database`; `table_prefix`, `timeout_ms`, `format`; `registry` (bool: record
+     * each number of `allocate_invoice_number()` in the registry table, in the
+     * allocation's transaction).
      *
      * @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
      *
