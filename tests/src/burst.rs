@@ -59,7 +59,13 @@ pub fn plan(total: usize, thrice: usize, twice: usize, users: &[u64]) -> Vec<Pla
 
 /// Sends the plan from `clients` concurrent clients; the copies of one
 /// transaction leave together (a barrier per transaction).
-pub fn send(port: u16, secret: &str, year: u32, plan: &[Planned], clients: usize) -> Result<Vec<Answer>> {
+pub fn send(
+    port: u16,
+    secret: &str,
+    year: u32,
+    plan: &[Planned],
+    clients: usize,
+) -> Result<Vec<Answer>> {
     let queue = Mutex::new(plan.to_vec());
     let answers: Mutex<Vec<Answer>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<String>> = Mutex::new(None);
@@ -87,7 +93,8 @@ pub fn send(port: u16, secret: &str, year: u32, plan: &[Planned], clients: usize
                                         body: v,
                                     }),
                                     Err(_) => {
-                                        *failure.lock().unwrap() = Some(format!("{} {}", r.status, r.body))
+                                        *failure.lock().unwrap() =
+                                            Some(format!("{} {}", r.status, r.body))
                                     }
                                 },
                                 Err(e) => *failure.lock().unwrap() = Some(e.to_string()),
@@ -104,27 +111,44 @@ pub fn send(port: u16, secret: &str, year: u32, plan: &[Planned], clients: usize
     Ok(answers.into_inner().unwrap())
 }
 
-/// Per transaction: (number, invoice id) of its answers; fails unless every
-/// delivery got the same invoice and exactly one delivery created it.
-pub fn by_transaction(answers: &[Answer]) -> Result<BTreeMap<String, (String, u64, Vec<u16>)>> {
-    let mut out: BTreeMap<String, (String, u64, Vec<u16>)> = BTreeMap::new();
+/// What all deliveries of one transaction were answered.
+#[derive(Clone, Debug)]
+pub struct Invoiced {
+    /// The rendered number.
+    pub number: String,
+    /// The invoice post.
+    pub invoice_id: u64,
+    /// The HTTP status of each delivery.
+    pub statuses: Vec<u16>,
+}
+
+/// Per transaction, its invoice; fails unless every delivery got the same
+/// invoice and exactly one delivery created it.
+pub fn by_transaction(answers: &[Answer]) -> Result<BTreeMap<String, Invoiced>> {
+    let mut out: BTreeMap<String, Invoiced> = BTreeMap::new();
     for a in answers {
-        let number = a.body["number"].as_str().with_context(|| format!("{}: {}", a.status, a.body))?;
+        let number = a.body["number"]
+            .as_str()
+            .with_context(|| format!("{}: {}", a.status, a.body))?;
         let invoice = a.body["invoice_id"].as_u64().context("invoice_id")?;
         let e = out
             .entry(a.transaction_id.clone())
-            .or_insert_with(|| (number.to_owned(), invoice, Vec::new()));
-        if e.0 != number || e.1 != invoice {
+            .or_insert_with(|| Invoiced {
+                number: number.to_owned(),
+                invoice_id: invoice,
+                statuses: Vec::new(),
+            });
+        if e.number != number || e.invoice_id != invoice {
             bail!(
                 "{}: deliveries got {} (invoice {}) and {number} (invoice {invoice})",
                 a.transaction_id,
-                e.0,
-                e.1
+                e.number,
+                e.invoice_id
             );
         }
-        e.2.push(a.status);
+        e.statuses.push(a.status);
     }
-    for (txn, (_, _, statuses)) in &out {
+    for (txn, Invoiced { statuses, .. }) in &out {
         let created = statuses.iter().filter(|s| **s == 201).count();
         let repeated = statuses.iter().filter(|s| **s == 200).count();
         if created != 1 || repeated != statuses.len() - 1 {
@@ -150,7 +174,10 @@ pub struct SiteCheck {
 impl SiteCheck {
     /// Holes in the registry, summed over series.
     pub fn registry_holes(&self) -> u64 {
-        self.series.iter().map(|s| (s.2 + 1 - s.1).saturating_sub(s.3)).sum()
+        self.series
+            .iter()
+            .map(|s| (s.2 + 1 - s.1).saturating_sub(s.3))
+            .sum()
     }
 
     /// Reserved or void numbers, summed over series.
@@ -168,7 +195,10 @@ impl SiteCheck {
 }
 
 fn count(url: &str, sql: &str) -> Result<u64> {
-    Ok(MariaDb::scalar(url, sql)?.unwrap_or_default().parse().unwrap_or(0))
+    Ok(MariaDb::scalar(url, sql)?
+        .unwrap_or_default()
+        .parse()
+        .unwrap_or(0))
 }
 
 /// Checks the invariants of a site's tables.

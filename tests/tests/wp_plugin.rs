@@ -80,9 +80,17 @@ fn a_site_with_the_articles_table_keeps_its_counter() {
 /// 400 signed callbacks from 16 concurrent clients; a quarter of the
 /// transactions delivered 2–3 times at the same moment.
 fn burst_of_callbacks(extension: bool) {
-    let wp = WordPress::install(MariaDb::shared(), if extension { "burst_ext" } else { "burst_php" }, None).unwrap();
-    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1); initialize_invoice_sequence(2, 2026, 1000);")
-        .unwrap();
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension { "burst_ext" } else { "burst_php" },
+        None,
+    )
+    .unwrap();
+    wp.eval(
+        false,
+        "initialize_invoice_sequence(1, 2026, 1); initialize_invoice_sequence(2, 2026, 1000);",
+    )
+    .unwrap();
     let secret = wp.webhook_secret().unwrap();
     let site = wp.serve(extension, 4).unwrap();
     // 300 transactions: 225 delivered once, 50 twice, 25 three times = 400.

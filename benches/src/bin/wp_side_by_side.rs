@@ -101,14 +101,31 @@ fn main() -> Result<()> {
     let wp = WordPress::install(&server, "bench", None)?;
     wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")?;
     let secret = wp.webhook_secret()?;
-    let mut results: Vec<(&str, Vec<Run>)> = vec![("extension", Vec::new()), ("pure PHP", Vec::new())];
+    let mut results: Vec<(&str, Vec<Run>)> =
+        vec![("extension", Vec::new()), ("pure PHP", Vec::new())];
     for round in 0..rounds {
         for (i, (name, runs)) in results.iter_mut().enumerate() {
             let site = wp.serve(i == 0, 4)?;
             // Warm up the workers (opcache, connections).
-            run(site.port(), &secret, &format!("warm-{round}-{i}"), 40, clients)?;
-            let r = run(site.port(), &secret, &format!("r{round}-{i}"), callbacks, clients)?;
-            eprintln!("round {}/{rounds} {name:<9}: {:.0} callbacks/s", round + 1, r.per_second);
+            run(
+                site.port(),
+                &secret,
+                &format!("warm-{round}-{i}"),
+                40,
+                clients,
+            )?;
+            let r = run(
+                site.port(),
+                &secret,
+                &format!("r{round}-{i}"),
+                callbacks,
+                clients,
+            )?;
+            eprintln!(
+                "round {}/{rounds} {name:<9}: {:.0} callbacks/s",
+                round + 1,
+                r.per_second
+            );
             runs.push(r);
         }
     }

@@ -50,31 +50,64 @@ fn main() -> Result<()> {
          ({thrice} delivered 3 times and {twice} twice, the copies at the same moment)"
     );
     let started = std::time::Instant::now();
-    let answers = burst::send(site.port(), &secret, 2026, &plan, clients)
-        .with_context(|| site.logs())?;
+    let answers =
+        burst::send(site.port(), &secret, 2026, &plan, clients).with_context(|| site.logs())?;
     let took = started.elapsed();
     let per_txn = burst::by_transaction(&answers)?;
 
-    println!("\n{:<10} {:<10} {:<12} {:<10} answers", "payment", "series", "invoice", "post id");
-    let mut rows: Vec<(&String, &(String, u64, Vec<u16>))> = per_txn.iter().collect();
-    rows.sort_by_key(|(_, v)| v.0.clone());
-    let series_of: BTreeMap<&str, u64> = plan.iter().map(|p| (p.transaction_id.as_str(), p.user_id)).collect();
-    for (txn, (number, post, statuses)) in &rows {
+    println!(
+        "\n{:<10} {:<10} {:<12} {:<10} answers",
+        "payment", "series", "invoice", "post id"
+    );
+    let mut rows: Vec<(&String, &burst::Invoiced)> = per_txn.iter().collect();
+    rows.sort_by_key(|(_, v)| v.number.clone());
+    let series_of: BTreeMap<&str, u64> = plan
+        .iter()
+        .map(|p| (p.transaction_id.as_str(), p.user_id))
+        .collect();
+    for (
+        txn,
+        burst::Invoiced {
+            number,
+            invoice_id: post,
+            statuses,
+        },
+    ) in &rows
+    {
         println!(
             "{:<10} {:<10} {:<12} {:<10} {}",
             txn,
             format!("{}:2026", series_of[txn.as_str()]),
             number,
             post,
-            statuses.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ")
+            statuses
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
         );
     }
     let check = burst::check_site(wp.database_url())?;
-    println!("\nchecks ({deliveries} deliveries in {:.1} s):", took.as_secs_f64());
-    println!("  every delivery of a payment got the same number and invoice: yes ({} payments)", per_txn.len());
-    println!("  invoice posts                       : {} (payments: {payments})", check.invoices);
-    println!("  payments with more than one invoice : {}", check.transactions_with_several_invoices);
-    println!("  numbers issued twice in a series    : {}", check.duplicate_numbers);
+    println!(
+        "\nchecks ({deliveries} deliveries in {:.1} s):",
+        took.as_secs_f64()
+    );
+    println!(
+        "  every delivery of a payment got the same number and invoice: yes ({} payments)",
+        per_txn.len()
+    );
+    println!(
+        "  invoice posts                       : {} (payments: {payments})",
+        check.invoices
+    );
+    println!(
+        "  payments with more than one invoice : {}",
+        check.transactions_with_several_invoices
+    );
+    println!(
+        "  numbers issued twice in a series    : {}",
+        check.duplicate_numbers
+    );
     for (scope, start, current, rows, issued) in &check.series {
         println!(
             "  series {scope}: numbers {start}..{current}, registry rows {rows}, issued {issued}, holes {}",
@@ -86,9 +119,16 @@ fn main() -> Result<()> {
     }
     println!("\nOK: one invoice per payment, no number twice, every number accounted for.");
     println!("\nSite:     {}/", site.base_url());
-    println!("Admin:    {}/wp-admin/options-general.php?page=counterfoil", site.base_url());
+    println!(
+        "Admin:    {}/wp-admin/options-general.php?page=counterfoil",
+        site.base_url()
+    );
     println!("Login:    {ADMIN_USER} / {ADMIN_PASSWORD}");
-    println!("Webhook:  POST {}{}", site.base_url(), counterfoil_tests::webhook::PATH);
+    println!(
+        "Webhook:  POST {}{}",
+        site.base_url(),
+        counterfoil_tests::webhook::PATH
+    );
     println!("Secret:   {secret}");
     println!(
         "Sign:     X-Counterfoil-Timestamp: <unix time>; X-Counterfoil-Signature: sha256=<HMAC-SHA256(secret, \"<timestamp>.<body>\")>"
