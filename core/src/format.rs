@@ -170,6 +170,78 @@ impl NumberFormat {
     }
 }
 
+/// The parts read back from a rendered number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// The number.
+    pub seq: u64,
+    /// The year, when the template has `{year}` (four digits).
+    pub year: Option<u32>,
+    /// The month, when the template has `{month}`.
+    pub month: Option<u32>,
+}
+
+impl NumberFormat {
+    /// Reads a rendered number back: `Some` only when `text` is exactly what
+    /// [`NumberFormat::render`] produces for the parts found (so `2019-00010`
+    /// is not a rendering of `{year}-{seq:04}`, and neither is `2019-0002 `).
+    pub fn parse_rendered(&self, text: &str) -> Option<Rendered> {
+        let mut rest = text;
+        let mut out = Rendered {
+            seq: 0,
+            year: None,
+            month: None,
+        };
+        let mut yy: Option<u32> = None;
+        let take_digits = |s: &str, n: Option<usize>| -> Option<usize> {
+            let all = s.bytes().take_while(u8::is_ascii_digit).count();
+            match n {
+                Some(n) if all >= n => Some(n),
+                Some(_) => None,
+                None if all > 0 => Some(all),
+                None => None,
+            }
+        };
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(l) => rest = rest.strip_prefix(l.as_str())?,
+                Piece::Seq { .. } => {
+                    let n = take_digits(rest, None)?;
+                    out.seq = rest[..n].parse().ok()?;
+                    rest = &rest[n..];
+                }
+                Piece::Year => {
+                    let n = take_digits(rest, Some(4))?;
+                    out.year = Some(rest[..n].parse().ok()?);
+                    rest = &rest[n..];
+                }
+                Piece::YearTwoDigits => {
+                    let n = take_digits(rest, Some(2))?;
+                    yy = Some(rest[..n].parse().ok()?);
+                    rest = &rest[n..];
+                }
+                Piece::Month => {
+                    let n = take_digits(rest, Some(2))?;
+                    out.month = Some(rest[..n].parse().ok()?);
+                    rest = &rest[n..];
+                }
+            }
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+        // Canonical: rendering the parts gives the text back.
+        let year = out.year.unwrap_or(2000 + yy.unwrap_or(0));
+        let period = Period::new(year.max(1), out.month.unwrap_or(1)).ok()?;
+        if let (Some(y), None) = (yy, out.year) {
+            if year % 100 != y {
+                return None;
+            }
+        }
+        (self.render(out.seq, period) == text).then_some(out)
+    }
+}
+
 impl Default for NumberFormat {
     fn default() -> Self {
         Self::parse(DEFAULT_TEMPLATE).expect("the default template parses")
@@ -313,6 +385,33 @@ mod tests {
         assert_eq!(at(1_796_083_200), (2026, 12)); // 2026-12-01
         assert_eq!(at(1_796_083_199), (2026, 11));
         assert!(Period::from_unix_seconds(-62_200_000_000).is_err()); // year 0
+    }
+
+    #[test]
+    fn rendered_numbers_read_back() {
+        let f = NumberFormat::default();
+        let r = f.parse_rendered("2019-0002").unwrap();
+        assert_eq!((r.seq, r.year, r.month), (2, Some(2019), None));
+        assert_eq!(f.parse_rendered("2019-10000").unwrap().seq, 10000);
+        for bad in [
+            "2019-002",
+            "2019-00010",
+            "2019-0002 ",
+            "19-0002",
+            "2019-",
+            "x2019-0002",
+            "2019-0x02",
+            "",
+        ] {
+            assert_eq!(f.parse_rendered(bad), None, "{bad}");
+        }
+        let g = NumberFormat::parse("INV/{yy}{month}/{seq:06}").unwrap();
+        let r = g.parse_rendered("INV/0703/000042").unwrap();
+        assert_eq!((r.seq, r.month), (42, Some(3)));
+        assert_eq!(g.parse_rendered("INV/0713/000042"), None, "month 13");
+        let h = NumberFormat::parse("{seq}").unwrap();
+        assert_eq!(h.parse_rendered("0042"), None);
+        assert_eq!(h.parse_rendered("42").unwrap().seq, 42);
     }
 
     #[test]

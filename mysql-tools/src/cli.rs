@@ -38,6 +38,79 @@ pub enum Command {
     /// Create, move, allocate from and inspect series.
     #[command(subcommand)]
     Series(SeriesCommand),
+    /// Read-only audit of a site's invoice posts: per series count, lowest,
+    /// highest, duplicates, gaps, malformed titles; server and schema hazards.
+    /// Exit 0 clean, 1 findings, 2 error.
+    Audit(SiteArgs),
+    /// Adopt a site: create the Counterfoil tables, set each series to its
+    /// highest number, record every existing invoice in the registry. Prints
+    /// its plan and changes nothing without --execute.
+    Adopt(AdoptArgs),
+    /// Check the invariants on a live site. Exit 1 with a listing on any violation.
+    Verify(VerifyArgs),
+    /// N concurrent connections allocating from one series for a while:
+    /// allocations/s, p50/p99 latency, and the duplicate and gap check.
+    Stress(StressArgs),
+}
+
+/// Which posts hold invoice numbers, and how to read them.
+#[derive(Debug, Args, Clone)]
+pub struct SiteArgs {
+    /// Post type of the invoices.
+    #[arg(long, default_value = "invoice")]
+    pub post_type: String,
+    /// Template the titles were rendered with.
+    #[arg(long, default_value = "{year}-{seq:04}")]
+    pub format: String,
+    /// How a title's series is chosen: author-year (author and year, the
+    /// plugin's rule), year, or single:KEY.
+    #[arg(long, default_value = "author-year")]
+    pub scope_rule: String,
+}
+
+#[derive(Debug, Args)]
+pub struct AdoptArgs {
+    #[command(flatten)]
+    pub site: SiteArgs,
+    /// Do it (without this flag adopt only prints its plan).
+    #[arg(long)]
+    pub execute: bool,
+    /// What to do with later duplicates: `record` them as findings (history
+    /// untouched), or `renumber` them (new number; the old title kept in post
+    /// meta; old → new recorded).
+    #[arg(long, default_value = "record", value_parser = ["record", "renumber"])]
+    pub resolve_duplicates: String,
+    /// Adopt even though some titles are malformed (they are listed, not adopted).
+    #[arg(long)]
+    pub skip_malformed: bool,
+    /// Registry rows written per statement.
+    #[arg(long, default_value_t = 500, hide = true)]
+    pub batch_size: usize,
+    /// Pause between batches (to spare a busy server).
+    #[arg(long, default_value_t = 0)]
+    pub pause_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub site: SiteArgs,
+    /// A number reserved longer than this (minutes) is a finding: its invoice
+    /// was never completed.
+    #[arg(long, default_value_t = 15)]
+    pub reserved_grace_minutes: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct StressArgs {
+    /// The series (it must exist).
+    pub scope: String,
+    /// Concurrent connections.
+    #[arg(long, default_value_t = 8)]
+    pub connections: usize,
+    /// How long, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,15 +3,31 @@
 //! Contract: results on stdout (text, or JSON with `--json`); errors as one
 //! line on stderr; exit 0 ok, 1 findings (audit/verify), 2 error.
 
+mod adopt_cmd;
+mod audit_cmd;
 mod cli;
+mod db;
 mod series_cmd;
+mod stress_cmd;
+mod verify_cmd;
 
 use clap::Parser;
 
 /// How a command ended.
 pub enum Outcome {
-    /// Done, nothing to report.
+    /// Done, nothing to report (exit 0).
     Ok,
+    /// Done, with findings (exit 1).
+    Findings,
+}
+
+/// The database URL from --database-url or DATABASE_URL.
+pub fn database_url(global: &cli::Global) -> anyhow::Result<String> {
+    global.database_url.clone().ok_or_else(|| {
+        anyhow::anyhow!(
+            "no database: pass --database-url mysql://user:pass@host:port/db or set DATABASE_URL"
+        )
+    })
 }
 
 fn main() {
@@ -29,7 +45,8 @@ fn main() {
             }
         },
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
     {
@@ -42,10 +59,15 @@ fn main() {
     let result = rt.block_on(async {
         match cli.command {
             cli::Command::Series(cmd) => series_cmd::run(&cli.global, cmd).await,
+            cli::Command::Audit(site) => audit_cmd::run(&cli.global, &site).await,
+            cli::Command::Adopt(args) => adopt_cmd::run(&cli.global, &args).await,
+            cli::Command::Verify(args) => verify_cmd::run(&cli.global, &args).await,
+            cli::Command::Stress(args) => stress_cmd::run(&cli.global, &args).await,
         }
     });
     match result {
         Ok(Outcome::Ok) => std::process::exit(0),
+        Ok(Outcome::Findings) => std::process::exit(1),
         Err(e) => {
             eprintln!("counterfoil: error: {e:#}");
             std::process::exit(2);

@@ -127,7 +127,7 @@ pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
     }
 }
 
-async fn connect(global: &Global) -> Result<SeriesStore> {
+pub async fn connect(global: &Global) -> Result<SeriesStore> {
     let url = global.database_url.clone().ok_or_else(|| {
         anyhow!(
             "no database: pass --database-url mysql://user:pass@host:port/db or set DATABASE_URL"

@@ -12,6 +12,7 @@
 
 pub mod burst;
 pub mod check;
+pub mod legacy;
 pub mod mariadb;
 pub mod php;
 pub mod webhook;

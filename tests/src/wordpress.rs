@@ -35,6 +35,17 @@ impl WordPress {
     /// Copies WordPress, writes its config, runs `before_install` SQL (e.g. an
     /// existing article table), installs it and activates the plugin.
     pub fn install(server: &MariaDb, name: &str, before_install: Option<&str>) -> Result<Self> {
+        Self::install_with(server, name, before_install, true)
+    }
+
+    /// As [`WordPress::install`]; the plugin is copied in but activated only
+    /// when `activate` (a legacy site has never seen Counterfoil).
+    pub fn install_with(
+        server: &MariaDb,
+        name: &str,
+        before_install: Option<&str>,
+        activate: bool,
+    ) -> Result<Self> {
         let url = server.fresh_database(name)?;
         let db = url
             .rsplit('/')
@@ -74,7 +85,11 @@ impl WordPress {
         }
         std::fs::write(dir.join("counterfoil-install.php"), INSTALL_PHP)?;
         let site = WordPress { dir, url, db };
-        let out = site.php(false).arg("counterfoil-install.php").output()?;
+        let out = site
+            .php(false)
+            .arg("counterfoil-install.php")
+            .env("COUNTERFOIL_ACTIVATE", if activate { "1" } else { "0" })
+            .output()?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() || !stdout.contains("installed") {
             bail!(
@@ -194,7 +209,7 @@ wp_install('Counterfoil', 'admin', 'admin@example.invalid', false, '', 'admin-pa
 global $wp_rewrite;
 $wp_rewrite->set_permalink_structure('/%postname%/');
 flush_rewrite_rules(false);
-$activated = activate_plugin('counterfoil/counterfoil.php');
+$activated = getenv('COUNTERFOIL_ACTIVATE') === '0' ? null : activate_plugin('counterfoil/counterfoil.php');
 if (is_wp_error($activated)) {
     fwrite(STDERR, $activated->get_error_message());
     exit(1);

@@ -38,14 +38,16 @@ final class Counterfoil_Schema {
 	public static function install() {
 		global $wpdb;
 		require_once ABSPATH . 'wp-admin/includes/upgrade.php';
-		// A named lock so two requests never run the upgrade at once.
-		$lock = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 10)', $wpdb->prefix . 'counterfoil_schema' ) );
+		// A named lock so two requests never run the upgrade at once (lock
+		// names are server-wide: the database is part of the name).
+		$name = 'counterfoil_schema:' . DB_NAME . '.' . $wpdb->prefix;
+		$lock = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 10)', $name ) );
 		try {
 			dbDelta( self::statements( $wpdb->prefix ) );
 			update_option( self::VERSION_OPTION, self::VERSION, true );
 		} finally {
 			if ( '1' === (string) $lock ) {
-				$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $wpdb->prefix . 'counterfoil_schema' ) );
+				$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $name ) );
 			}
 		}
 	}
