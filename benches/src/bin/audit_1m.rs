@@ -1,0 +1,72 @@
+//! Benchmark of `counterfoil audit` over 1,000,000 invoice posts (issue 5):
+//! target under 30 s and under 200 MB peak memory. Builds the posts in a real
+//! WordPress schema (Debian's package, installed by the harness) with one
+//! INSERT … SELECT from MariaDB's sequence engine: 50 authors, titles
+//! `2026-NNNN`, one duplicate every 1,000 posts and a gap every 997 numbers.
+//! Runs the release `counterfoil audit --json` and reads its peak RSS from
+//! wait4(2).
+//!
+//! Usage: `cargo build --release -p counterfoil-tools -p counterfoil-benches && ./target/release/audit-1m [POSTS]`
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::MariaDb;
+
+fn main() -> Result<()> {
+    let posts: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let server = MariaDb::start_with("audit-1m", &["--innodb-buffer-pool-size=512M"])?;
+    let wp = WordPress::install_with(&server, "audit1m", None, false)?;
+    let t = Instant::now();
+    server.exec(
+        wp.database(),
+        &format!(
+            "INSERT INTO wp_posts (post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt, \
+             post_status, comment_status, ping_status, post_name, to_ping, pinged, post_modified, post_modified_gmt, \
+             post_content_filtered, post_type, guid) \
+             SELECT 1 + seq % 50, '2026-03-01 10:00:00', '2026-03-01 10:00:00', '', \
+             CONCAT('2026-', LPAD(IF(seq % 1000 = 0, seq DIV 50, seq DIV 50 + 1 + (seq DIV 50) DIV 997), 4, '0')), '', \
+             'publish', 'closed', 'closed', '', '', '', NOW(), NOW(), '', 'invoice', '' FROM seq_1_to_{posts}"
+        ),
+    )?;
+    eprintln!("built {posts} posts in {:.1} s", t.elapsed().as_secs_f64());
+    let bin = std::env::current_exe()?.with_file_name("counterfoil");
+    let started = Instant::now();
+    let child = Command::new(&bin)
+        .args(["--json", "audit"])
+        .env("DATABASE_URL", wp.database_url())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    let pid = child.id() as i32;
+    // Read the output while it runs, then reap with wait4 for the peak RSS.
+    let mut stdout = child.stdout.expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    #[allow(unsafe_code)]
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid with valid pointers.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let elapsed = started.elapsed().as_secs_f64();
+    if rc != pid {
+        bail!("wait4 failed");
+    }
+    let out = reader.join().expect("reader")?;
+    let summary = out.lines().find(|l| l.contains("\"summary\"")).unwrap_or("");
+    let peak_mb = usage.ru_maxrss as f64 / 1024.0;
+    println!("audit of {posts} invoice posts: {elapsed:.1} s, peak RSS {peak_mb:.0} MB (targets: < 30 s, < 200 MB)");
+    println!("summary: {summary}");
+    println!(
+        "verdict: time {}, memory {}",
+        if elapsed < 30.0 { "met" } else { "NOT met" },
+        if peak_mb < 200.0 { "met" } else { "NOT met" }
+    );
+    Ok(())
+}
