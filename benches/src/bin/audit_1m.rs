@@ -16,7 +16,10 @@ use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
 
 fn main() -> Result<()> {
-    let posts: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let posts: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let server = MariaDb::start_with("audit-1m", &["--innodb-buffer-pool-size=512M"])?;
     let wp = WordPress::install_with(&server, "audit1m", None, false)?;
     let t = Instant::now();
@@ -59,7 +62,10 @@ fn main() -> Result<()> {
         bail!("wait4 failed");
     }
     let out = reader.join().expect("reader")?;
-    let summary = out.lines().find(|l| l.contains("\"summary\"")).unwrap_or("");
+    let summary = out
+        .lines()
+        .find(|l| l.contains("\"summary\""))
+        .unwrap_or("");
     let peak_mb = usage.ru_maxrss as f64 / 1024.0;
     println!("audit of {posts} invoice posts: {elapsed:.1} s, peak RSS {peak_mb:.0} MB (targets: < 30 s, < 200 MB)");
     println!("summary: {summary}");
