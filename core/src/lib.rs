@@ -8,7 +8,7 @@
 //! query, so an unknown series is an error, never a stale number.
 //!
 //! Modules:
-//! - [`scope`], [`format`], [`series`], [`payment`], [`audit`], [`schema`], [`retry`], [`error`]: pure
+//! - [`scope`], [`format`], [`series`], [`payment`], [`audit`], [`awb`], [`schema`], [`retry`], [`error`]: pure
 //!   logic, no I/O; they build with `--no-default-features` and for
 //!   `wasm32-unknown-unknown`.
 //! - `store` (feature `mysql`, on by default): the MySQL/MariaDB series store
@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod awb;
 pub mod error;
 pub mod format;
 pub mod payment;

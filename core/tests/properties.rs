@@ -1,5 +1,6 @@
 //! Property tests of the pure rules.
 
+use counterfoil_core::awb::{expand_block, Awb};
 use counterfoil_core::{NumberFormat, Period, ScopeKey};
 use proptest::prelude::*;
 
@@ -30,6 +31,41 @@ proptest! {
         if let Ok(f) = NumberFormat::parse(&s) {
             prop_assert_eq!(f.template(), s.as_str());
         }
+    }
+
+    /// Every generated number is valid and every spelling of it normalises to it.
+    #[test]
+    fn awb_normalise_round_trip(prefix in 0u16..1000, serial in 0u32..10_000_000) {
+        let a = Awb::new(prefix, serial).unwrap();
+        let canonical = a.to_string();
+        prop_assert!(Awb::is_valid(&canonical));
+        let digits = canonical.replace('-', "");
+        for spelling in [digits.clone(), format!("{} {}", &canonical[..8], &canonical[8..]), format!("  {canonical} ")] {
+            prop_assert_eq!(Awb::normalize(&spelling).unwrap(), canonical.clone());
+        }
+        // Any other last digit is refused.
+        let wrong = (a.check_digit() + 1 + (serial % 5) as u8) % 10;
+        if u32::from(wrong) % 7 != serial % 7 || wrong > 6 {
+            let bad = format!("{}{}", &digits[..10], wrong);
+            prop_assert!(!Awb::is_valid(&bad) || wrong == a.check_digit());
+        }
+    }
+
+    /// The parser never panics on any text.
+    #[test]
+    fn awb_parser_total(s in "\\PC{0,20}") {
+        let _ = Awb::parse(&s);
+    }
+
+    /// A block has last − first + 1 numbers, in order, all valid.
+    #[test]
+    fn awb_blocks_expand_completely(prefix in 0u16..1000, first in 0u32..9_999_000, len in 1u32..500) {
+        let a = Awb::new(prefix, first).unwrap().to_string();
+        let b = Awb::new(prefix, first + len - 1).unwrap().to_string();
+        let block = expand_block(&a, &b).unwrap();
+        prop_assert_eq!(block.len() as u32, len);
+        prop_assert!(block.windows(2).all(|w| w[1].serial() == w[0].serial() + 1));
+        prop_assert!(block.iter().all(|n| Awb::is_valid(&n.to_string())));
     }
 
     /// Valid keys round-trip verbatim; invalid ones are refused, never altered.

@@ -1,6 +1,7 @@
 //! The shared test vectors (`tests/vectors/`): the Rust core must answer each
 //! case exactly. The pure-PHP backend runs the same files.
 
+use counterfoil_core::awb::{Awb, AwbError};
 use counterfoil_core::{series, Error, NumberFormat, PaymentRef, Period, ScopeKey};
 use serde_json::Value;
 
@@ -131,4 +132,52 @@ fn payment_refs() {
             (got, _) => panic!("{case}: got {got:?}"),
         }
     }
+}
+
+#[test]
+fn awb_numbers() {
+    for case in load("awb.json").as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        match (Awb::normalize(text), case["canonical"].as_str()) {
+            (Ok(got), Some(expect)) => assert_eq!(got, expect, "{text:?}"),
+            (Err(e), None) => {
+                assert_eq!(e.name(), case["error"].as_str().unwrap(), "{text:?}");
+                if let AwbError::CheckDigit { expected, got, .. } = e {
+                    assert_eq!(u64::from(expected), case["expected"].as_u64().unwrap());
+                    assert_eq!(u64::from(got), case["got"].as_u64().unwrap());
+                }
+            }
+            (got, _) => panic!("{text:?}: got {got:?}"),
+        }
+    }
+}
+
+/// Every single-digit substitution of a valid number is caught, unless the
+/// substituted number happens to keep check digit = serial mod 7.
+#[test]
+fn awb_single_digit_substitutions() {
+    let valid = "15740121012";
+    let mut caught = 0;
+    let mut kept = 0;
+    for pos in 0..11 {
+        for d in b'0'..=b'9' {
+            let mut bytes = valid.as_bytes().to_vec();
+            if bytes[pos] == d {
+                continue;
+            }
+            bytes[pos] = d;
+            let text = String::from_utf8(bytes).unwrap();
+            let serial: u32 = text[3..10].parse().unwrap();
+            let check: u32 = text[10..].parse().unwrap();
+            let should_pass = serial % 7 == check;
+            assert_eq!(Awb::is_valid(&text), should_pass, "{text}");
+            if should_pass {
+                kept += 1;
+            } else {
+                caught += 1;
+            }
+        }
+    }
+    // Prefix changes keep the serial (so pass); most serial and check changes are caught.
+    assert!(caught > 60, "caught {caught}, kept {kept}");
 }
