@@ -20,7 +20,9 @@ pub enum AwbError {
     #[error("the air waybill number is empty")]
     Empty,
     /// A character that is not a digit, a space or the one hyphen after the prefix.
-    #[error("`{ch}` at position {at} is not a digit (write 157-40121012, 157-4012 1012 or 15740121012)")]
+    #[error(
+        "`{ch}` at position {at} is not a digit (write 157-40121012, 157-4012 1012 or 15740121012)"
+    )]
     BadCharacter {
         /// The character.
         ch: char,
@@ -31,13 +33,17 @@ pub enum AwbError {
     #[error("the hyphen must follow the 3-digit airline prefix (157-40121012)")]
     MisplacedHyphen,
     /// Not 11 digits.
-    #[error("an air waybill number has 11 digits (3 prefix, 7 serial, 1 check); this one has {digits}")]
+    #[error(
+        "an air waybill number has 11 digits (3 prefix, 7 serial, 1 check); this one has {digits}"
+    )]
     Length {
         /// Digits found.
         digits: usize,
     },
     /// The last digit is not the serial mod 7.
-    #[error("wrong check digit: serial {serial:07} mod 7 is {expected}, but the number ends in {got}")]
+    #[error(
+        "wrong check digit: serial {serial:07} mod 7 is {expected}, but the number ends in {got}"
+    )]
     CheckDigit {
         /// The 7-digit serial.
         serial: u32,
@@ -114,7 +120,9 @@ impl Awb {
             });
         }
         let prefix = digits[..3].iter().fold(0u16, |a, d| a * 10 + u16::from(*d));
-        let serial = digits[3..10].iter().fold(0u32, |a, d| a * 10 + u32::from(*d));
+        let serial = digits[3..10]
+            .iter()
+            .fold(0u32, |a, d| a * 10 + u32::from(*d));
         let got = digits[10];
         let awb = Self { prefix, serial };
         if awb.check_digit() != got {
@@ -155,7 +163,13 @@ impl Awb {
 
 impl fmt::Display for Awb {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:03}-{:07}{}", self.prefix, self.serial, self.check_digit())
+        write!(
+            f,
+            "{:03}-{:07}{}",
+            self.prefix,
+            self.serial,
+            self.check_digit()
+        )
     }
 }
 
@@ -264,15 +278,31 @@ mod tests {
 
     #[test]
     fn spellings() {
-        for s in ["157-40121012", "157-4012 1012", "15740121012", "  157-40121012 ", "157-4012101 2"] {
+        for s in [
+            "157-40121012",
+            "157-4012 1012",
+            "15740121012",
+            "  157-40121012 ",
+            "157-4012101 2",
+        ] {
             assert_eq!(Awb::normalize(s).unwrap(), "157-40121012", "{s}");
         }
         assert_eq!(
             Awb::parse("157-40121013"),
-            Err(AwbError::CheckDigit { serial: 4012101, expected: 2, got: 3 })
+            Err(AwbError::CheckDigit {
+                serial: 4012101,
+                expected: 2,
+                got: 3
+            })
         );
-        assert_eq!(Awb::parse("157-4012101"), Err(AwbError::Length { digits: 10 }));
-        assert_eq!(Awb::parse("157-4O121012"), Err(AwbError::BadCharacter { ch: 'O', at: 6 }));
+        assert_eq!(
+            Awb::parse("157-4012101"),
+            Err(AwbError::Length { digits: 10 })
+        );
+        assert_eq!(
+            Awb::parse("157-4O121012"),
+            Err(AwbError::BadCharacter { ch: 'O', at: 6 })
+        );
         assert_eq!(Awb::parse("1574-0121012"), Err(AwbError::MisplacedHyphen));
         assert_eq!(Awb::parse("157--40121012"), Err(AwbError::MisplacedHyphen));
         assert_eq!(Awb::parse("   "), Err(AwbError::Empty));
@@ -285,8 +315,14 @@ mod tests {
         let b = expand_block("157-40121012", "157-40121023").unwrap();
         assert_eq!(b.len(), 2);
         assert_eq!(b[1].to_string(), "157-40121023");
-        assert!(expand_block("157-40121013", "157-40121023").is_err(), "typo in first");
-        assert!(expand_block("157-40121012", "157-40121024").is_err(), "typo in last");
+        assert!(
+            expand_block("157-40121013", "157-40121023").is_err(),
+            "typo in first"
+        );
+        assert!(
+            expand_block("157-40121012", "157-40121024").is_err(),
+            "typo in last"
+        );
         assert!(expand_block("157-40121023", "157-40121012").is_err());
         assert!(expand_block("157-40121012", "176-40121023").is_err());
     }

@@ -204,6 +204,10 @@ pub enum Error {
         /// The number the counter handed out again.
         number: u64,
     },
+    /// A business rule refused the operation (an illegal state transition, no
+    /// number left in a pool, a number of another pool); nothing was changed.
+    #[error("refused: {0}")]
+    Refused(String),
     /// The counter would pass u64::MAX; nothing was changed.
     #[error("series `{scope}` cannot hand out {requested} more number(s) without passing 18446744073709551615; the counter was left unchanged; start a new series")]
     Overflow {
@@ -290,6 +294,7 @@ impl Error {
             Error::SeriesExists { .. } => "series_exists",
             Error::Overflow { .. } => "overflow",
             Error::DuplicateNumber { .. } => "duplicate_number",
+            Error::Refused(_) => "refused",
             Error::UnsafeDurability { .. } => "unsafe_durability",
             Error::Timeout { .. } => "timeout",
             Error::Unavailable { .. } => "unavailable",

@@ -33,7 +33,7 @@ pub use error::{Error, FormatError, FormatErrorKind, Result, ScopeKeyError};
 pub use format::{NumberFormat, Period, DEFAULT_TEMPLATE};
 pub use payment::{NumberStatus, PaymentRecord, PaymentRef};
 pub use retry::RetryPolicy;
-pub use schema::{RegistrySql, SeriesSql, TablePrefix};
+pub use schema::{AwbSql, RegistrySql, SeriesSql, TablePrefix};
 pub use scope::ScopeKey;
 pub use series::{Advanced, Initialized, SeriesState, MAX_BATCH};
 

@@ -199,6 +199,58 @@ impl RegistrySql {
     }
 }
 
+/// The air waybill stock tables, for one prefix.
+#[derive(Clone, Debug)]
+pub struct AwbSql {
+    /// `{prefix}counterfoil_awb_pools`.
+    pub pools: String,
+    /// `{prefix}counterfoil_awb_stock`: one row per number, unique.
+    pub stock: String,
+    /// `{prefix}counterfoil_awb_assignments`: at most one live assignment
+    /// per number (unique on stock_id and live; released rows hold NULL).
+    pub assignments: String,
+    /// The CREATE TABLE statements.
+    pub create: [String; 3],
+}
+
+impl AwbSql {
+    /// The tables for `prefix`.
+    pub fn new(prefix: &TablePrefix) -> Self {
+        let p = prefix.as_str();
+        let (pools, stock, assignments) = (
+            format!("{p}counterfoil_awb_pools"),
+            format!("{p}counterfoil_awb_stock"),
+            format!("{p}counterfoil_awb_assignments"),
+        );
+        let tail = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+        Self {
+            create: [
+                format!(
+                    "CREATE TABLE IF NOT EXISTS `{pools}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, \
+                     name VARCHAR(64) NOT NULL, prefix SMALLINT UNSIGNED NOT NULL, created_at DATETIME NOT NULL, \
+                     PRIMARY KEY (id), UNIQUE KEY name (name)) {tail}"
+                ),
+                format!(
+                    "CREATE TABLE IF NOT EXISTS `{stock}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, \
+                     pool_id BIGINT UNSIGNED NOT NULL, number CHAR(12) NOT NULL, prefix SMALLINT UNSIGNED NOT NULL, \
+                     serial INT UNSIGNED NOT NULL, status VARCHAR(16) NOT NULL, frozen TINYINT(1) NOT NULL DEFAULT 0, \
+                     valid_to DATE NULL, shipment VARCHAR(64) NULL, reason VARCHAR(255) NULL, updated_at DATETIME NOT NULL, \
+                     PRIMARY KEY (id), UNIQUE KEY number (number), KEY pool_ready (pool_id, status, serial)) {tail}"
+                ),
+                format!(
+                    "CREATE TABLE IF NOT EXISTS `{assignments}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, \
+                     stock_id BIGINT UNSIGNED NOT NULL, shipment VARCHAR(64) NOT NULL, live TINYINT NULL, \
+                     assigned_at DATETIME NOT NULL, released_at DATETIME NULL, PRIMARY KEY (id), \
+                     UNIQUE KEY one_live (stock_id, live)) {tail}"
+                ),
+            ],
+            pools,
+            stock,
+            assignments,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@
 //! - each new connection checks `innodb_flush_log_at_trx_commit` first and
 //!   refuses `0` unless the unsafe override was given.
 
+mod awb_stock;
 mod classify;
 mod config;
 
@@ -24,11 +25,12 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use tokio::time::Instant;
 
+pub use awb_stock::{AwbStock, AwbTransition, PoolReport};
 pub use config::{url_from_parts, Durability, DurabilityPolicy, StoreConfig};
 
 use crate::error::{codes, Error, Result};
 use crate::payment::{NumberStatus, PaymentRecord, PaymentRef};
-use crate::schema::{RegistrySql, SeriesSql};
+use crate::schema::{AwbSql, RegistrySql, SeriesSql};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
 
@@ -43,6 +45,7 @@ type AttemptResult<T> = std::result::Result<Result<T>, mysql_async::Error>;
 struct Sql {
     series: SeriesSql,
     registry: RegistrySql,
+    awb: AwbSql,
 }
 
 /// Counters of what the store did, for tests and monitoring.
@@ -97,6 +100,7 @@ impl SeriesStore {
         let sql = Sql {
             series: SeriesSql::new(&config.table_prefix),
             registry: RegistrySql::new(&config.table_prefix),
+            awb: AwbSql::new(&config.table_prefix),
         };
         Ok(Self {
             config,

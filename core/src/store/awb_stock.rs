@@ -1,0 +1,482 @@
+//! Air waybill stock on MySQL/MariaDB: pools, blocks, issuing in serial order,
+//! and every status change through the one transition table.
+//!
+//! Invariants: a block is imported whole or not at all (one transaction; a
+//! number already in stock refuses it); `issue_next` takes the lowest ready,
+//! unexpired, unfrozen serial of its pool under a row lock (lock, re-read,
+//! decide, write), so concurrent issuers get strictly increasing serials and
+//! skip no ready number; every status write checks
+//! [`crate::awb::can_transition`] on the row read under its lock; a number
+//! has at most one live assignment (unique index), and that index's refusal
+//! reads the same as the application's check; a release or reassign naming
+//! the shipment it expects is a no-op when the number moved on meanwhile (a
+//! stale second click).
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Value};
+
+use super::{finish_transaction, AttemptResult, SeriesStore};
+use crate::awb::{can_transition, expand_block, Awb, AwbState};
+use crate::error::{codes, Error, Result};
+use crate::schema::AwbSql;
+
+/// A stock number as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AwbStock {
+    /// Canonical number.
+    pub number: String,
+    /// Pool name.
+    pub pool: String,
+    /// State.
+    pub status: AwbState,
+    /// Taken out of circulation (state unchanged).
+    pub frozen: bool,
+    /// Last day it may be issued (`YYYY-MM-DD`), if it expires.
+    pub valid_to: Option<String>,
+    /// The shipment it is assigned to.
+    pub shipment: Option<String>,
+    /// Why it was voided or cancelled.
+    pub reason: Option<String>,
+}
+
+/// What a transition did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AwbTransition {
+    /// The number moved from one state to another.
+    Moved {
+        /// Before.
+        from: AwbState,
+        /// After.
+        to: AwbState,
+    },
+    /// Nothing: the number had moved on since the caller looked (stale click).
+    Unchanged,
+}
+
+/// Counts of a pool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolReport {
+    /// Per state: (state, numbers).
+    pub by_status: Vec<(String, u64)>,
+    /// Frozen numbers.
+    pub frozen: u64,
+    /// Ready numbers past their valid_to.
+    pub expired: u64,
+    /// Ready, unfrozen, unexpired: what issue_next can still give.
+    pub available: u64,
+}
+
+fn refused(reason: String) -> Error {
+    Error::Refused(reason)
+}
+
+fn bad_awb(e: crate::awb::AwbError) -> Error {
+    Error::InvalidArgument {
+        name: "awb",
+        reason: e.to_string(),
+    }
+}
+
+fn check_name(name: &'static str, value: &str, max: usize) -> Result<()> {
+    if value.trim().is_empty() || value.len() > max || value.chars().any(char::is_control) {
+        return Err(Error::InvalidArgument {
+            name,
+            reason: format!("must be 1 to {max} printable characters"),
+        });
+    }
+    Ok(())
+}
+
+type StockRow = (
+    u64,
+    String,
+    String,
+    i8,
+    Option<String>,
+    Option<String>,
+    String,
+);
+
+async fn lock_number(
+    conn: &mut Conn,
+    sql: &AwbSql,
+    number: &str,
+) -> std::result::Result<Option<StockRow>, mysql_async::Error> {
+    conn.exec_first(
+        format!(
+            "SELECT s.id, s.status, p.name, s.frozen, CAST(s.valid_to AS CHAR), s.shipment, \
+             IF(s.valid_to IS NOT NULL AND s.valid_to < UTC_DATE(), 'expired', 'valid') \
+             FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE s.number = ? FOR UPDATE",
+            sql.stock, sql.pools
+        ),
+        (number,),
+    )
+    .await
+}
+
+impl SeriesStore {
+    /// Creates the AWB tables if missing.
+    pub async fn awb_ensure_schema(&mut self) -> Result<()> {
+        self.run("awb_ensure_schema", "", |conn, sql, _| {
+            Box::pin(async move {
+                for ddl in &sql.awb.create {
+                    conn.query_drop(ddl).await?;
+                }
+                Ok(Ok(()))
+            })
+        })
+        .await
+    }
+
+    /// Imports the block `first ..= last` into pool `pool` (created for the
+    /// block's airline prefix if missing): validated first, then inserted in
+    /// one transaction; a number already in stock refuses the whole block.
+    pub async fn awb_import_block(
+        &mut self,
+        pool: &str,
+        first: &str,
+        last: &str,
+        valid_to: Option<&str>,
+    ) -> Result<usize> {
+        check_name("pool", pool, 64)?;
+        let block = expand_block(first, last).map_err(bad_awb)?;
+        if let Some(d) = valid_to {
+            let ok = d.len() == 10
+                && d.as_bytes()[4] == b'-'
+                && d.as_bytes()[7] == b'-'
+                && d.chars().filter(char::is_ascii_digit).count() == 8;
+            if !ok {
+                return Err(Error::InvalidArgument {
+                    name: "valid_to",
+                    reason: format!("`{d}` is not a date YYYY-MM-DD"),
+                });
+            }
+        }
+        let prefix = block[0].prefix();
+        let valid_to = valid_to.map(str::to_owned);
+        self.run("awb_import_block", pool, move |conn, sql, pool| {
+            let block = block.clone();
+            let valid_to = valid_to.clone();
+            Box::pin(async move {
+                conn.query_drop("START TRANSACTION").await?;
+                let work = async {
+                    conn.exec_drop(
+                        format!("INSERT IGNORE INTO `{}` (name, prefix, created_at) VALUES (?, ?, UTC_TIMESTAMP())", sql.awb.pools),
+                        (pool, prefix),
+                    )
+                    .await?;
+                    let row: Option<(u64, u16)> = conn
+                        .exec_first(format!("SELECT id, prefix FROM `{}` WHERE name = ? FOR UPDATE", sql.awb.pools), (pool,))
+                        .await?;
+                    let Some((pool_id, pool_prefix)) = row else {
+                        return Ok(Err(Error::Unexpected("pool vanished".into())));
+                    };
+                    if pool_prefix != prefix {
+                        return Ok(Err(refused(format!(
+                            "pool {pool} holds airline prefix {pool_prefix:03}, the block is {prefix:03}; nothing imported"
+                        ))));
+                    }
+                    for chunk in block.chunks(500) {
+                        let values = vec!["(?, ?, ?, ?, 'ready', ?, UTC_TIMESTAMP())"; chunk.len()].join(", ");
+                        let mut params: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
+                        for a in chunk {
+                            params.extend([
+                                Value::from(pool_id),
+                                Value::from(a.to_string()),
+                                Value::from(a.prefix()),
+                                Value::from(a.serial()),
+                                Value::from(valid_to.clone()),
+                            ]);
+                        }
+                        let stmt = format!(
+                            "INSERT INTO `{}` (pool_id, number, prefix, serial, status, valid_to, updated_at) VALUES {values}",
+                            sql.awb.stock
+                        );
+                        match conn.exec_drop(stmt, params).await {
+                            Ok(()) => {}
+                            Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
+                                let dup = e.message.split('\'').nth(1).unwrap_or("a number").to_owned();
+                                return Ok(Err(refused(format!(
+                                    "{dup} is already in stock; the block {} … {} was not imported",
+                                    block[0],
+                                    block[block.len() - 1]
+                                ))));
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Ok(Ok(block.len()))
+                }
+                .await;
+                finish_transaction(conn, work).await
+            })
+        })
+        .await
+    }
+
+    /// Assigns the lowest ready, unexpired, unfrozen serial of `pool` to
+    /// `shipment`, under a row lock.
+    pub async fn awb_issue_next(&mut self, pool: &str, shipment: &str) -> Result<Awb> {
+        check_name("shipment", shipment, 64)?;
+        let shipment = shipment.to_owned();
+        self.run("awb_issue_next", pool, move |conn, sql, pool| {
+            let shipment = shipment.clone();
+            Box::pin(async move {
+                conn.query_drop("START TRANSACTION").await?;
+                let work = async {
+                    let row: Option<(u64, String, String)> = conn
+                        .exec_first(
+                            format!(
+                                "SELECT s.id, s.number, s.status FROM `{}` s JOIN `{}` p ON p.id = s.pool_id \
+                                 WHERE p.name = ? AND s.status = 'ready' AND s.frozen = 0 \
+                                 AND (s.valid_to IS NULL OR s.valid_to >= UTC_DATE()) \
+                                 ORDER BY s.serial LIMIT 1 FOR UPDATE",
+                                sql.awb.stock, sql.awb.pools
+                            ),
+                            (pool,),
+                        )
+                        .await?;
+                    let Some((id, number, status)) = row else {
+                        return Ok(Err(refused(format!(
+                            "pool {pool} has no ready number (none left, or the rest are frozen or expired)"
+                        ))));
+                    };
+                    // Re-read under the lock, decide by the table.
+                    if !can_transition(AwbState::parse(&status).unwrap_or(AwbState::Executed), AwbState::Assigned) {
+                        return Ok(Err(refused(format!("{number} is {status}"))));
+                    }
+                    assign(conn, &sql.awb, id, &number, &shipment).await
+                }
+                .await;
+                finish_transaction(conn, work).await
+            })
+        })
+        .await
+    }
+
+    /// Moves `number` to `to` through the transition table, under its row
+    /// lock. `shipment` names the new shipment for an assignment; `reason` is
+    /// required for voided and cancelled; `pool`, when given, must be the
+    /// number's pool; `expect_shipment`, when given, makes the call a no-op if
+    /// the number is no longer assigned to it (a stale second click).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn awb_transition(
+        &mut self,
+        number: &str,
+        to: AwbState,
+        shipment: Option<&str>,
+        reason: Option<&str>,
+        pool: Option<&str>,
+        expect_shipment: Option<&str>,
+    ) -> Result<AwbTransition> {
+        let canonical = Awb::normalize(number).map_err(bad_awb)?;
+        if matches!(to, AwbState::Voided | AwbState::Cancelled) {
+            check_name("reason", reason.unwrap_or(""), 255)?;
+        }
+        if to == AwbState::Assigned {
+            check_name("shipment", shipment.unwrap_or(""), 64)?;
+        }
+        let (shipment, reason) = (shipment.map(str::to_owned), reason.map(str::to_owned));
+        let (pool, expect) = (pool.map(str::to_owned), expect_shipment.map(str::to_owned));
+        self.run("awb_transition", &canonical, move |conn, sql, number| {
+            let (shipment, reason, pool, expect) = (shipment.clone(), reason.clone(), pool.clone(), expect.clone());
+            Box::pin(async move {
+                conn.query_drop("START TRANSACTION").await?;
+                let work = async {
+                    let Some((id, status, pool_name, frozen, _valid_to, current, expiry)) =
+                        lock_number(conn, &sql.awb, number).await?
+                    else {
+                        return Ok(Err(refused(format!("{number} is not in stock"))));
+                    };
+                    if let Some(p) = &pool {
+                        if *p != pool_name {
+                            return Ok(Err(refused(format!("{number} belongs to pool {pool_name}, not {p}"))));
+                        }
+                    }
+                    if let Some(e) = &expect {
+                        if current.as_deref() != Some(e.as_str()) {
+                            return Ok(Ok(AwbTransition::Unchanged));
+                        }
+                    }
+                    let from = AwbState::parse(&status).unwrap_or(AwbState::Executed);
+                    if !can_transition(from, to) {
+                        return Ok(Err(refused(format!(
+                            "{number} is {status}; it cannot become {}{}",
+                            to.as_str(),
+                            if from == AwbState::Executed { " (executed numbers are final)" } else { "" }
+                        ))));
+                    }
+                    if to == AwbState::Assigned && from == AwbState::Ready {
+                        if frozen != 0 {
+                            return Ok(Err(refused(format!("{number} is frozen; unfreeze it first"))));
+                        }
+                        if expiry == "expired" {
+                            return Ok(Err(refused(format!("{number} has expired; it is never offered"))));
+                        }
+                    }
+                    if from == AwbState::Assigned && matches!(to, AwbState::Ready | AwbState::Assigned | AwbState::Voided | AwbState::Cancelled) {
+                        conn.exec_drop(
+                            format!("UPDATE `{}` SET live = NULL, released_at = UTC_TIMESTAMP() WHERE stock_id = ? AND live = 1", sql.awb.assignments),
+                            (id,),
+                        )
+                        .await?;
+                    }
+                    if to == AwbState::Assigned {
+                        if let Err(e) = assign(conn, &sql.awb, id, number, shipment.as_deref().unwrap_or("")).await? {
+                            return Ok(Err(e));
+                        }
+                    } else {
+                        let keep_shipment = matches!(to, AwbState::Issued | AwbState::Executed);
+                        conn.exec_drop(
+                            format!(
+                                "UPDATE `{}` SET status = ?, reason = COALESCE(?, reason), \
+                                 shipment = IF(?, shipment, NULL), updated_at = UTC_TIMESTAMP() WHERE id = ?",
+                                sql.awb.stock
+                            ),
+                            (to.as_str(), reason.as_deref(), keep_shipment, id),
+                        )
+                        .await?;
+                    }
+                    Ok(Ok(AwbTransition::Moved { from, to }))
+                }
+                .await;
+                finish_transaction(conn, work).await
+            })
+        })
+        .await
+    }
+
+    /// Freezes (or unfreezes) a number: out of circulation, state unchanged.
+    pub async fn awb_freeze(&mut self, number: &str, frozen: bool) -> Result<()> {
+        let canonical = Awb::normalize(number).map_err(bad_awb)?;
+        self.run("awb_freeze", &canonical, move |conn, sql, number| {
+            Box::pin(async move {
+                conn.exec_drop(
+                    format!(
+                        "UPDATE `{}` SET frozen = ?, updated_at = UTC_TIMESTAMP() WHERE number = ?",
+                        sql.awb.stock
+                    ),
+                    (frozen, number),
+                )
+                .await?;
+                Ok(
+                    if conn.affected_rows() <= 1 && exists(conn, &sql.awb, number).await? {
+                        Ok(())
+                    } else {
+                        Err(refused(format!("{number} is not in stock")))
+                    },
+                )
+            })
+        })
+        .await
+    }
+
+    /// A stock number as stored.
+    pub async fn awb_status(&mut self, number: &str) -> Result<AwbStock> {
+        let canonical = Awb::normalize(number).map_err(bad_awb)?;
+        self.run("awb_status", &canonical, |conn, sql, number| {
+            Box::pin(async move {
+                type Row = (String, String, i8, Option<String>, Option<String>, Option<String>);
+                let row: Option<Row> = conn
+                    .exec_first(
+                        format!(
+                            "SELECT p.name, s.status, s.frozen, CAST(s.valid_to AS CHAR), s.shipment, s.reason \
+                             FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE s.number = ?",
+                            sql.awb.stock, sql.awb.pools
+                        ),
+                        (number,),
+                    )
+                    .await?;
+                Ok(match row {
+                    Some((pool, status, frozen, valid_to, shipment, reason)) => Ok(AwbStock {
+                        number: number.to_owned(),
+                        pool,
+                        status: AwbState::parse(&status).unwrap_or(AwbState::Voided),
+                        frozen: frozen != 0,
+                        valid_to,
+                        shipment,
+                        reason,
+                    }),
+                    None => Err(refused(format!("{number} is not in stock"))),
+                })
+            })
+        })
+        .await
+    }
+
+    /// Counts of a pool.
+    pub async fn awb_report(&mut self, pool: &str) -> Result<PoolReport> {
+        self.run("awb_report", pool, |conn, sql, pool| {
+            Box::pin(async move {
+                let by_status: Vec<(String, u64)> = conn
+                    .exec(
+                        format!(
+                            "SELECT s.status, COUNT(*) FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE p.name = ? GROUP BY s.status ORDER BY s.status",
+                            sql.awb.stock, sql.awb.pools
+                        ),
+                        (pool,),
+                    )
+                    .await?;
+                let extra: Option<(u64, u64, u64)> = conn
+                    .exec_first(
+                        format!(
+                            "SELECT COALESCE(SUM(s.frozen), 0), \
+                             COALESCE(SUM(s.status = 'ready' AND s.valid_to < UTC_DATE()), 0), \
+                             COALESCE(SUM(s.status = 'ready' AND s.frozen = 0 AND (s.valid_to IS NULL OR s.valid_to >= UTC_DATE())), 0) \
+                             FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE p.name = ?",
+                            sql.awb.stock, sql.awb.pools
+                        ),
+                        (pool,),
+                    )
+                    .await?;
+                let (frozen, expired, available) = extra.unwrap_or_default();
+                Ok(Ok(PoolReport { by_status, frozen, expired, available }))
+            })
+        })
+        .await
+    }
+}
+
+async fn exists(
+    conn: &mut Conn,
+    sql: &AwbSql,
+    number: &str,
+) -> std::result::Result<bool, mysql_async::Error> {
+    let n: Option<u64> = conn
+        .exec_first(
+            format!("SELECT COUNT(*) FROM `{}` WHERE number = ?", sql.stock),
+            (number,),
+        )
+        .await?;
+    Ok(n.unwrap_or(0) > 0)
+}
+
+/// Marks `id` assigned to `shipment` with one live assignment; the unique
+/// index's refusal reads as the application check does.
+async fn assign(
+    conn: &mut Conn,
+    sql: &AwbSql,
+    id: u64,
+    number: &str,
+    shipment: &str,
+) -> AttemptResult<Awb> {
+    match conn
+        .exec_drop(
+            format!("INSERT INTO `{}` (stock_id, shipment, live, assigned_at) VALUES (?, ?, 1, UTC_TIMESTAMP())", sql.assignments),
+            (id, shipment),
+        )
+        .await
+    {
+        Ok(()) => {}
+        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
+            return Ok(Err(refused(format!("{number} is already assigned to another shipment"))));
+        }
+        Err(e) => return Err(e),
+    }
+    conn.exec_drop(
+        format!("UPDATE `{}` SET status = 'assigned', shipment = ?, updated_at = UTC_TIMESTAMP() WHERE id = ?", sql.stock),
+        (shipment, id),
+    )
+    .await?;
+    Ok(Awb::parse(number).map_err(bad_awb))
+}
