@@ -183,6 +183,26 @@ namespace Counterfoil {
     }
 
     /**
+     * Whether `$number` is a valid air waybill number in an accepted spelling
+     * (`157-40121012`, `157-4012 1012`, `15740121012`, surrounding spaces).
+     *
+     * @param string $number
+     * @return bool
+     */
+    function awb_is_valid(string $number): bool {}
+
+    /**
+     * The canonical spelling (`157-40121012`) of an air waybill number.
+     *
+     * @throws \Counterfoil\InvalidArgumentException saying what is wrong (length,
+     *   a non-digit and where, the check digit expected and found).
+     *
+     * @param string $number
+     * @return string
+     */
+    function awb_normalize(string $number): string {}
+
+    /**
      * Sets this process's connection settings (overrides php.ini). Options:
      * `database_url`, or `host` (WordPress `DB_HOST` forms), `user`, `password`,
      * `database`; `table_prefix`, `timeout_ms`, `format`; `registry` (bool: record

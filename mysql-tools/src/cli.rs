@@ -51,6 +51,91 @@ pub enum Command {
     /// N concurrent connections allocating from one series for a while:
     /// allocations/s, p50/p99 latency, and the duplicate and gap check.
     Stress(StressArgs),
+    /// Air waybill numbers: validate, stock blocks, issue in order, void, status, report.
+    #[command(subcommand)]
+    Awb(AwbCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AwbCommand {
+    /// Check numbers (157-40121012, 157-4012 1012, 15740121012); exit 1 if any is invalid.
+    Validate {
+        /// The numbers.
+        #[arg(required = true)]
+        numbers: Vec<String>,
+    },
+    /// Add a block from the airline to a pool (first and last validated; refused whole on any problem).
+    /// Prints the plan without --execute.
+    ImportBlock {
+        /// The pool (created for the block's airline prefix if missing).
+        #[arg(long)]
+        pool: String,
+        /// First number of the block.
+        #[arg(long)]
+        first: String,
+        /// Last number of the block.
+        #[arg(long)]
+        last: String,
+        /// Last day the numbers may be issued (YYYY-MM-DD).
+        #[arg(long)]
+        valid_to: Option<String>,
+        /// Do it.
+        #[arg(long)]
+        execute: bool,
+    },
+    /// Assign the lowest ready number of a pool to a shipment.
+    Issue {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The shipment reference.
+        #[arg(long)]
+        shipment: String,
+    },
+    /// Move a number to another state (through the transition table).
+    Transition {
+        /// The number.
+        number: String,
+        /// ready, assigned, issued, executed, voided or cancelled.
+        #[arg(long)]
+        to: String,
+        /// The shipment, for assigned.
+        #[arg(long)]
+        shipment: Option<String>,
+        /// Why, for voided and cancelled.
+        #[arg(long)]
+        reason: Option<String>,
+        /// Only if the number is still assigned to this shipment (else nothing happens).
+        #[arg(long)]
+        expect_shipment: Option<String>,
+    },
+    /// Void a number, with a reason.
+    Void {
+        /// The number.
+        number: String,
+        /// Why.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Take a number out of circulation (or back with --unfreeze); its state is unchanged.
+    Freeze {
+        /// The number.
+        number: String,
+        /// Put it back.
+        #[arg(long)]
+        unfreeze: bool,
+    },
+    /// Show a number's pool, state, shipment and expiry.
+    Status {
+        /// The number.
+        number: String,
+    },
+    /// Count a pool's numbers per state, frozen, expired and available.
+    Report {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+    },
 }
 
 /// Which posts hold invoice numbers, and how to read them.

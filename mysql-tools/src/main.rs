@@ -5,6 +5,7 @@
 
 mod adopt_cmd;
 mod audit_cmd;
+mod awb_cmd;
 mod cli;
 mod db;
 mod series_cmd;
@@ -63,6 +64,7 @@ fn main() {
             cli::Command::Adopt(args) => adopt_cmd::run(&cli.global, &args).await,
             cli::Command::Verify(args) => verify_cmd::run(&cli.global, &args).await,
             cli::Command::Stress(args) => stress_cmd::run(&cli.global, &args).await,
+            cli::Command::Awb(cmd) => awb_cmd::run(&cli.global, cmd).await,
         }
     });
     match result {

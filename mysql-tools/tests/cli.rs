@@ -208,3 +208,119 @@ fn hostile_scope_keys_round_trip_through_the_cli() {
     let rows = snapshot(&url);
     assert_eq!(rows[0][0].as_deref(), Some(k));
 }
+
+#[test]
+fn awb_commands() {
+    let url = MariaDb::shared().fresh_database("cliawb").unwrap();
+    // validate: exit 0 when all are valid, 1 with the reason otherwise.
+    let out = ok(
+        &url,
+        &[
+            "awb",
+            "validate",
+            "157-40121012",
+            "157-4012 1012",
+            "15740121012",
+        ],
+    );
+    assert_eq!(out.matches("157-40121012 valid").count(), 3, "{out}");
+    let bad = run(&url, &["awb", "validate", "157-40121012", "157-40121013"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("mod 7 is 2, but the number ends in 3"));
+    // import-block: a plan without --execute, nothing written.
+    let plan = ok(
+        &url,
+        &[
+            "awb",
+            "import-block",
+            "--pool",
+            "LH",
+            "--first",
+            "157-40121012",
+            "--last",
+            "157-40121060",
+        ],
+    );
+    assert!(
+        plan.contains("import 6 numbers") && plan.contains("dry run"),
+        "{plan}"
+    );
+    assert!(
+        MariaDb::query(&url, "SHOW TABLES LIKE 'wp_counterfoil_awb_stock'")
+            .unwrap()
+            .is_empty()
+    );
+    fails(
+        &url,
+        &[
+            "awb",
+            "import-block",
+            "--pool",
+            "LH",
+            "--first",
+            "157-40121013",
+            "--last",
+            "157-40121060",
+            "--execute",
+        ],
+    );
+    let done = ok(
+        &url,
+        &[
+            "awb",
+            "import-block",
+            "--pool",
+            "LH",
+            "--first",
+            "157-40121012",
+            "--last",
+            "157-40121060",
+            "--execute",
+        ],
+    );
+    assert!(done.contains("imported 6"), "{done}");
+    // issue in serial order, status, void, transitions, report.
+    assert_eq!(
+        ok(&url, &["awb", "issue", "--pool", "LH", "--shipment", "S1"]),
+        "157-40121012\n"
+    );
+    assert_eq!(
+        ok(&url, &["awb", "issue", "--pool", "LH", "--shipment", "S2"]),
+        "157-40121023\n"
+    );
+    assert!(ok(&url, &["awb", "status", "157-4012 1023"]).contains("shipment S2"));
+    ok(
+        &url,
+        &["awb", "transition", "157-40121012", "--to", "issued"],
+    );
+    ok(
+        &url,
+        &["awb", "transition", "157-40121012", "--to", "executed"],
+    );
+    let err = fails(
+        &url,
+        &["awb", "transition", "157-40121012", "--to", "ready"],
+    );
+    assert!(err.contains("executed numbers are final"), "{err}");
+    let err = fails(&url, &["awb", "void", "157-40121034", "--reason", ""]);
+    assert!(err.contains("reason"), "{err}");
+    assert!(ok(&url, &["awb", "void", "157-40121034", "--reason", "torn"]).contains("voided"));
+    ok(&url, &["awb", "freeze", "157-40121045"]);
+    assert_eq!(
+        ok(&url, &["awb", "issue", "--pool", "LH", "--shipment", "S3"]),
+        "157-40121056\n"
+    );
+    let report = ok(&url, &["--json", "awb", "report", "--pool", "LH"]);
+    let v: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
+    assert_eq!(
+        (v["frozen"].as_u64(), v["available"].as_u64()),
+        (Some(1), Some(1)),
+        "{v}"
+    );
+    assert_eq!(
+        ok(&url, &["awb", "issue", "--pool", "LH", "--shipment", "S4"]),
+        "157-40121060\n"
+    );
+    let err = fails(&url, &["awb", "issue", "--pool", "LH", "--shipment", "S5"]);
+    assert!(err.contains("no ready number"), "{err}");
+}

@@ -141,6 +141,25 @@ pub fn connection_info() -> PhpResult<HashMap<String, i64>> {
     Ok(sequences::info(&settings))
 }
 
+/// Whether `$number` is a valid air waybill number in an accepted spelling
+/// (`157-40121012`, `157-4012 1012`, `15740121012`, surrounding spaces).
+#[php_function]
+#[php(name = "Counterfoil\\awb_is_valid")]
+pub fn awb_is_valid(number: &str) -> bool {
+    counterfoil_core::awb::Awb::is_valid(number)
+}
+
+/// The canonical spelling (`157-40121012`) of an air waybill number.
+///
+/// @throws \Counterfoil\InvalidArgumentException saying what is wrong (length,
+///   a non-digit and where, the check digit expected and found).
+#[php_function]
+#[php(name = "Counterfoil\\awb_normalize")]
+pub fn awb_normalize(number: &str) -> PhpResult<String> {
+    counterfoil_core::awb::Awb::normalize(number)
+        .map_err(|e| exceptions::invalid_argument(format!("invalid air waybill number: {e}")))
+}
+
 #[php_module]
 #[php(startup = "startup")]
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
@@ -151,4 +170,6 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(allocate_invoice_number))
         .function(wrap_function!(configure))
         .function(wrap_function!(connection_info))
+        .function(wrap_function!(awb_is_valid))
+        .function(wrap_function!(awb_normalize))
 }
