@@ -1,0 +1,363 @@
+//! Faults under load, with the history checker (tests/src/history.rs):
+//! `kill -9` of mariadbd and restart, SIGSTOP/SIGCONT, `KILL` of client
+//! connections, lock wait timeouts, and `kill -9` of php-fpm workers in the
+//! middle of payment callbacks. The short version runs in ./scripts/test;
+//! `COUNTERFOIL_FAULTS=long` (./scripts/test --faults) runs more rounds.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use counterfoil_core::{PaymentRef, RetryPolicy, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_tests::history::{check, Completion, History};
+use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::MariaDb;
+use mysql_async::prelude::Queryable;
+
+fn rounds() -> usize {
+    if std::env::var("COUNTERFOIL_FAULTS").as_deref() == Ok("long") {
+        5
+    } else {
+        1
+    }
+}
+
+fn key() -> ScopeKey {
+    ScopeKey::new("hot").unwrap()
+}
+
+/// The faults, in order, each `rounds()` times: crash + restart, pause past
+/// the deadline, KILL every client connection, a row lock held past
+/// innodb_lock_wait_timeout.
+fn inject_faults(server: &MariaDb, url: &str, log: &Mutex<Vec<String>>) {
+    let note = |s: String| log.lock().unwrap().push(s);
+    for round in 0..rounds() {
+        std::thread::sleep(Duration::from_millis(600));
+        server.crash().unwrap();
+        note(format!("round {round}: kill -9 mariadbd"));
+        std::thread::sleep(Duration::from_millis(300));
+        server.restart().unwrap();
+        note(format!("round {round}: mariadbd restarted"));
+        std::thread::sleep(Duration::from_millis(600));
+        server.pause().unwrap();
+        std::thread::sleep(Duration::from_millis(2000));
+        server.resume().unwrap();
+        note(format!("round {round}: SIGSTOP 2 s, SIGCONT"));
+        std::thread::sleep(Duration::from_millis(500));
+        let killed = block_on(async {
+            let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(url).unwrap())
+                .await
+                .unwrap();
+            let ids: Vec<u64> = c
+                .query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'cf' AND ID <> CONNECTION_ID()")
+                .await
+                .unwrap();
+            for id in &ids {
+                let _ = c.query_drop(format!("KILL {id}")).await;
+            }
+            c.disconnect().await.unwrap();
+            ids.len()
+        });
+        note(format!(
+            "round {round}: KILL of {killed} client connections"
+        ));
+        std::thread::sleep(Duration::from_millis(400));
+        block_on(async {
+            let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(url).unwrap())
+                .await
+                .unwrap();
+            c.query_drop("BEGIN").await.unwrap();
+            c.query_drop("SELECT * FROM wp_invoice_sequences FOR UPDATE")
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(1600)).await;
+            c.query_drop("COMMIT").await.unwrap();
+            c.disconnect().await.unwrap();
+        });
+        note(format!(
+            "round {round}: series row locked 1.6 s (innodb_lock_wait_timeout = 1)"
+        ));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+fn config(url: &str) -> StoreConfig {
+    // One try per call: the history must see every attempt.
+    StoreConfig::new(url)
+        .deadline(Duration::from_millis(1200))
+        .retry(RetryPolicy::none())
+}
+
+#[test]
+fn autocommit_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns() {
+    let server = MariaDb::start_with("faults-alloc", &["--innodb-lock-wait-timeout=1"]).unwrap();
+    let url = server.fresh_database("faults").unwrap();
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key(), 1).await.unwrap();
+    });
+    let history = Arc::new(History::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let log = Mutex::new(Vec::new());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let workers: Vec<_> = (0..6)
+        .map(|w| {
+            let (history, stop, url) = (history.clone(), stop.clone(), url.clone());
+            rt.spawn(async move {
+                let mut store = SeriesStore::lazy(config(&url)).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    let c = history
+                        .record(w, async { store.allocate(&key()).await.map(|n| (n, n)) })
+                        .await;
+                    if !matches!(c, Completion::Ok(..)) {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            })
+        })
+        .collect();
+    inject_faults(&server, &url, &log);
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        rt.block_on(w).unwrap();
+    }
+    let counter = block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        s.current(&key()).await.unwrap().current
+    });
+    let verdict = check(&history.ops(), 1, counter);
+    println!("faults: {:?}", log.lock().unwrap());
+    println!(
+        "verdict: {} ok, {} fail, {} unknown; duplicates {}; gaps {} (≤ unknowns); counter {} ≥ highest acknowledged {}",
+        verdict.ok, verdict.fail, verdict.unknown, verdict.duplicates.len(), verdict.gaps, verdict.counter, verdict.highest_acknowledged
+    );
+    assert!(verdict.holds(true), "{verdict:?}");
+    assert!(verdict.ok > 100, "the load ran: {verdict:?}");
+    assert!(
+        verdict.fail + verdict.unknown > 0,
+        "the faults were felt: {verdict:?}"
+    );
+}
+
+#[test]
+fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
+    let server = MariaDb::start_with("faults-pay", &["--innodb-lock-wait-timeout=1"]).unwrap();
+    let url = server.fresh_database("faultspay").unwrap();
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&key(), 1).await.unwrap();
+    });
+    let history = Arc::new(History::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let pending: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let delivered = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = Mutex::new(Vec::new());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let workers: Vec<_> = (0..6)
+        .map(|w| {
+            let (history, stop, url, pending, delivered) = (
+                history.clone(),
+                stop.clone(),
+                url.clone(),
+                pending.clone(),
+                delivered.clone(),
+            );
+            rt.spawn(async move {
+                let mut store = SeriesStore::lazy(config(&url)).unwrap();
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let txn = format!("w{w}-{i}");
+                    i += 1;
+                    let p = PaymentRef::new("fault", &txn).unwrap();
+                    let c = history
+                        .record(w, async {
+                            store
+                                .record_payment(&key(), &p, None, None)
+                                .await
+                                .map(|r| (r.number, r.number))
+                        })
+                        .await;
+                    delivered.lock().unwrap().push(txn.clone());
+                    if !matches!(c, Completion::Ok(..)) {
+                        pending.lock().unwrap().push(txn);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            })
+        })
+        .collect();
+    inject_faults(&server, &url, &log);
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        rt.block_on(w).unwrap();
+    }
+    // The gateway delivers again every payment it got no answer for.
+    let retried = pending.lock().unwrap().clone();
+    let redelivered = rt.block_on(async {
+        let mut store = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        let mut numbers = Vec::new();
+        for txn in &retried {
+            let r = store
+                .record_payment(&key(), &PaymentRef::new("fault", txn).unwrap(), None, None)
+                .await
+                .unwrap();
+            numbers.push((txn.clone(), r.number, r.created));
+        }
+        numbers
+    });
+    let counter = block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        s.current(&key()).await.unwrap().current
+    });
+    let verdict = check(&history.ops(), 1, counter);
+    let payments = delivered.lock().unwrap().len() as u64;
+    let rows: u64 = MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_payments")
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let registry: u64 = MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers")
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let numbered: u64 = MariaDb::scalar(
+        &url,
+        "SELECT COUNT(DISTINCT number) FROM wp_counterfoil_payments WHERE number IS NOT NULL",
+    )
+    .unwrap()
+    .unwrap()
+    .parse()
+    .unwrap();
+    println!("faults: {:?}", log.lock().unwrap());
+    println!(
+        "verdict: {} ok, {} fail, {} unknown; {} redelivered ({} found their first number); duplicates {}; \
+         payments {payments}, payment rows {rows}, registry rows {registry}, counter {counter}",
+        verdict.ok, verdict.fail, verdict.unknown, retried.len(),
+        redelivered.iter().filter(|r| !r.2).count(), verdict.duplicates.len()
+    );
+    assert!(verdict.duplicates.is_empty(), "{verdict:?}");
+    assert!(verdict.counter >= verdict.highest_acknowledged);
+    assert_eq!(rows, payments, "one payment row per payment");
+    assert_eq!(numbered, payments, "one distinct number per payment");
+    // No hole: the transaction makes a number exist only with its registry row.
+    assert_eq!(registry, counter, "registry covers 1..counter");
+    assert_eq!(counter, payments, "no number used without its payment");
+    assert!(
+        verdict.fail + verdict.unknown > 0,
+        "the faults were felt: {verdict:?}"
+    );
+}
+
+/// kill -9 of php-fpm workers in the middle of payment callbacks: every
+/// payment ends with one invoice once the gateway has delivered again the
+/// ones it got no answer for, and every number is issued.
+#[test]
+fn php_fpm_workers_killed_mid_request() {
+    use counterfoil_tests::burst;
+    use counterfoil_tests::webhook::deliver;
+    use counterfoil_tests::wordpress::WordPress;
+
+    let wp = WordPress::install(MariaDb::shared(), "fpmkill", None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(true, 4).unwrap();
+    let payments: Vec<String> = (0..(120 * rounds())).map(|i| format!("k-{i:04}")).collect();
+    let stop = AtomicBool::new(false);
+    let killed = Mutex::new(0usize);
+    let unanswered = Mutex::new(Vec::<String>::new());
+    let answered = Mutex::new(Vec::<(String, String)>::new());
+    let queue = Mutex::new(payments.clone());
+    let body = |txn: &str| {
+        format!(r#"{{"gateway":"stripe","transaction_id":"{txn}","user_id":1,"year":2026}}"#)
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(150));
+                let pids = site.worker_pids();
+                if let Some(pid) = pids.get(fastrand::usize(..pids.len().max(1))) {
+                    // SAFETY: kill(2) on a php-fpm worker this test started.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        libc::kill(*pid as i32, libc::SIGKILL);
+                    }
+                    *killed.lock().unwrap() += 1;
+                }
+            }
+        });
+        std::thread::scope(|c| {
+            for _ in 0..8 {
+                c.spawn(|| loop {
+                    let Some(txn) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    match deliver(site.port(), &secret, body(&txn).as_bytes(), 0) {
+                        Ok(r) if r.status == 201 || r.status == 200 => {
+                            let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+                            answered
+                                .lock()
+                                .unwrap()
+                                .push((txn, v["number"].as_str().unwrap().to_owned()));
+                        }
+                        _ => unanswered.lock().unwrap().push(txn),
+                    }
+                });
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
+    });
+    // The gateway delivers again what got no answer (workers are respawned by the master).
+    let retry = unanswered.lock().unwrap().clone();
+    let mut final_numbers = answered.lock().unwrap().clone();
+    for txn in &retry {
+        let r = (0..20)
+            .find_map(
+                |_| match deliver(site.port(), &secret, body(txn).as_bytes(), 0) {
+                    Ok(r) if r.status == 201 || r.status == 200 => Some(r),
+                    _ => {
+                        std::thread::sleep(Duration::from_millis(100));
+                        None
+                    }
+                },
+            )
+            .expect("a redelivery succeeds once the workers are back");
+        let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        final_numbers.push((txn.clone(), v["number"].as_str().unwrap().to_owned()));
+    }
+    let check = burst::check_site(wp.database_url()).unwrap();
+    println!(
+        "php-fpm workers killed: {}; payments {}; unanswered then redelivered {}; invoices {}; {:?}",
+        killed.lock().unwrap(),
+        payments.len(),
+        retry.len(),
+        check.invoices,
+        check.series
+    );
+    assert!(*killed.lock().unwrap() > 0);
+    assert_eq!(
+        check.invoices,
+        payments.len() as u64,
+        "one invoice per payment"
+    );
+    assert!(check.is_clean(), "{check:?}");
+    assert_eq!(
+        check.not_issued(),
+        0,
+        "every reserved number was completed by a redelivery"
+    );
+    let distinct: std::collections::BTreeSet<&String> =
+        final_numbers.iter().map(|(_, n)| n).collect();
+    assert_eq!(distinct.len(), payments.len(), "no number twice");
+}
