@@ -6,8 +6,9 @@ require __DIR__ . '/common.php';
 $u = parse_url(getenv('BENCH_URL'));
 mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
 $db = new mysqli($u['host'], $u['user'], $u['pass'], ltrim($u['path'], '/'), $u['port']);
-$once = function () use ($db) {
-    $scope = $db->real_escape_string('1:2019');
+$series = (int) (getenv('BENCH_SERIES') ?: 1);
+$once = function () use ($db, $series) {
+    $scope = $db->real_escape_string(($series > 1 ? random_int(1, $series) : 1) . ':2019');
     $db->query("UPDATE wp_invoice_sequences SET current_value = LAST_INSERT_ID(current_value + 1) WHERE scope_key = '$scope'");
     $n = (int) $db->query('SELECT LAST_INSERT_ID()')->fetch_row()[0];
     return sprintf('%d-%04d', 2019, $n);

@@ -12,7 +12,10 @@ pub fn awb(text: &str) {
     if let Ok(a) = Awb::parse(text) {
         let canonical = a.to_string();
         assert_eq!(Awb::parse(&canonical), Ok(a), "{text:?}");
-        assert_eq!(Awb::normalize(&canonical).as_deref(), Ok(canonical.as_str()));
+        assert_eq!(
+            Awb::normalize(&canonical).as_deref(),
+            Ok(canonical.as_str())
+        );
         assert_eq!(u32::from(a.check_digit()), a.serial() % 7);
     }
     if let Some((first, last)) = text.split_once('|') {

@@ -20,6 +20,8 @@ pub mod audit;
 pub mod awb;
 pub mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzz_checks;
 pub mod payment;
 pub mod retry;
 pub mod schema;
