@@ -35,6 +35,17 @@ pub fn counter_for_next(next: u64) -> Result<u64> {
     Ok(next - 1)
 }
 
+/// What moving a series whose counter is `current` so that `next` is its next
+/// number would do: the same rule as the store's `GREATEST`, for previews.
+pub fn advance_outcome(current: u64, next: u64) -> Result<Advanced> {
+    let target = counter_for_next(next)?;
+    Ok(if target > current {
+        Advanced::Moved { current: target }
+    } else {
+        Advanced::Unchanged { current }
+    })
+}
+
 /// Checks a batch size.
 pub fn check_batch(count: u64) -> Result<()> {
     if !(1..=MAX_BATCH).contains(&count) {
@@ -111,6 +122,23 @@ mod tests {
         assert!(counter_for_start(0).unwrap_err().is_invalid_input());
         assert_eq!(counter_for_next(u64::MAX).unwrap(), u64::MAX - 1);
         assert!(counter_for_next(0).is_err());
+    }
+
+    #[test]
+    fn advance_preview() {
+        assert_eq!(
+            advance_outcome(199, 200).unwrap(),
+            Advanced::Unchanged { current: 199 }
+        );
+        assert_eq!(
+            advance_outcome(199, 201).unwrap(),
+            Advanced::Moved { current: 200 }
+        );
+        assert_eq!(
+            advance_outcome(199, 100).unwrap(),
+            Advanced::Unchanged { current: 199 }
+        );
+        assert!(advance_outcome(0, 0).is_err());
     }
 
     #[test]

@@ -74,6 +74,13 @@ ensure_node_tools() {
   fi
 }
 
+# The plugin's WebAssembly asset: the pure core built from source for the
+# browser (not committed; built here and by scripts/package-plugin).
+build_wasm_asset() {
+  cargo build --release -q -p counterfoil-wasm --target wasm32-unknown-unknown
+  cp "$ROOT/target/wasm32-unknown-unknown/release/counterfoil_wasm.wasm" "$ROOT/wp-plugin/assets/counterfoil.wasm"
+}
+
 setup_all() {
   ensure_apt "${APT_PACKAGES[@]}"
   ensure_rust

@@ -91,7 +91,7 @@ impl FpmSite {
             format!(
                 "daemon off;\nmaster_process on;\nworker_processes 2;\npid {d}/nginx.pid;\n\
                  error_log {d}/nginx-error.log;\nevents {{ worker_connections 256; }}\n\
-                 http {{\n  access_log off;\n  client_body_temp_path {d}/nginx-tmp/body;\n\
+                 http {{\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n  access_log off;\n  client_body_temp_path {d}/nginx-tmp/body;\n\
                  fastcgi_temp_path {d}/nginx-tmp/fastcgi;\n  proxy_temp_path {d}/nginx-tmp/proxy;\n\
                  uwsgi_temp_path {d}/nginx-tmp/uwsgi;\n  scgi_temp_path {d}/nginx-tmp/scgi;\n\
                  server {{\n    listen 127.0.0.1:{port};\n    root {root};\n    index index.php;\n\

@@ -33,6 +33,39 @@ final class Counterfoil_Admin {
 			self::SLUG,
 			array( __CLASS__, 'render' )
 		);
+		add_management_page(
+			__( 'AWB check', 'counterfoil' ),
+			__( 'AWB check', 'counterfoil' ),
+			self::CAPABILITY,
+			'counterfoil-awb',
+			array( __CLASS__, 'render_awb_check' )
+		);
+	}
+
+	/**
+	 * The live checks: counterfoil-admin.js with the Rust core as WebAssembly
+	 * (assets/counterfoil.wasm, built from core/ by the project's scripts).
+	 */
+	private static function live_checks() {
+		$url = plugins_url( 'assets/counterfoil-admin.js', COUNTERFOIL_FILE ) . '?ver=' . rawurlencode( COUNTERFOIL_VERSION );
+		echo '<style>.counterfoil-ok{color:#00701a}.counterfoil-refused{color:#b32d2e;font-weight:600}</style>';
+		echo '<script type="module" src="' . esc_url( $url ) . '"></script>';
+	}
+
+	/** Tools → AWB check: checks an air waybill number as it is typed. */
+	public static function render_awb_check() {
+		if ( ! current_user_can( self::CAPABILITY ) ) {
+			wp_die( esc_html__( 'You are not allowed to see this page.', 'counterfoil' ), 403 );
+		}
+		?>
+		<div class="wrap">
+			<h1><?php esc_html_e( 'AWB check', 'counterfoil' ); ?></h1>
+			<p><?php esc_html_e( 'Type an air waybill number (157-40121012, 157-4012 1012 or 15740121012): it is checked as you type, in your browser.', 'counterfoil' ); ?></p>
+			<p><input type="text" id="counterfoil-awb-input" class="regular-text" autocomplete="off" placeholder="157-40121012"></p>
+			<p id="counterfoil-awb-result" aria-live="polite"></p>
+		</div>
+		<?php
+		self::live_checks();
 	}
 
 	/** Refuses without the capability and a valid nonce (403). */
@@ -188,7 +221,7 @@ final class Counterfoil_Admin {
 				</tr></thead>
 				<tbody>
 				<?php foreach ( self::series() as $s ) : ?>
-					<tr>
+					<tr data-scope="<?php echo esc_attr( $s->scope_key ); ?>" data-current="<?php echo esc_attr( (string) $s->current_value ); ?>" data-next="<?php echo esc_attr( (string) ( (int) $s->current_value + 1 ) ); ?>">
 						<td><?php echo esc_html( $s->scope_key ); ?></td>
 						<td><?php echo esc_html( (string) ( (int) $s->current_value + 1 ) ); ?></td>
 						<td><?php echo esc_html( (string) (int) $s->issued ); ?></td>
@@ -217,6 +250,7 @@ final class Counterfoil_Admin {
 				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required placeholder="1:2026"></label>
 				<label><?php esc_html_e( 'Next number', 'counterfoil' ); ?> <input type="number" name="next" min="1" required></label>
 				<?php submit_button( __( 'Advance', 'counterfoil' ), 'secondary', 'submit', false ); ?>
+				<p id="counterfoil-advance-check" aria-live="polite"></p>
 			</form>
 
 			<h2><?php esc_html_e( 'Void a number', 'counterfoil' ); ?></h2>
@@ -234,8 +268,9 @@ final class Counterfoil_Admin {
 				<input type="hidden" name="action" value="counterfoil_save_settings">
 				<?php wp_nonce_field( 'counterfoil_save_settings' ); ?>
 				<p><label><?php esc_html_e( 'Number format', 'counterfoil' ); ?>
-					<input type="text" name="format" value="<?php echo esc_attr( counterfoil_format() ); ?>"></label>
+					<input type="text" name="format" id="counterfoil-format" value="<?php echo esc_attr( counterfoil_format() ); ?>"></label>
 					<span class="description"><?php esc_html_e( 'Tokens: {seq}, {seq:04} (at least 4 digits), {year}, {yy}, {month}.', 'counterfoil' ); ?></span></p>
+				<p id="counterfoil-format-preview" aria-live="polite"></p>
 				<p><?php esc_html_e( 'Webhook endpoint:', 'counterfoil' ); ?> <code><?php echo esc_html( rest_url( Counterfoil_Rest::NAMESPACE_V1 . '/payments' ) ); ?></code><br>
 					<?php esc_html_e( 'Webhook secret:', 'counterfoil' ); ?> <code id="counterfoil-secret"><?php echo esc_html( Counterfoil_Rest::secret() ); ?></code>
 					<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
@@ -245,5 +280,6 @@ final class Counterfoil_Admin {
 			</form>
 		</div>
 		<?php
+		self::live_checks();
 	}
 }

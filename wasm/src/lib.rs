@@ -1,0 +1,188 @@
+//! counterfoil-wasm: the pure part of counterfoil-core for the browser.
+//!
+//! A small C ABI (no JavaScript glue to generate): the page writes a UTF-8
+//! string into memory it got from [`cf_alloc`], calls a function, and reads
+//! the answer — a JSON object — from [`cf_result_ptr`] / [`cf_result_len`].
+//! Every answer comes from counterfoil-core; no rule is written here or in
+//! JavaScript. Invariants: the result buffer is valid until the next call;
+//! inputs that are not UTF-8 are answered `{"ok":false,...}`, never a trap.
+
+use std::cell::RefCell;
+
+use counterfoil_core::awb::{Awb, AwbError};
+use counterfoil_core::series::{advance_outcome, Advanced};
+use counterfoil_core::{NumberFormat, Period, ScopeKey};
+
+thread_local! {
+    static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn answer(json: String) -> usize {
+    let len = json.len();
+    RESULT.with(|r| *r.borrow_mut() = json.into_bytes());
+    len
+}
+
+/// # Safety
+/// `ptr..ptr+len` must be memory the caller wrote (from [`cf_alloc`]).
+unsafe fn input<'a>(ptr: *const u8, len: usize) -> Result<&'a str, usize> {
+    if ptr.is_null() && len > 0 {
+        return Err(answer(r#"{"ok":false,"error":"null input"}"#.into()));
+    }
+    let bytes = if len == 0 {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(ptr, len)
+    };
+    std::str::from_utf8(bytes)
+        .map_err(|_| answer(r#"{"ok":false,"error":"the input is not UTF-8"}"#.into()))
+}
+
+/// Memory for an input of `len` bytes (freed with [`cf_free`]).
+#[no_mangle]
+pub extern "C" fn cf_alloc(len: usize) -> *mut u8 {
+    let mut v = Vec::<u8>::with_capacity(len.max(1));
+    let p = v.as_mut_ptr();
+    std::mem::forget(v);
+    p
+}
+
+/// Frees memory from [`cf_alloc`].
+///
+/// # Safety
+/// `ptr` and `len` must come from one [`cf_alloc`] call.
+#[no_mangle]
+pub unsafe extern "C" fn cf_free(ptr: *mut u8, len: usize) {
+    if !ptr.is_null() {
+        drop(Vec::from_raw_parts(ptr, 0, len.max(1)));
+    }
+}
+
+/// Where the last answer is.
+#[no_mangle]
+pub extern "C" fn cf_result_ptr() -> *const u8 {
+    RESULT.with(|r| r.borrow().as_ptr())
+}
+
+/// How long the last answer is.
+#[no_mangle]
+pub extern "C" fn cf_result_len() -> usize {
+    RESULT.with(|r| r.borrow().len())
+}
+
+/// Renders `number` with the template for year and month:
+/// `{"ok":true,"text":"2019-0002"}` or `{"ok":false,"error":"…","kind":"…","at":7}`.
+///
+/// # Safety
+/// The template must be memory the caller wrote.
+#[no_mangle]
+pub unsafe extern "C" fn cf_format(
+    ptr: *const u8,
+    len: usize,
+    number: u64,
+    year: u32,
+    month: u32,
+) -> usize {
+    let template = match input(ptr, len) {
+        Ok(t) => t,
+        Err(n) => return n,
+    };
+    let rendered =
+        NumberFormat::parse(template).and_then(|f| Ok(f.render(number, Period::new(year, month)?)));
+    answer(match rendered {
+        Ok(text) => format!(r#"{{"ok":true,"text":{}}}"#, json_str(&text)),
+        Err(e) => format!(
+            r#"{{"ok":false,"error":{},"kind":"{}","at":{}}}"#,
+            json_str(&e.to_string()),
+            e.kind.name(),
+            e.at
+        ),
+    })
+}
+
+/// Checks an AWB number: `{"ok":true,"canonical":"157-40121012"}` or
+/// `{"ok":false,"error":"…","kind":"check_digit","expected":2,"got":3}`.
+///
+/// # Safety
+/// The text must be memory the caller wrote.
+#[no_mangle]
+pub unsafe extern "C" fn cf_awb(ptr: *const u8, len: usize) -> usize {
+    let text = match input(ptr, len) {
+        Ok(t) => t,
+        Err(n) => return n,
+    };
+    answer(match Awb::parse(text) {
+        Ok(a) => format!(
+            r#"{{"ok":true,"canonical":"{a}","check_digit":{}}}"#,
+            a.check_digit()
+        ),
+        Err(e) => {
+            let extra = match &e {
+                AwbError::CheckDigit { expected, got, .. } => {
+                    format!(r#","expected":{expected},"got":{got}"#)
+                }
+                _ => String::new(),
+            };
+            format!(
+                r#"{{"ok":false,"error":{},"kind":"{}"{extra}}}"#,
+                json_str(&e.to_string()),
+                e.name()
+            )
+        }
+    })
+}
+
+/// Checks a scope key: `{"ok":true}` or `{"ok":false,"error":"…","kind":"…"}`.
+///
+/// # Safety
+/// The text must be memory the caller wrote.
+#[no_mangle]
+pub unsafe extern "C" fn cf_scope_key(ptr: *const u8, len: usize) -> usize {
+    let text = match input(ptr, len) {
+        Ok(t) => t,
+        Err(n) => return n,
+    };
+    answer(match ScopeKey::new(text) {
+        Ok(_) => r#"{"ok":true}"#.into(),
+        Err(e) => format!(
+            r#"{{"ok":false,"error":{},"kind":"{}"}}"#,
+            json_str(&e.to_string()),
+            e.name()
+        ),
+    })
+}
+
+/// What advancing a series at counter `current` to next number `next` would
+/// do: `{"ok":true,"moves":true,"next":200}`, `{"ok":true,"moves":false,"next":201}`
+/// (refused: a series never moves down), or `{"ok":false,"error":"…"}`.
+#[no_mangle]
+pub extern "C" fn cf_advance(current: u64, next: u64) -> usize {
+    answer(match advance_outcome(current, next) {
+        Ok(Advanced::Moved { current }) => {
+            format!(r#"{{"ok":true,"moves":true,"next":{}}}"#, current + 1)
+        }
+        Ok(Advanced::Unchanged { current }) => {
+            format!(
+                r#"{{"ok":true,"moves":false,"next":{}}}"#,
+                current.saturating_add(1)
+            )
+        }
+        Err(e) => format!(r#"{{"ok":false,"error":{}}}"#, json_str(&e.to_string())),
+    })
+}

@@ -1,0 +1,91 @@
+// The admin pages' live checks, in the browser, with the Rust core compiled
+// to WebAssembly (counterfoil.wasm). Convenience only: the server validates
+// every form again. No rule is written here; every answer is the wasm's.
+import { loadCounterfoil } from './counterfoil-core.js';
+
+const $ = (id) => document.getElementById(id);
+const say = (el, text, ok) => {
+  if (!el) return;
+  el.textContent = text;
+  el.classList.toggle('counterfoil-ok', ok);
+  el.classList.toggle('counterfoil-refused', !ok);
+};
+
+let cf;
+try {
+  cf = await loadCounterfoil(new URL('counterfoil.wasm', import.meta.url));
+} catch (e) {
+  // No wasm (not built, or blocked): the forms still work, checked by the server.
+  console.warn('counterfoil: live checks unavailable', e);
+}
+if (cf) {
+  document.documentElement.dataset.counterfoilWasm = 'ready';
+  const now = new Date();
+  const year = now.getUTCFullYear();
+  const month = now.getUTCMonth() + 1;
+
+  // Settings: preview the next number as the typed format renders it.
+  const format = $('counterfoil-format');
+  if (format) {
+    const first = document.querySelector('#counterfoil-series tbody tr[data-next]');
+    const next = first ? first.dataset.next : '1';
+    const scope = first ? first.dataset.scope : '';
+    const preview = () => {
+      const r = cf.format(format.value, BigInt(next), year, month);
+      say($('counterfoil-format-preview'), r.ok
+        ? (scope ? `Series ${scope} continues with ${r.text}` : `The first number will read ${r.text}`)
+        : `${r.error}`, r.ok);
+    };
+    format.addEventListener('input', preview);
+    preview();
+  }
+
+  // Advance: show the refusal before submitting a next number that is not higher.
+  const scopeInput = document.querySelector('#counterfoil-advance input[name=scope_key]');
+  const nextInput = document.querySelector('#counterfoil-advance input[name=next]');
+  const submit = document.querySelector('#counterfoil-advance [type=submit]');
+  const check = () => {
+    const row = [...document.querySelectorAll('#counterfoil-series tbody tr[data-scope]')]
+      .find((tr) => tr.dataset.scope === scopeInput.value.trim());
+    const out = $('counterfoil-advance-check');
+    if (!row || nextInput.value === '') {
+      say(out, '', true);
+      if (submit) submit.disabled = false;
+      return;
+    }
+    let r;
+    try {
+      r = cf.advance(BigInt(row.dataset.current), BigInt(nextInput.value));
+    } catch {
+      r = { ok: false, error: 'the next number must be a whole number' };
+    }
+    const refused = !r.ok || !r.moves;
+    say(out, !r.ok ? r.error : r.moves
+      ? `Series ${row.dataset.scope} will continue at ${nextInput.value}.`
+      : `Refused: series ${row.dataset.scope} cannot go back to ${nextInput.value}; its next number is already ${r.next}. To start again lower, create a new series.`, !refused);
+    if (submit) submit.disabled = refused;
+  };
+  if (scopeInput && nextInput) {
+    scopeInput.addEventListener('input', check);
+    nextInput.addEventListener('input', check);
+  }
+
+  // Tools → AWB check.
+  const awb = $('counterfoil-awb-input');
+  if (awb) {
+    const show = () => {
+      if (awb.value.trim() === '') {
+        say($('counterfoil-awb-result'), '', true);
+        return;
+      }
+      const r = cf.awb(awb.value);
+      say($('counterfoil-awb-result'), r.ok
+        ? `Valid: ${r.canonical} (check digit ${r.check_digit})`
+        : r.kind === 'check_digit'
+          ? `Invalid: the check digit should be ${r.expected}, not ${r.got}. ${r.error}`
+          : `Invalid: ${r.error}`, r.ok);
+    };
+    awb.addEventListener('input', show);
+    show();
+  }
+}
