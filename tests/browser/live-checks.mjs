@@ -32,6 +32,7 @@ try {
   // Settings: wait for the wasm, then record every request while typing.
   await page.goto(`${base}/wp-admin/options-general.php?page=counterfoil`);
   await page.waitForFunction(() => document.documentElement.dataset.counterfoilWasm === 'ready');
+  await page.waitForLoadState('networkidle');
   const requests = [];
   page.on('request', (r) => requests.push(r.url()));
   const preview = page.locator('#counterfoil-format-preview');
