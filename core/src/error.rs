@@ -159,6 +159,8 @@ pub mod codes {
     pub const ER_QUERY_INTERRUPTED: u16 = 1317;
     /// Unknown table.
     pub const ER_NO_SUCH_TABLE: u16 = 1146;
+    /// Galera: the node is not ready for application use (not synced).
+    pub const ER_WSREP_NOT_READY: u16 = 1047;
 }
 
 /// Every failure of a Counterfoil operation.
@@ -271,6 +273,7 @@ impl Error {
                     | codes::ER_SERVER_SHUTDOWN
                     | codes::ER_CONNECTION_KILLED
                     | codes::ER_QUERY_INTERRUPTED
+                    | codes::ER_WSREP_NOT_READY
             ),
             _ => false,
         }

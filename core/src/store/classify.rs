@@ -20,7 +20,7 @@ pub(crate) fn classify(err: MyError) -> Failure {
         MyError::Server(e) => {
             let broken = matches!(
                 e.code,
-                codes::ER_CONNECTION_KILLED | codes::ER_SERVER_SHUTDOWN
+                codes::ER_CONNECTION_KILLED | codes::ER_SERVER_SHUTDOWN | codes::ER_WSREP_NOT_READY
             );
             Failure {
                 error: Error::Server {

@@ -36,7 +36,9 @@ pub enum Durability {
 /// Connection settings of a store.
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
-    /// `mysql://user:pass@host:port/db`, or `mysql://user@localhost/db?socket=/path`.
+    /// `mysql://user:pass@host:port/db`, or `mysql://user@localhost/db?socket=/path`;
+    /// several, separated by commas, for a cluster: the first healthy node is
+    /// the writer, the next ones take over when it fails.
     pub url: String,
     /// Table prefix (default `wp_`).
     pub table_prefix: TablePrefix,
@@ -100,7 +102,19 @@ impl StoreConfig {
         self
     }
 
+    /// The node URLs, in order of preference.
+    pub fn node_urls(&self) -> Vec<&str> {
+        self.url
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect()
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
+        if self.node_urls().is_empty() {
+            return Err(Error::Config("no database URL".into()));
+        }
         if self.deadline.is_zero() || self.connect_timeout.is_zero() {
             return Err(Error::Config(
                 "deadline and connect timeout must be above zero".into(),

@@ -62,7 +62,10 @@ pub struct StoreStats {
 /// A series store bound to one database connection.
 pub struct SeriesStore {
     config: StoreConfig,
-    opts: Opts,
+    /// The nodes, in order of preference: the writer is the first healthy one.
+    nodes: Vec<Opts>,
+    /// The node of the open connection.
+    node: usize,
     sql: Sql,
     conn: Option<Conn>,
     durability: Option<Durability>,
@@ -92,11 +95,17 @@ impl SeriesStore {
     /// Builds a store without connecting; the first call connects.
     pub fn lazy(config: StoreConfig) -> Result<Self> {
         config.validate()?;
-        let opts =
-            Opts::from_url(&config.url).map_err(|e| Error::Config(format!("database URL: {e}")))?;
-        // Rows *changed*, not matched: allocation always changes its row, and
-        // advance relies on "changed" to report whether it moved.
-        let opts: Opts = OptsBuilder::from_opts(opts).client_found_rows(false).into();
+        let nodes = config
+            .node_urls()
+            .iter()
+            .map(|url| {
+                let opts =
+                    Opts::from_url(url).map_err(|e| Error::Config(format!("database URL: {e}")))?;
+                // Rows *changed*, not matched: allocation always changes its
+                // row, and advance relies on "changed" to report whether it moved.
+                Ok(OptsBuilder::from_opts(opts).client_found_rows(false).into())
+            })
+            .collect::<Result<Vec<Opts>>>()?;
         let sql = Sql {
             series: SeriesSql::new(&config.table_prefix),
             registry: RegistrySql::new(&config.table_prefix),
@@ -104,7 +113,8 @@ impl SeriesStore {
         };
         Ok(Self {
             config,
-            opts,
+            nodes,
+            node: 0,
             sql,
             conn: None,
             durability: None,
@@ -135,6 +145,11 @@ impl SeriesStore {
     /// What the store has done so far.
     pub fn stats(&self) -> StoreStats {
         self.stats
+    }
+
+    /// Which node of the list the open connection goes to (0 = the first).
+    pub fn node(&self) -> Option<usize> {
+        self.conn.as_ref().map(|_| self.node)
     }
 
     /// The server's id of the current connection (`CONNECTION_ID()`), if open.
@@ -434,19 +449,43 @@ impl SeriesStore {
         })
     }
 
-    /// Makes sure a checked connection is open.
+    /// Makes sure a checked connection is open: to the first node of the list
+    /// that accepts it, is ready (a Galera node must report `wsrep_ready`)
+    /// and passes the durability check. So every allocation of a series goes
+    /// to one writer node, and moves to the next only when it fails.
     async fn connection(&mut self) -> Result<()> {
         if self.conn.is_some() {
             return Ok(());
         }
+        let mut last = None;
+        for node in 0..self.nodes.len() {
+            match self.connect_node(node).await {
+                Ok(conn) => {
+                    self.conn = Some(conn);
+                    self.node = node;
+                    return Ok(());
+                }
+                // A server refusing us by policy is the same on every node.
+                Err(e @ Error::UnsafeDurability { .. }) | Err(e @ Error::Config(_)) => {
+                    return Err(e)
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::Config("no database node configured".into())))
+    }
+
+    async fn connect_node(&mut self, node: usize) -> Result<Conn> {
         let timeout = self.config.connect_timeout;
-        let mut conn = match tokio::time::timeout(timeout, Conn::new(self.opts.clone())).await {
+        let mut conn = match tokio::time::timeout(timeout, Conn::new(self.nodes[node].clone()))
+            .await
+        {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => {
                 return Err(match classify(e).error {
                     // Access denied, unknown database: not worth retrying,
                     // but say plainly what happened.
-                    Error::Server { code, message, .. } => {
+                    Error::Server { code, message, .. } if code != codes::ER_WSREP_NOT_READY => {
                         Error::Config(format!("cannot connect: error {code}: {message}"))
                     }
                     Error::Unavailable { reason } => Error::Unavailable {
@@ -465,10 +504,24 @@ impl SeriesStore {
             }
         };
         self.stats.connects += 1;
-        let setting: Option<u8> = conn
-            .query_first("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
+        let row: Option<(Option<u8>, Option<String>)> = conn
+            .query_first(
+                "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, (SELECT VARIABLE_VALUE FROM \
+                 information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_READY')",
+            )
             .await
             .map_err(|e| classify(e).error)?;
+        let (setting, wsrep_ready) = row.unwrap_or((None, None));
+        if let Some(ready) = wsrep_ready {
+            if !ready.eq_ignore_ascii_case("ON") {
+                return Err(Error::Unavailable {
+                    reason: format!(
+                        "cannot connect: node {} is not ready (wsrep_ready = {ready})",
+                        node + 1
+                    ),
+                });
+            }
+        }
         self.durability = Some(match (setting, self.config.durability) {
             (Some(1), _) => Durability::Full,
             (Some(2), _) => {
@@ -489,8 +542,7 @@ impl SeriesStore {
                 ))
             }
         });
-        self.conn = Some(conn);
-        Ok(())
+        Ok(conn)
     }
 }
 
