@@ -12,6 +12,7 @@
 
 pub mod burst;
 pub mod check;
+pub mod galera;
 pub mod history;
 pub mod legacy;
 pub mod mariadb;

@@ -504,15 +504,28 @@ impl SeriesStore {
             }
         };
         self.stats.connects += 1;
-        let row: Option<(Option<u8>, Option<String>)> = conn
-            .query_first(
-                "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, (SELECT VARIABLE_VALUE FROM \
-                 information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_READY')",
+        // SHOW works on MariaDB and MySQL alike; wsrep_on only exists where
+        // Galera could run, and is ON only on a cluster node.
+        let vars: Vec<(String, String)> = conn
+            .query(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
+                 ('innodb_flush_log_at_trx_commit', 'wsrep_on')",
             )
             .await
             .map_err(|e| classify(e).error)?;
-        let (setting, wsrep_ready) = row.unwrap_or((None, None));
-        if let Some(ready) = wsrep_ready {
+        let var = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let setting: Option<u8> =
+            var("innodb_flush_log_at_trx_commit").and_then(|v| v.parse().ok());
+        if var("wsrep_on").is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1") {
+            let ready: Option<(String, String)> = conn
+                .query_first("SHOW GLOBAL STATUS LIKE 'wsrep_ready'")
+                .await
+                .map_err(|e| classify(e).error)?;
+            let ready = ready.map(|(_, v)| v).unwrap_or_default();
             if !ready.eq_ignore_ascii_case("ON") {
                 return Err(Error::Unavailable {
                     reason: format!(
