@@ -258,6 +258,12 @@ impl Galera {
 
     /// Restarts node `i` as a joiner and waits until it is synced again.
     pub fn rejoin(&self, i: usize) -> Result<()> {
+        // A state transfer by rsync writes as nobody.
+        Command::new("chown")
+            .arg("-R")
+            .arg("nobody:nogroup")
+            .arg(&self.nodes[i].dir)
+            .status()?;
         self.boot(i, false)?;
         self.wait_synced(i)
     }
