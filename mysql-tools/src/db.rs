@@ -241,8 +241,22 @@ pub async fn server_hazards(db: &mut Db) -> Result<Vec<Hazard>> {
         if on == "1" || on.eq_ignore_ascii_case("on") {
             out.push(Hazard {
                 code: "galera",
-                message: "Galera (wsrep_on): writes to one series from several nodes conflict at commit; route a series to one writer node and retry 1213".into(),
+                message: "Galera (wsrep_on): writes to one series from several nodes conflict at commit (1213); \
+                          give Counterfoil the node list so every allocation goes to one writer node, and let it retry 1213"
+                    .into(),
             });
+            let retry: Option<u64> = db
+                .scalar("SELECT @@GLOBAL.wsrep_retry_autocommit")
+                .await
+                .unwrap_or(None);
+            if retry.unwrap_or(0) == 0 {
+                out.push(Hazard {
+                    code: "wsrep_retry_autocommit",
+                    message: "wsrep_retry_autocommit = 0: the server never re-runs an autocommit statement that lost \
+                              certification; every conflict reaches the client as 1213 (Counterfoil retries it; other code may not)"
+                        .into(),
+                });
+            }
         }
     }
     Ok(out)

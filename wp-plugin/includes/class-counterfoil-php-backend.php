@@ -295,15 +295,34 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 	}
 
-	/** Opens the connection if needed and checks durability. */
+	/**
+	 * Opens the connection if needed: to the first host of
+	 * COUNTERFOIL_DB_NODES (an array of DB_HOST-style hosts, for a Galera
+	 * cluster: the first healthy one is the writer) or DB_HOST, skipping a
+	 * node that is not ready (wsrep_ready), then checks durability.
+	 */
 	private function connect() {
 		if ( $this->db ) {
 			return;
 		}
+		$hosts = defined( 'COUNTERFOIL_DB_NODES' ) && is_array( COUNTERFOIL_DB_NODES ) && COUNTERFOIL_DB_NODES ? COUNTERFOIL_DB_NODES : array( DB_HOST );
+		$last  = null;
+		foreach ( $hosts as $host ) {
+			try {
+				$this->connect_host( (string) $host );
+				return;
+			} catch ( Counterfoil_Retryable $e ) {
+				$last = $e;
+			}
+		}
+		throw $last;
+	}
+
+	private function connect_host( $db_host ) {
 		global $wpdb;
-		$parsed = $wpdb->parse_db_host( DB_HOST );
+		$parsed = $wpdb->parse_db_host( $db_host );
 		if ( ! $parsed ) {
-			throw new InvalidArgumentException( 'invalid argument `DB_HOST`: cannot parse ' . DB_HOST );
+			throw new InvalidArgumentException( 'invalid argument `DB_HOST`: cannot parse ' . $db_host );
 		}
 		list( $host, $port, $socket, $is_ipv6 ) = $parsed;
 		if ( $is_ipv6 && extension_loaded( 'mysqlnd' ) ) {
@@ -328,8 +347,18 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		++$this->stats['connects'];
 		$this->db         = $db;
 		$this->statements = array();
-		$rows             = $this->select( 'SELECT @@GLOBAL.innodb_flush_log_at_trx_commit' );
-		$setting          = (int) $rows[0][0];
+		$vars = array();
+		foreach ( $this->select( "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'wsrep_on')" ) as $row ) {
+			$vars[ strtolower( $row[0] ) ] = $row[1];
+		}
+		if ( isset( $vars['wsrep_on'] ) && in_array( strtoupper( $vars['wsrep_on'] ), array( 'ON', '1' ), true ) ) {
+			$ready = $this->select( "SHOW GLOBAL STATUS LIKE 'wsrep_ready'" );
+			if ( ! $ready || 'ON' !== strtoupper( $ready[0][1] ) ) {
+				$this->disconnect();
+				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is not ready (wsrep_ready)" ) );
+			}
+		}
+		$setting = (int) ( isset( $vars['innodb_flush_log_at_trx_commit'] ) ? $vars['innodb_flush_log_at_trx_commit'] : 1 );
 		if ( 0 === $setting && ! ( defined( 'COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' ) && COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 ) ) {
 			$this->disconnect();
 			throw new DatabaseUnavailableException( 'refusing to use this server: innodb_flush_log_at_trx_commit = 0, so a server crash can roll the counter back and issue numbers twice; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1 and in my.cnf), or define COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' );
