@@ -534,6 +534,12 @@ impl SeriesStore {
                     ),
                 });
             }
+            // Galera applies other nodes' writes asynchronously: without
+            // causal reads, `current()` on this node could return a counter
+            // older than a number already handed out elsewhere.
+            conn.query_drop("SET SESSION wsrep_sync_wait = 1")
+                .await
+                .map_err(|e| classify(e).error)?;
         }
         self.durability = Some(match (setting, self.config.durability) {
             (Some(1), _) => Durability::Full,
