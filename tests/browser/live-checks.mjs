@@ -3,36 +3,22 @@
 // request reaches the server while typing (network log). Screenshots.
 //
 // Usage: node live-checks.mjs BASE_URL OUT_DIR
-import { chromium } from 'playwright-core';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { check, launch, loginAsAdmin } from './lib.mjs';
 
 const [base, outDir] = process.argv.slice(2);
 mkdirSync(outDir, { recursive: true });
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-  console.log(`ok - ${what}`);
-}
-
-const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'cf-chromium-')), {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 1100 },
-});
+const context = await launch();
 try {
-  const page = context.pages()[0] ?? await context.newPage();
-  await page.goto(`${base}/wp-login.php`);
-  await page.fill('#user_login', 'admin');
-  await page.fill('#user_pass', 'admin-password');
-  await Promise.all([page.waitForURL(/wp-admin/), page.click('#wp-submit')]);
+  const page = await loginAsAdmin(context, base);
+  // Anything the page says goes to stderr, for a failure's diagnosis.
+  page.on('console', (m) => console.error(`console.${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
 
   // Settings: wait for the wasm, then record every request while typing.
   await page.goto(`${base}/wp-admin/options-general.php?page=counterfoil`);
-  await page.waitForFunction(() => document.documentElement.dataset.counterfoilWasm === 'ready');
-  await page.waitForLoadState('networkidle');
+  await page.waitForFunction(() => document.documentElement.dataset.counterfoilWasm === 'ready', null, { timeout: 60000 });
   const requests = [];
   page.on('request', (r) => requests.push(r.url()));
   const preview = page.locator('#counterfoil-format-preview');
@@ -56,7 +42,7 @@ try {
 
   // Tools → AWB check.
   await page.goto(`${base}/wp-admin/tools.php?page=counterfoil-awb`);
-  await page.waitForFunction(() => document.documentElement.dataset.counterfoilWasm === 'ready');
+  await page.waitForFunction(() => document.documentElement.dataset.counterfoilWasm === 'ready', null, { timeout: 60000 });
   requests.length = 0;
   const result = page.locator('#counterfoil-awb-result');
   await page.fill('#counterfoil-awb-input', '157-40121013');

@@ -3,10 +3,9 @@
 // try 100 and see the refusal; screenshots under the given directory.
 //
 // Usage: node settings.mjs BASE_URL OUT_DIR   (exit 0 when every check holds)
-import { chromium } from 'playwright-core';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { check, launch, loginAsAdmin } from './lib.mjs';
 
 const [base, outDir] = process.argv.slice(2);
 if (!base || !outDir) {
@@ -15,27 +14,9 @@ if (!base || !outDir) {
 }
 mkdirSync(outDir, { recursive: true });
 
-function check(cond, what) {
-  if (!cond) {
-    throw new Error(`check failed: ${what}`);
-  }
-  console.log(`ok - ${what}`);
-}
-
-const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'cf-chromium-')), {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 1100 },
-});
+const context = await launch();
 try {
-  const page = context.pages()[0] ?? await context.newPage();
-  await page.goto(`${base}/wp-login.php`);
-  await page.fill('#user_login', 'admin');
-  await page.fill('#user_pass', 'admin-password');
-  await Promise.all([page.waitForURL(/wp-admin/), page.click('#wp-submit')]);
-  check(page.url().includes('/wp-admin'), 'logged in as admin');
+  const page = await loginAsAdmin(context, base);
 
   await page.goto(`${base}/wp-admin/options-general.php?page=counterfoil`);
   check(await page.locator('h1', { hasText: 'Invoice numbers' }).count() === 1, 'Settings → Invoice numbers opens');

@@ -10,6 +10,7 @@
 //! - [`check`]: the checker of allocation histories: no duplicate, no
 //!   unexplained gap.
 
+pub mod browser;
 pub mod burst;
 pub mod check;
 pub mod galera;

@@ -231,6 +231,12 @@ impl MariaDb {
         Ok(self.url(&db))
     }
 
+    /// The database name of a harness URL (`…/db?…` → `db`).
+    pub fn database_name(url: &str) -> String {
+        let path = url.rsplit('/').next().unwrap_or_default();
+        path.split('?').next().unwrap_or_default().to_owned()
+    }
+
     /// Runs statements (text protocol) on database `db`.
     pub fn exec(&self, db: &str, sql: &str) -> Result<()> {
         let url = self.url(db);

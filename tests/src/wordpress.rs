@@ -47,12 +47,7 @@ impl WordPress {
         activate: bool,
     ) -> Result<Self> {
         let url = server.fresh_database(name)?;
-        let db = url
-            .rsplit('/')
-            .next()
-            .and_then(|s| s.split('?').next())
-            .context("database name")?
-            .to_owned();
+        let db = MariaDb::database_name(&url);
         let dir = crate::target_dir().join("harness").join(format!(
             "wp-{name}-{}-{}",
             std::process::id(),

@@ -137,6 +137,22 @@ pub fn run_together(commands: Vec<Command>, timeout: Duration) -> Result<Vec<Fin
     Ok(finished)
 }
 
+/// [`run_together`], then fails unless every worker exited 0 and all of them
+/// ran at the same time (the proof that a concurrency test overlapped).
+pub fn run_overlapping(commands: Vec<Command>, timeout: Duration) -> Result<Vec<Finished>> {
+    let finished = run_together(commands, timeout)?;
+    for f in &finished {
+        if !f.status.success() {
+            bail!("a worker failed ({}): {}", f.status, f.stderr);
+        }
+    }
+    let o = overlap(&finished)?;
+    if !o.all_overlapped() {
+        bail!("the workers did not run at the same time: {o:?}");
+    }
+    Ok(finished)
+}
+
 fn wait_or_kill(c: &mut Child, started: Instant, timeout: Duration) -> Result<ExitStatus> {
     loop {
         if let Some(st) = c.try_wait()? {

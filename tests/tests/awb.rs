@@ -9,7 +9,7 @@ use counterfoil_core::awb::AwbState;
 use counterfoil_core::store::AwbTransition;
 use counterfoil_core::{Error, SeriesStore, StoreConfig};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::workers::{overlap, run_together};
+use counterfoil_tests::workers::run_overlapping;
 use counterfoil_tests::MariaDb;
 
 async fn store(url: &str) -> SeriesStore {
@@ -224,14 +224,7 @@ fn transitions_freezing_expiry_pools_and_stale_clicks() {
 #[test]
 fn the_unique_index_refusal_reads_like_the_application_check() {
     let url = MariaDb::shared().fresh_database("awbunique").unwrap();
-    let db = url
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
+    let db = MariaDb::database_name(&url);
     block_on(async {
         let mut s = store(&url).await;
         s.awb_import_block("A", &n(157, 1), &n(157, 2), None)
@@ -275,11 +268,7 @@ fn eight_processes_issue_in_strict_serial_order_skipping_nothing() {
             c
         })
         .collect();
-    let finished = run_together(commands, Duration::from_secs(300)).unwrap();
-    for f in &finished {
-        assert!(f.status.success(), "{}", f.stderr);
-    }
-    assert!(overlap(&finished).unwrap().all_overlapped());
+    let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
     // Each process saw its serials strictly increase.
     for f in &finished {
         let serials: Vec<u64> = f

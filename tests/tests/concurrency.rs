@@ -7,7 +7,7 @@ use std::time::Duration;
 use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::check::{check_contiguous, Allocation};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::workers::{overlap, run_together, Finished};
+use counterfoil_tests::workers::{run_overlapping, Finished};
 use counterfoil_tests::MariaDb;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_alloc-worker");
@@ -38,16 +38,7 @@ fn run(url: &str, scope: &str, processes: usize, calls: u64, batch_every: u64) -
             c
         })
         .collect();
-    let finished = run_together(commands, Duration::from_secs(300)).unwrap();
-    for f in &finished {
-        assert!(f.status.success(), "worker failed: {}", f.stderr);
-    }
-    let o = overlap(&finished).unwrap();
-    assert!(
-        o.all_overlapped(),
-        "the workers did not run at the same time: {o:?}"
-    );
-    finished
+    run_overlapping(commands, Duration::from_secs(300)).unwrap()
 }
 
 fn allocations(finished: &[Finished]) -> Vec<Allocation> {

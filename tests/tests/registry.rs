@@ -10,7 +10,7 @@ use std::time::Duration;
 use counterfoil_core::{Error, NumberStatus, PaymentRef, ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::check::{check_contiguous, Allocation};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::workers::{overlap, run_together};
+use counterfoil_tests::workers::run_overlapping;
 use counterfoil_tests::MariaDb;
 
 fn key(s: &str) -> ScopeKey {
@@ -94,14 +94,7 @@ fn a_payment_gets_one_number_and_a_repeat_gets_the_same() {
 #[test]
 fn a_counter_behind_the_registry_is_a_readable_alarm_and_issues_nothing() {
     let url = MariaDb::shared().fresh_database("behind").unwrap();
-    let db = url
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
+    let db = MariaDb::database_name(&url);
     block_on(async {
         let mut s = store(&url).await;
         s.initialize(&key("k"), 1).await.unwrap();
@@ -153,11 +146,7 @@ fn concurrent_duplicate_deliveries_from_eight_processes() {
             c
         })
         .collect();
-    let finished = run_together(commands, Duration::from_secs(300)).unwrap();
-    for f in &finished {
-        assert!(f.status.success(), "{}", f.stderr);
-    }
-    assert!(overlap(&finished).unwrap().all_overlapped());
+    let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
     let mut number_of: BTreeMap<String, u64> = BTreeMap::new();
     let mut created = 0;
     for line in finished.iter().flat_map(|f| f.stdout.lines()) {

@@ -193,7 +193,7 @@ fn overflow_at_the_top_of_u64_changes_nothing() {
     });
     MariaDb::shared()
         .exec(
-            url.rsplit('/').next().unwrap().split('?').next().unwrap(),
+            &MariaDb::database_name(&url),
             "UPDATE wp_invoice_sequences SET current_value = 18446744073709551615 WHERE scope_key = 'direct'",
         )
         .unwrap();
@@ -272,14 +272,7 @@ fn bad_scope_keys_never_reach_the_database() {
 #[test]
 fn adopts_the_articles_table_with_its_data() {
     let url = fresh("adopt");
-    let db = url
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
+    let db = MariaDb::database_name(&url);
     MariaDb::shared()
         .exec(
             &db,

@@ -5,6 +5,7 @@
 
 use std::process::Command;
 
+use counterfoil_tests::browser;
 use counterfoil_tests::php::repo_root;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
@@ -40,28 +41,11 @@ fn the_wasm_build_answers_the_shared_vectors() {
 #[test]
 fn live_checks_in_the_browser_without_requests() {
     wasm_asset();
-    let browser_dir = repo_root().join("tests/browser");
-    assert!(
-        browser_dir.join("node_modules/playwright-core").exists(),
-        "run `npm ci` in tests/browser"
-    );
     let wp = WordPress::install(MariaDb::shared(), "wasm", None).unwrap();
     wp.eval(false, "initialize_invoice_sequence(1, 2026, 42);")
         .unwrap();
     let site = wp.serve(false, 2).unwrap();
-    let shots = counterfoil_tests::target_dir().join("screenshots");
-    let out = Command::new("node")
-        .arg(browser_dir.join("live-checks.mjs"))
-        .arg(site.base_url())
-        .arg(&shots)
-        .output()
-        .expect("run node");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "browser test failed:\n{stdout}\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        site.logs()
-    );
+    let out = browser::run("live-checks.mjs", &site).unwrap_or_else(|e| panic!("{e}"));
+    println!("{out}");
+    assert!(out.contains("no request while typing"), "{out}");
 }
