@@ -35,3 +35,18 @@ pub fn target_dir() -> std::path::PathBuf {
         .expect("workspace root")
         .join("target")
 }
+
+/// Blocks until SIGINT (Ctrl-C) or SIGTERM, for the binaries that keep the
+/// services they started up until told to stop (the demo, harness-mariadb).
+pub fn wait_for_stop_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async {
+            let mut term = signal(SignalKind::terminate())?;
+            let mut int = signal(SignalKind::interrupt())?;
+            tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
+            anyhow::Ok(())
+        })
+}

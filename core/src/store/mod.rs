@@ -280,27 +280,9 @@ impl SeriesStore {
                 let source = source.clone();
                 Box::pin(async move {
                     conn.query_drop("START TRANSACTION").await?;
-                    let outcome = async {
-                        let number = match allocate_in(conn, &sql.series, key, 1).await? {
-                            Ok(n) => n,
-                            Err(e) => return Ok(Err(e)),
-                        };
-                        let params = (
-                            key,
-                            number,
-                            NumberStatus::Issued.as_str(),
-                            source.as_str(),
-                            None::<&str>,
-                            None::<&str>,
-                        );
-                        if let Err(e) =
-                            record_number(conn, &sql.registry, key, number, params).await?
-                        {
-                            return Ok(Err(e));
-                        }
-                        Ok(Ok(number))
-                    }
-                    .await;
+                    let outcome =
+                        allocate_and_record(conn, sql, key, NumberStatus::Issued, &source, None)
+                            .await;
                     finish_transaction(conn, outcome).await
                 })
             },
@@ -353,21 +335,19 @@ impl SeriesStore {
                 }
                 let payment_id = conn.last_insert_id().unwrap_or(0);
                 let outcome = async {
-                    let number = match allocate_in(conn, &sql.series, key, 1).await? {
+                    let number = match allocate_and_record(
+                        conn,
+                        sql,
+                        key,
+                        NumberStatus::Reserved,
+                        "payment",
+                        Some((gateway.as_str(), txn.as_str())),
+                    )
+                    .await?
+                    {
                         Ok(n) => n,
                         Err(e) => return Ok(Err(e)),
                     };
-                    let params = (
-                        key,
-                        number,
-                        NumberStatus::Reserved.as_str(),
-                        "payment",
-                        Some(gateway.as_str()),
-                        Some(txn.as_str()),
-                    );
-                    if let Err(e) = record_number(conn, &sql.registry, key, number, params).await? {
-                        return Ok(Err(e));
-                    }
                     conn.exec_drop(&sql.registry.set_payment_number, (number, payment_id))
                         .await?;
                     Ok(Ok(PaymentRecord {
@@ -610,6 +590,33 @@ async fn allocate_in(
             "allocation changed {n} rows of one primary key"
         ))),
     })
+}
+
+/// Allocates one number of `key` and records it in the registry, on a
+/// transaction the caller opened (the number exists only with its row).
+async fn allocate_and_record(
+    conn: &mut Conn,
+    sql: &Sql,
+    key: &str,
+    status: NumberStatus,
+    source: &str,
+    payment: Option<(&str, &str)>,
+) -> AttemptResult<u64> {
+    let number = match allocate_in(conn, &sql.series, key, 1).await? {
+        Ok(n) => n,
+        Err(e) => return Ok(Err(e)),
+    };
+    let row = (
+        key,
+        number,
+        status.as_str(),
+        source,
+        payment.map(|p| p.0),
+        payment.map(|p| p.1),
+    );
+    Ok(record_number(conn, &sql.registry, key, number, row)
+        .await?
+        .map(|()| number))
 }
 
 type NumberRow<'a> = (

@@ -6,7 +6,6 @@
 
 use anyhow::{bail, Result};
 use counterfoil_tests::MariaDb;
-use tokio::signal::unix::{signal, SignalKind};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -34,15 +33,7 @@ fn main() -> Result<()> {
         server.port(),
         server.pid()
     );
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(async {
-            let mut term = signal(SignalKind::terminate())?;
-            let mut int = signal(SignalKind::interrupt())?;
-            tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-            Ok::<_, anyhow::Error>(())
-        })?;
+    counterfoil_tests::wait_for_stop_signal()?;
     drop(server);
     let _ = std::fs::remove_file(env_file);
     eprintln!("harness-mariadb: {name} stopped");

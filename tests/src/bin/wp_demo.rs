@@ -135,16 +135,7 @@ fn main() -> Result<()> {
     );
     if wait {
         println!("\nThe site stays up until Ctrl-C.");
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(async {
-                use tokio::signal::unix::{signal, SignalKind};
-                let mut term = signal(SignalKind::terminate())?;
-                let mut int = signal(SignalKind::interrupt())?;
-                tokio::select! { _ = term.recv() => {}, _ = int.recv() => {} }
-                anyhow::Ok(())
-            })?;
+        counterfoil_tests::wait_for_stop_signal()?;
         eprintln!("==> stopping nginx, php-fpm and MariaDB");
     }
     drop(site);
