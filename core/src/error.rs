@@ -240,6 +240,10 @@ pub enum Error {
     Unavailable {
         /// What the driver said.
         reason: String,
+        /// False when it failed before any statement was sent (connecting);
+        /// true when the connection was lost while a statement may have run,
+        /// so its outcome is unknown.
+        may_have_run: bool,
     },
     /// The server refused a statement.
     #[error("database error {code} ({state}): {message}")]
@@ -275,6 +279,25 @@ impl Error {
                     | codes::ER_QUERY_INTERRUPTED
                     | codes::ER_WSREP_NOT_READY
             ),
+            _ => false,
+        }
+    }
+
+    /// Whether the operation may have taken effect although it failed: the
+    /// deadline hit, or the connection was lost (or killed) after a statement
+    /// was sent. An allocation with an unknown outcome may have used a number
+    /// (a gap), never one handed out twice. False means it certainly did not
+    /// happen (refused before running, or rolled back).
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            Error::Timeout { .. } | Error::Unexpected(_) => true,
+            Error::Unavailable { may_have_run, .. } => *may_have_run,
+            Error::Server { code, .. } => {
+                matches!(
+                    *code,
+                    codes::ER_CONNECTION_KILLED | codes::ER_SERVER_SHUTDOWN
+                )
+            }
             _ => false,
         }
     }
@@ -340,5 +363,35 @@ mod tests {
         }
         .is_retryable());
         assert_eq!(s(1062).server_code(), Some(1062));
+    }
+
+    #[test]
+    fn unknown_outcomes_are_told_apart_from_certain_failures() {
+        let lost = |may_have_run| Error::Unavailable {
+            reason: "x".into(),
+            may_have_run,
+        };
+        assert!(lost(true).outcome_unknown());
+        assert!(
+            !lost(false).outcome_unknown(),
+            "connect failed: nothing ran"
+        );
+        assert!(Error::Timeout {
+            operation: "allocate",
+            after: Duration::from_secs(1)
+        }
+        .outcome_unknown());
+        let server = |code| Error::Server {
+            code,
+            state: "HY000".into(),
+            message: "m".into(),
+        };
+        assert!(!server(1213).outcome_unknown(), "a deadlock rolled back");
+        assert!(
+            !server(1205).outcome_unknown(),
+            "a lock wait timeout rolled the statement back"
+        );
+        assert!(server(1927).outcome_unknown(), "killed mid-statement");
+        assert!(!Error::SeriesNotFound { scope: "x".into() }.outcome_unknown());
     }
 }

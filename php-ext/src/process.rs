@@ -47,6 +47,7 @@ pub fn with_store<T>(
             .map_err(|e| {
                 to_php(counterfoil_core::Error::Unavailable {
                     reason: format!("cannot start the I/O runtime: {e}"),
+                    may_have_run: false,
                 })
             })?;
         *guard = Some(Process {

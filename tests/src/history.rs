@@ -42,18 +42,13 @@ pub struct Op {
     pub completion: Completion,
 }
 
-/// Classifies a failed call: `fail` when it certainly did not happen.
+/// Classifies a failed call by the core's own judgement
+/// ([`Error::outcome_unknown`]): `fail` when it certainly did not happen.
 pub fn classify(e: &Error) -> Completion {
-    match e {
-        Error::Timeout { .. } | Error::Unexpected(_) => Completion::Unknown(e.to_string()),
-        Error::Unavailable { reason } if reason.starts_with("cannot connect") => {
-            Completion::Fail(e.to_string())
-        }
-        Error::Unavailable { .. } => Completion::Unknown(e.to_string()),
-        Error::Server { code, .. } if matches!(*code, 1927 | 1053) => {
-            Completion::Unknown(e.to_string())
-        }
-        _ => Completion::Fail(e.to_string()),
+    if e.outcome_unknown() {
+        Completion::Unknown(e.to_string())
+    } else {
+        Completion::Fail(e.to_string())
     }
 }
 

@@ -34,12 +34,14 @@ pub(crate) fn classify(err: MyError) -> Failure {
         MyError::Io(e) => Failure {
             error: Error::Unavailable {
                 reason: format!("connection lost: {e}"),
+                may_have_run: true,
             },
             connection_broken: true,
         },
         MyError::Driver(e) => Failure {
             error: Error::Unavailable {
                 reason: format!("driver: {e}"),
+                may_have_run: true,
             },
             connection_broken: true,
         },
@@ -50,6 +52,7 @@ pub(crate) fn classify(err: MyError) -> Failure {
         other => Failure {
             error: Error::Unavailable {
                 reason: other.to_string(),
+                may_have_run: true,
             },
             connection_broken: true,
         },

@@ -468,11 +468,12 @@ impl SeriesStore {
                     Error::Server { code, message, .. } if code != codes::ER_WSREP_NOT_READY => {
                         Error::Config(format!("cannot connect: error {code}: {message}"))
                     }
-                    Error::Unavailable { reason } => Error::Unavailable {
+                    Error::Unavailable { reason, .. } => Error::Unavailable {
                         reason: format!(
                             "cannot connect: {}",
                             reason.trim_start_matches("connection lost: ")
                         ),
+                        may_have_run: false,
                     },
                     other => other,
                 });
@@ -480,6 +481,7 @@ impl SeriesStore {
             Err(_) => {
                 return Err(Error::Unavailable {
                     reason: format!("connect did not finish within {} ms", timeout.as_millis()),
+                    may_have_run: false,
                 })
             }
         };
@@ -492,7 +494,7 @@ impl SeriesStore {
                  ('innodb_flush_log_at_trx_commit', 'wsrep_on')",
             )
             .await
-            .map_err(|e| classify(e).error)?;
+            .map_err(before_any_statement)?;
         let var = |name: &str| {
             vars.iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -504,7 +506,7 @@ impl SeriesStore {
             let ready: Option<(String, String)> = conn
                 .query_first("SHOW GLOBAL STATUS LIKE 'wsrep_ready'")
                 .await
-                .map_err(|e| classify(e).error)?;
+                .map_err(before_any_statement)?;
             let ready = ready.map(|(_, v)| v).unwrap_or_default();
             if !ready.eq_ignore_ascii_case("ON") {
                 return Err(Error::Unavailable {
@@ -512,6 +514,7 @@ impl SeriesStore {
                         "cannot connect: node {} is not ready (wsrep_ready = {ready})",
                         node + 1
                     ),
+                    may_have_run: false,
                 });
             }
             // Galera applies other nodes' writes asynchronously: without
@@ -519,7 +522,7 @@ impl SeriesStore {
             // older than a number already handed out elsewhere.
             conn.query_drop("SET SESSION wsrep_sync_wait = 1")
                 .await
-                .map_err(|e| classify(e).error)?;
+                .map_err(before_any_statement)?;
         }
         self.durability = Some(match (setting, self.config.durability) {
             (Some(1), _) => Durability::Full,
@@ -542,6 +545,17 @@ impl SeriesStore {
             }
         });
         Ok(conn)
+    }
+}
+
+/// A failure while connecting: no statement of the caller ran.
+fn before_any_statement(e: mysql_async::Error) -> Error {
+    match classify(e).error {
+        Error::Unavailable { reason, .. } => Error::Unavailable {
+            reason: format!("cannot connect: {reason}"),
+            may_have_run: false,
+        },
+        other => other,
     }
 }
 
