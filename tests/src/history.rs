@@ -40,6 +40,62 @@ pub struct Op {
     pub completed: u128,
     /// How.
     pub completion: Completion,
+    /// What the call was about (e.g. a transaction id; "-" for none).
+    pub label: String,
+}
+
+impl Op {
+    /// One line for a worker's output: `op W INVOKED COMPLETED ok FIRST LAST LABEL`
+    /// or `op W INVOKED COMPLETED fail|unknown LABEL MESSAGE…`.
+    pub fn to_line(&self) -> String {
+        let head = format!("op {} {} {}", self.worker, self.invoked, self.completed);
+        match &self.completion {
+            Completion::Ok(a, b) => format!("{head} ok {a} {b} {}", self.label),
+            Completion::Fail(m) => format!("{head} fail {} {}", self.label, m.replace('\n', " ")),
+            Completion::Unknown(m) => {
+                format!("{head} unknown {} {}", self.label, m.replace('\n', " "))
+            }
+        }
+    }
+
+    /// Reads a line written by [`Op::to_line`]; other lines are `None`.
+    pub fn parse_line(line: &str) -> Option<Op> {
+        let mut it = line.splitn(6, ' ');
+        if it.next()? != "op" {
+            return None;
+        }
+        let worker = it.next()?.parse().ok()?;
+        let invoked = it.next()?.parse().ok()?;
+        let completed = it.next()?.parse().ok()?;
+        let kind = it.next()?;
+        let rest = it.next().unwrap_or("");
+        let (completion, label) = match kind {
+            "ok" => {
+                let mut r = rest.splitn(3, ' ');
+                let a = r.next()?.parse().ok()?;
+                let b = r.next()?.parse().ok()?;
+                (Completion::Ok(a, b), r.next().unwrap_or("-").to_owned())
+            }
+            "fail" | "unknown" => {
+                let (label, msg) = rest.split_once(' ').unwrap_or((rest, ""));
+                let m = msg.to_owned();
+                let c = if kind == "fail" {
+                    Completion::Fail(m)
+                } else {
+                    Completion::Unknown(m)
+                };
+                (c, label.to_owned())
+            }
+            _ => return None,
+        };
+        Some(Op {
+            worker,
+            invoked,
+            completed,
+            completion,
+            label,
+        })
+    }
 }
 
 /// Classifies a failed call by the core's own judgement
@@ -64,6 +120,14 @@ impl History {
     where
         F: std::future::Future<Output = Result<(u64, u64), Error>>,
     {
+        self.record_labeled(worker, "-", call).await
+    }
+
+    /// As [`History::record`], with a label (a transaction id).
+    pub async fn record_labeled<F>(&self, worker: usize, label: &str, call: F) -> Completion
+    where
+        F: std::future::Future<Output = Result<(u64, u64), Error>>,
+    {
         let invoked = now_ns();
         let completion = match call.await {
             Ok((a, b)) => Completion::Ok(a, b),
@@ -74,6 +138,7 @@ impl History {
             invoked,
             completed: now_ns(),
             completion: completion.clone(),
+            label: label.to_owned(),
         });
         completion
     }
@@ -81,6 +146,14 @@ impl History {
     /// Every call so far.
     pub fn ops(&self) -> Vec<Op> {
         self.ops.lock().unwrap().clone()
+    }
+
+    /// The ops that worker processes printed ([`Op::to_line`]).
+    pub fn from_outputs<'a>(outputs: impl IntoIterator<Item = &'a str>) -> Vec<Op> {
+        outputs
+            .into_iter()
+            .flat_map(|o| o.lines().filter_map(Op::parse_line))
+            .collect()
     }
 }
 
@@ -156,7 +229,31 @@ mod tests {
             invoked: 0,
             completed: 0,
             completion: c,
+            label: "-".into(),
         }
+    }
+
+    #[test]
+    fn lines_round_trip() {
+        for c in [
+            Completion::Ok(3, 5),
+            Completion::Fail("error 1213 x".into()),
+            Completion::Unknown("lost".into()),
+        ] {
+            let o = Op {
+                worker: 2,
+                invoked: 10,
+                completed: 20,
+                completion: c,
+                label: "w1-7".into(),
+            };
+            let back = Op::parse_line(&o.to_line()).unwrap();
+            assert_eq!(
+                (back.worker, back.completion, back.label),
+                (2, o.completion.clone(), "w1-7".to_string())
+            );
+        }
+        assert!(Op::parse_line("start 12").is_none());
     }
 
     #[test]

@@ -64,9 +64,19 @@ pub fn overlap(finished: &[Finished]) -> Result<Overlap> {
     })
 }
 
-/// Runs `commands` together: each is started, connects, waits at the start
+type Reader = std::thread::JoinHandle<std::io::Result<String>>;
+
+/// Workers released at one start line and still running.
+pub struct Running {
+    dir: PathBuf,
+    children: Vec<Child>,
+    readers: Vec<(Reader, Reader)>,
+    started: Instant,
+}
+
+/// Starts `commands` together: each is started, connects, waits at the start
 /// line; when all are ready they are released at once.
-pub fn run_together(commands: Vec<Command>, timeout: Duration) -> Result<Vec<Finished>> {
+pub fn start_together(commands: Vec<Command>) -> Result<Running> {
     let dir = crate::target_dir().join("harness").join(format!(
         "start-{}-{}",
         std::process::id(),
@@ -98,43 +108,71 @@ pub fn run_together(commands: Vec<Command>, timeout: Duration) -> Result<Vec<Fin
             }),
         ));
     }
-    let result = (|| -> Result<()> {
-        loop {
-            let ready = std::fs::read_dir(&dir)?
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().starts_with("ready."))
-                .count();
-            if ready >= n {
-                break;
-            }
-            for c in &mut children {
-                if let Some(st) = c.try_wait()? {
-                    bail!("a worker exited with {st} before the start line");
-                }
-            }
-            if started.elapsed() > Duration::from_secs(60) {
-                bail!("only {ready} of {n} workers reached the start line in 60 s");
-            }
-            std::thread::sleep(Duration::from_millis(5));
+    let mut running = Running {
+        dir,
+        children,
+        readers,
+        started,
+    };
+    loop {
+        let ready = std::fs::read_dir(&running.dir)?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("ready."))
+            .count();
+        if ready >= n {
+            break;
         }
-        std::fs::write(dir.join("go"), b"go")?;
-        Ok(())
-    })();
-    let mut statuses = Vec::new();
-    for c in &mut children {
-        statuses.push(wait_or_kill(c, started, timeout)?);
+        let exited = running
+            .children
+            .iter_mut()
+            .find_map(|c| c.try_wait().ok().flatten());
+        if exited.is_some() || started.elapsed() > Duration::from_secs(60) {
+            let why = match exited {
+                Some(st) => format!("a worker exited with {st} before the start line"),
+                None => format!("only {ready} of {n} workers reached the start line in 60 s"),
+            };
+            let stderr: Vec<String> = running
+                .finish(Duration::from_secs(5))
+                .map(|f| f.into_iter().map(|f| f.stderr).collect())
+                .unwrap_or_default();
+            bail!("{why}: {}", stderr.join("\n"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
-    result?;
-    let mut finished = Vec::new();
-    for ((o, e), status) in readers.into_iter().zip(statuses) {
-        finished.push(Finished {
-            status,
-            stdout: o.join().expect("reader")?,
-            stderr: e.join().expect("reader")?,
-        });
+    std::fs::write(running.dir.join("go"), b"go")?;
+    Ok(running)
+}
+
+impl Running {
+    /// Asks the workers to stop (they poll [`should_stop`]), then collects them.
+    pub fn stop(self, timeout: Duration) -> Result<Vec<Finished>> {
+        std::fs::write(self.dir.join("stop"), b"stop")?;
+        self.finish(timeout)
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(finished)
+
+    /// Waits for every worker (killing those still running after `timeout`
+    /// from the start) and collects what they printed.
+    pub fn finish(mut self, timeout: Duration) -> Result<Vec<Finished>> {
+        let mut statuses = Vec::new();
+        for c in &mut self.children {
+            statuses.push(wait_or_kill(c, self.started, timeout)?);
+        }
+        let mut finished = Vec::new();
+        for ((o, e), status) in self.readers.into_iter().zip(statuses) {
+            finished.push(Finished {
+                status,
+                stdout: o.join().expect("reader")?,
+                stderr: e.join().expect("reader")?,
+            });
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        Ok(finished)
+    }
+}
+
+/// Runs `commands` together ([`start_together`]) until they all exit.
+pub fn run_together(commands: Vec<Command>, timeout: Duration) -> Result<Vec<Finished>> {
+    start_together(commands)?.finish(timeout)
 }
 
 /// [`run_together`], then fails unless every worker exited 0 and all of them
@@ -182,6 +220,14 @@ pub fn wait_at_start_line() -> Result<()> {
         std::thread::sleep(Duration::from_millis(1));
     }
     Ok(())
+}
+
+/// Worker side: whether the harness asked the workers to stop
+/// ([`Running::stop`]); false when not started by the harness.
+pub fn should_stop() -> bool {
+    std::env::var_os(START_DIR_ENV)
+        .map(|d| PathBuf::from(d).join("stop").exists())
+        .unwrap_or(false)
 }
 
 /// Nanoseconds since the epoch.

@@ -1,16 +1,19 @@
 //! Faults under load, with the history checker (tests/src/history.rs):
 //! `kill -9` of mariadbd and restart, SIGSTOP/SIGCONT, `KILL` of client
-//! connections, lock wait timeouts, and `kill -9` of php-fpm workers in the
-//! middle of payment callbacks. The short version runs in ./scripts/test;
+//! connections, lock wait timeouts, under six OS processes
+//! (`history-worker`) calling the store at the same time; and `kill -9` of
+//! php-fpm workers in the middle of payment callbacks. The short version runs in ./scripts/test;
 //! `COUNTERFOIL_FAULTS=long` (./scripts/test --faults) runs more rounds.
 
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use counterfoil_core::{PaymentRef, RetryPolicy, ScopeKey, SeriesStore, StoreConfig};
-use counterfoil_tests::history::{check, Completion, History};
+use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_tests::history::{check, Completion, History, Op};
 use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::workers::{overlap, start_together};
 use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 
@@ -81,11 +84,36 @@ fn inject_faults(server: &MariaDb, url: &str, log: &Mutex<Vec<String>>) {
     std::thread::sleep(Duration::from_millis(500));
 }
 
-fn config(url: &str) -> StoreConfig {
-    // One try per call: the history must see every attempt.
-    StoreConfig::new(url)
-        .deadline(Duration::from_millis(1200))
-        .retry(RetryPolicy::none())
+/// Six worker processes (`history-worker MODE`) released together, faults
+/// injected while they run, then stopped; their histories and how they ran.
+fn under_faults(server: &MariaDb, url: &str, mode: &str) -> (Vec<Op>, Vec<String>) {
+    let commands = (0..6)
+        .map(|w| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_history-worker"));
+            c.args([mode, url, "hot", "1200", &w.to_string()]);
+            c
+        })
+        .collect();
+    let running = start_together(commands).unwrap();
+    let log = Mutex::new(Vec::new());
+    inject_faults(server, url, &log);
+    let finished = running.stop(Duration::from_secs(120)).unwrap();
+    for f in &finished {
+        assert!(f.status.success(), "worker failed: {}", f.stderr);
+    }
+    assert!(
+        overlap(&finished).unwrap().all_overlapped(),
+        "the workers ran at the same time"
+    );
+    let ops = History::from_outputs(finished.iter().map(|f| f.stdout.as_str()));
+    (ops, log.into_inner().unwrap())
+}
+
+fn counter(url: &str) -> u64 {
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+        s.current(&key()).await.unwrap().current
+    })
 }
 
 #[test]
@@ -97,41 +125,9 @@ fn autocommit_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns()
         s.ensure_schema().await.unwrap();
         s.initialize(&key(), 1).await.unwrap();
     });
-    let history = Arc::new(History::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let log = Mutex::new(Vec::new());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let workers: Vec<_> = (0..6)
-        .map(|w| {
-            let (history, stop, url) = (history.clone(), stop.clone(), url.clone());
-            rt.spawn(async move {
-                let mut store = SeriesStore::lazy(config(&url)).unwrap();
-                while !stop.load(Ordering::Relaxed) {
-                    let c = history
-                        .record(w, async { store.allocate(&key()).await.map(|n| (n, n)) })
-                        .await;
-                    if !matches!(c, Completion::Ok(..)) {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                }
-            })
-        })
-        .collect();
-    inject_faults(&server, &url, &log);
-    stop.store(true, Ordering::Relaxed);
-    for w in workers {
-        rt.block_on(w).unwrap();
-    }
-    let counter = block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
-        s.current(&key()).await.unwrap().current
-    });
-    let verdict = check(&history.ops(), 1, counter);
-    println!("faults: {:?}", log.lock().unwrap());
+    let (ops, log) = under_faults(&server, &url, "allocate");
+    let verdict = check(&ops, 1, counter(&url));
+    println!("faults: {log:?}");
     println!(
         "verdict: {} ok, {} fail, {} unknown; duplicates {}; gaps {} (≤ unknowns); counter {} ≥ highest acknowledged {}",
         verdict.ok, verdict.fail, verdict.unknown, verdict.duplicates.len(), verdict.gaps, verdict.counter, verdict.highest_acknowledged
@@ -153,98 +149,46 @@ fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
         s.ensure_registry_schema().await.unwrap();
         s.initialize(&key(), 1).await.unwrap();
     });
-    let history = Arc::new(History::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let pending: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
-    let delivered = Arc::new(Mutex::new(Vec::<String>::new()));
-    let log = Mutex::new(Vec::new());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let workers: Vec<_> = (0..6)
-        .map(|w| {
-            let (history, stop, url, pending, delivered) = (
-                history.clone(),
-                stop.clone(),
-                url.clone(),
-                pending.clone(),
-                delivered.clone(),
-            );
-            rt.spawn(async move {
-                let mut store = SeriesStore::lazy(config(&url)).unwrap();
-                let mut i = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let txn = format!("w{w}-{i}");
-                    i += 1;
-                    let p = PaymentRef::new("fault", &txn).unwrap();
-                    let c = history
-                        .record(w, async {
-                            store
-                                .record_payment(&key(), &p, None, None)
-                                .await
-                                .map(|r| (r.number, r.number))
-                        })
-                        .await;
-                    delivered.lock().unwrap().push(txn.clone());
-                    if !matches!(c, Completion::Ok(..)) {
-                        pending.lock().unwrap().push(txn);
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                }
-            })
-        })
-        .collect();
-    inject_faults(&server, &url, &log);
-    stop.store(true, Ordering::Relaxed);
-    for w in workers {
-        rt.block_on(w).unwrap();
-    }
+    let (ops, log) = under_faults(&server, &url, "payment");
     // The gateway delivers again every payment it got no answer for.
-    let retried = pending.lock().unwrap().clone();
-    let redelivered = rt.block_on(async {
+    let retried: Vec<String> = ops
+        .iter()
+        .filter(|o| !matches!(o.completion, Completion::Ok(..)))
+        .map(|o| o.label.clone())
+        .collect();
+    let redelivered = block_on(async {
         let mut store = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
-        let mut numbers = Vec::new();
+        let mut found_first = 0;
         for txn in &retried {
             let r = store
                 .record_payment(&key(), &PaymentRef::new("fault", txn).unwrap(), None, None)
                 .await
                 .unwrap();
-            numbers.push((txn.clone(), r.number, r.created));
+            if !r.created {
+                found_first += 1;
+            }
         }
-        numbers
+        found_first
     });
-    let counter = block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
-        s.current(&key()).await.unwrap().current
-    });
-    let verdict = check(&history.ops(), 1, counter);
-    let payments = delivered.lock().unwrap().len() as u64;
-    let rows: u64 = MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_payments")
-        .unwrap()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let registry: u64 = MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers")
-        .unwrap()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let numbered: u64 = MariaDb::scalar(
-        &url,
-        "SELECT COUNT(DISTINCT number) FROM wp_counterfoil_payments WHERE number IS NOT NULL",
-    )
-    .unwrap()
-    .unwrap()
-    .parse()
-    .unwrap();
-    println!("faults: {:?}", log.lock().unwrap());
+    let counter = counter(&url);
+    let verdict = check(&ops, 1, counter);
+    let payments = ops.len() as u64;
+    let num = |sql: &str| -> u64 {
+        MariaDb::scalar(&url, sql)
+            .unwrap()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let rows = num("SELECT COUNT(*) FROM wp_counterfoil_payments");
+    let registry = num("SELECT COUNT(*) FROM wp_counterfoil_numbers");
+    let numbered =
+        num("SELECT COUNT(DISTINCT number) FROM wp_counterfoil_payments WHERE number IS NOT NULL");
+    println!("faults: {log:?}");
     println!(
-        "verdict: {} ok, {} fail, {} unknown; {} redelivered ({} found their first number); duplicates {}; \
+        "verdict: {} ok, {} fail, {} unknown; {} redelivered ({redelivered} found their first number); duplicates {}; \
          payments {payments}, payment rows {rows}, registry rows {registry}, counter {counter}",
-        verdict.ok, verdict.fail, verdict.unknown, retried.len(),
-        redelivered.iter().filter(|r| !r.2).count(), verdict.duplicates.len()
+        verdict.ok, verdict.fail, verdict.unknown, retried.len(), verdict.duplicates.len()
     );
     assert!(verdict.duplicates.is_empty(), "{verdict:?}");
     assert!(verdict.counter >= verdict.highest_acknowledged);

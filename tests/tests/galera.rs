@@ -2,16 +2,17 @@
 //! workers spread over the nodes, with routing (every allocation to the first
 //! healthy node) and without (each worker writes through its own node, so
 //! writes to the hot series conflict at commit and 1213 is retried), and a
-//! kill -9 of the writer node under load. The history checker judges each run.
+//! kill -9 of the writer node under load. The workers are OS processes
+//! (`history-worker`); the history checker judges each run.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use counterfoil_core::{RetryPolicy, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::galera::Galera;
-use counterfoil_tests::history::{check, Completion, History};
+use counterfoil_tests::history::{check, Completion, History, Op};
 use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::workers::{overlap, start_together};
 
 fn key() -> ScopeKey {
     ScopeKey::new("hot").unwrap()
@@ -30,62 +31,46 @@ fn setup(g: &Galera) -> String {
 }
 
 struct Run {
-    history: Arc<History>,
+    ops: Vec<Op>,
     elapsed: f64,
     conflicts: u64,
 }
 
-/// `workers` tasks, worker w using `url_of(w)`, for `seconds`, while `during` runs.
+/// `workers` OS processes (`history-worker`), worker w using `url_of(w)`,
+/// for `seconds`, while `during` runs; one try per call.
 fn run_load(
     workers: usize,
     url_of: impl Fn(usize) -> String,
     seconds: f64,
     during: impl FnOnce(),
 ) -> Run {
-    let history = Arc::new(History::default());
-    let stop = Arc::new(AtomicBool::new(false));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..workers)
+    let commands = (0..workers)
         .map(|w| {
-            let (history, stop, url) = (history.clone(), stop.clone(), url_of(w));
-            rt.spawn(async move {
-                // One try per call, so the history sees every attempt.
-                let config = StoreConfig::new(url)
-                    .deadline(Duration::from_millis(3000))
-                    .retry(RetryPolicy::none());
-                let mut store = SeriesStore::lazy(config).unwrap();
-                let mut conflicts = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let c = history
-                        .record(w, async { store.allocate(&key()).await.map(|n| (n, n)) })
-                        .await;
-                    if let Completion::Fail(m) = &c {
-                        if m.contains("1213") {
-                            conflicts += 1;
-                        } else {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                        }
-                    } else if let Completion::Unknown(_) = c {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                }
-                conflicts
-            })
+            let mut c = Command::new(env!("CARGO_BIN_EXE_history-worker"));
+            c.args(["allocate", &url_of(w), "hot", "3000", &w.to_string()]);
+            c
         })
         .collect();
+    let started = Instant::now();
+    let running = start_together(commands).unwrap();
     let t = Instant::now();
     during();
-    let rest = Duration::from_secs_f64(seconds).saturating_sub(t.elapsed());
-    std::thread::sleep(rest);
-    stop.store(true, Ordering::Relaxed);
-    let conflicts = tasks.into_iter().map(|t| rt.block_on(t).unwrap()).sum();
+    std::thread::sleep(Duration::from_secs_f64(seconds).saturating_sub(t.elapsed()));
+    let finished = running.stop(Duration::from_secs(120)).unwrap();
+    for f in &finished {
+        assert!(f.status.success(), "worker failed: {}", f.stderr);
+    }
+    assert!(
+        overlap(&finished).unwrap().all_overlapped(),
+        "the workers ran at the same time"
+    );
+    let ops = History::from_outputs(finished.iter().map(|f| f.stdout.as_str()));
+    let conflicts = ops
+        .iter()
+        .filter(|o| matches!(&o.completion, Completion::Fail(m) if m.contains("1213")))
+        .count() as u64;
     Run {
-        history,
+        ops,
         elapsed: started.elapsed().as_secs_f64(),
         conflicts,
     }
@@ -101,7 +86,7 @@ fn counter(g: &Galera, node: usize) -> u64 {
 }
 
 fn report(name: &str, run: &Run, start: u64, counter: u64) {
-    let v = check(&run.history.ops(), start, counter);
+    let v = check(&run.ops, start, counter);
     println!(
         "{name}: {:.0} allocations/s; {} ok, {} fail ({} certification conflicts, 1213), {} unknown; \
          duplicates {}; gaps {} (unknowns {}); counter {counter}",

@@ -1,0 +1,73 @@
+//! A test worker for the fault and Galera suites: one OS process calling the
+//! store in a loop until the harness says stop, one try per call (so every
+//! attempt is in the history), printing its history as `op …` lines.
+//!
+//! Usage: `history-worker allocate|payment URL[,URL…] SCOPE DEADLINE_MS WORKER`.
+//! `payment` delivers a new payment (`w<WORKER>-<i>`) per call through
+//! `record_payment`. Prints `start <ns>`, the ops, `end <ns>`.
+
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use counterfoil_core::{PaymentRef, RetryPolicy, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_tests::history::{Completion, History};
+use counterfoil_tests::workers::{now_ns, should_stop, wait_at_start_line};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, mode, url, scope, deadline_ms, worker] = args.as_slice() else {
+        bail!("usage: history-worker allocate|payment URL SCOPE DEADLINE_MS WORKER");
+    };
+    let payments = match mode.as_str() {
+        "allocate" => false,
+        "payment" => true,
+        other => bail!("unknown mode {other}"),
+    };
+    let scope = ScopeKey::new(scope.as_str())?;
+    let worker: usize = worker.parse()?;
+    let config = StoreConfig::new(url.as_str())
+        .deadline(Duration::from_millis(deadline_ms.parse()?))
+        .retry(RetryPolicy::none());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let history = History::default();
+    let (start, end) = rt.block_on(async {
+        let mut store = SeriesStore::lazy(config)?;
+        store.ping().await?;
+        wait_at_start_line()?;
+        let start = now_ns();
+        let mut i = 0u64;
+        while !should_stop() {
+            let c = if payments {
+                let txn = format!("w{worker}-{i}");
+                let p = PaymentRef::new("fault", &txn)?;
+                history
+                    .record_labeled(worker, &txn, async {
+                        store
+                            .record_payment(&scope, &p, None, None)
+                            .await
+                            .map(|r| (r.number, r.number))
+                    })
+                    .await
+            } else {
+                history
+                    .record(worker, async {
+                        store.allocate(&scope).await.map(|n| (n, n))
+                    })
+                    .await
+            };
+            i += 1;
+            if !matches!(c, Completion::Ok(..)) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        anyhow::Ok((start, now_ns()))
+    })?;
+    println!("start {start}");
+    for op in history.ops() {
+        println!("{}", op.to_line());
+    }
+    println!("end {end}");
+    Ok(())
+}
