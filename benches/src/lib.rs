@@ -1,1 +1,58 @@
-//! Benchmarks live in `benches/`; this library is empty.
+//! Shared by the side-by-side benchmark binaries (the criterion benchmarks
+//! live in `benches/`): timed worker processes released at one start line.
+//!
+//! A worker prints `start <ns>`, `end <ns>` (wall clock), `count <calls>` and
+//! `lat <p50_us> <p99_us>`; see `benches/php/common.php` and
+//! `src/bin/raw_alloc_worker.rs`.
+
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use counterfoil_tests::workers::run_together;
+
+/// What one cell of a benchmark measured.
+#[derive(Clone, Debug, Default)]
+pub struct Measured {
+    /// Calls per second over the wall time from the first start to the last end.
+    pub per_second: f64,
+    /// Median of the workers' p50 latencies.
+    pub p50_us: u64,
+    /// Worst of the workers' p99 latencies.
+    pub p99_us: u64,
+}
+
+fn field(out: &str, key: &str) -> Result<Vec<u128>> {
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .with_context(|| format!("no `{key}` in {out}"))?;
+    line.split_whitespace()
+        .map(|v| v.parse().context("number"))
+        .collect()
+}
+
+/// Runs the timed workers together for about `seconds` and sums them up.
+pub fn timed_workers(what: &str, commands: Vec<Command>, seconds: f64) -> Result<Measured> {
+    let finished = run_together(commands, Duration::from_secs_f64(seconds * 6.0 + 120.0))?;
+    let (mut first, mut last, mut total) = (u128::MAX, 0u128, 0u128);
+    let (mut p50, mut p99) = (Vec::new(), Vec::new());
+    for f in &finished {
+        if !f.status.success() {
+            bail!("{what} failed: {}", f.stderr);
+        }
+        first = first.min(field(&f.stdout, "start ")?[0]);
+        last = last.max(field(&f.stdout, "end ")?[0]);
+        total += field(&f.stdout, "count ")?[0];
+        let lat = field(&f.stdout, "lat ")?;
+        p50.push(lat[0] as u64);
+        p99.push(lat[1] as u64);
+    }
+    p50.sort_unstable();
+    p99.sort_unstable();
+    Ok(Measured {
+        per_second: total as f64 / ((last - first) as f64 / 1e9),
+        p50_us: p50[p50.len() / 2],
+        p99_us: *p99.last().unwrap_or(&0),
+    })
+}

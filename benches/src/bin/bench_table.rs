@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
+use counterfoil_benches::timed_workers;
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::php::{extension_path, repo_root};
-use counterfoil_tests::workers::run_together;
 use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
@@ -151,37 +151,11 @@ fn php_cell(
             c
         })
         .collect();
-    let finished = run_together(commands, Duration::from_secs_f64(seconds * 6.0 + 120.0))?;
-    let (mut first, mut last, mut total) = (u128::MAX, 0u128, 0u128);
-    let (mut p50, mut p99) = (Vec::new(), Vec::new());
-    for f in &finished {
-        if !f.status.success() {
-            bail!("{script}: {}", f.stderr);
-        }
-        let field = |k: &str| -> Vec<u128> {
-            f.stdout
-                .lines()
-                .find_map(|l| l.strip_prefix(k))
-                .map(|v| {
-                    v.split_whitespace()
-                        .filter_map(|x| x.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        first = first.min(field("start ")[0]);
-        last = last.max(field("end ")[0]);
-        total += field("count ")[0];
-        let l = field("lat ");
-        p50.push(l[0] as u64);
-        p99.push(l[1] as u64);
-    }
-    p50.sort_unstable();
-    p99.sort_unstable();
+    let m = timed_workers(script, commands, seconds)?;
     Ok(Cell {
-        rate: total as f64 / ((last - first) as f64 / 1e9),
-        p50_us: p50[p50.len() / 2],
-        p99_us: *p99.last().unwrap_or(&0),
+        rate: m.per_second,
+        p50_us: m.p50_us,
+        p99_us: m.p99_us,
         note: String::new(),
     })
 }

@@ -14,13 +14,12 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
+use counterfoil_benches::{timed_workers, Measured};
 use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::php::{extension_path, repo_root};
-use counterfoil_tests::workers::run_together;
 use counterfoil_tests::MariaDb;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -65,23 +64,7 @@ fn sibling(bin: &str) -> PathBuf {
         .with_file_name(bin)
 }
 
-struct Cell {
-    per_second: f64,
-    p50_us: u64,
-    p99_us: u64,
-}
-
-fn field(out: &str, key: &str) -> Result<Vec<u128>> {
-    let line = out
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .with_context(|| format!("no `{key}` in {out}"))?;
-    line.split_whitespace()
-        .map(|v| v.parse().context("number"))
-        .collect()
-}
-
-fn run_cell(url: &str, who: Contender, procs: usize, seconds: f64) -> Result<Cell> {
+fn run_cell(url: &str, who: Contender, procs: usize, seconds: f64) -> Result<Measured> {
     let commands = (0..procs)
         .map(|_| {
             let mut c = who.command();
@@ -90,27 +73,7 @@ fn run_cell(url: &str, who: Contender, procs: usize, seconds: f64) -> Result<Cel
             c
         })
         .collect();
-    let finished = run_together(commands, Duration::from_secs_f64(seconds * 4.0 + 60.0))?;
-    let (mut first, mut last, mut total) = (u128::MAX, 0u128, 0u128);
-    let (mut p50, mut p99) = (Vec::new(), Vec::new());
-    for f in &finished {
-        if !f.status.success() {
-            bail!("{} failed: {}", who.name(), f.stderr);
-        }
-        first = first.min(field(&f.stdout, "start ")?[0]);
-        last = last.max(field(&f.stdout, "end ")?[0]);
-        total += field(&f.stdout, "count ")?[0];
-        let lat = field(&f.stdout, "lat ")?;
-        p50.push(lat[0] as u64);
-        p99.push(lat[1] as u64);
-    }
-    p50.sort();
-    p99.sort();
-    Ok(Cell {
-        per_second: total as f64 / ((last - first) as f64 / 1e9),
-        p50_us: p50[p50.len() / 2],
-        p99_us: *p99.last().unwrap(),
-    })
+    timed_workers(who.name(), commands, seconds)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -141,7 +104,7 @@ fn main() -> Result<()> {
     let contenders = [Contender::Raw, Contender::Extension, Contender::Article];
     let mut table = Vec::new();
     for procs in [1usize, 8] {
-        let mut samples: Vec<Vec<Cell>> = contenders.iter().map(|_| Vec::new()).collect();
+        let mut samples: Vec<Vec<Measured>> = contenders.iter().map(|_| Vec::new()).collect();
         for round in 0..rounds {
             for (i, who) in contenders.iter().enumerate() {
                 let cell = run_cell(&url, *who, procs, seconds)?;
