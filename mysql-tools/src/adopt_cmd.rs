@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use counterfoil_core::audit::{Holder, SeriesAudit};
-use counterfoil_core::{NumberFormat, Period, RegistrySql, ScopeKey, StoreConfig, TablePrefix};
+use counterfoil_core::{
+    NumberFormat, Period, RegistrySql, ScopeKey, SeriesSql, StoreConfig, TablePrefix,
+};
 use mysql_async::Value;
 use serde_json::json;
 
@@ -335,15 +337,7 @@ async fn execute(
             .await?;
         }
         if args.resolve_duplicates == "renumber" {
-            renumber(
-                db,
-                tables,
-                &registry,
-                store.sql().allocate.as_str(),
-                format,
-                plan,
-            )
-            .await?;
+            renumber(db, tables, &registry, store.sql(), format, plan).await?;
         }
     }
     // 5. The unique index, last (an older registry table may lack it).
@@ -385,7 +379,7 @@ async fn renumber(
     db: &mut Db,
     tables: &Tables,
     registry: &RegistrySql,
-    allocate_sql: &str,
+    series: &SeriesSql,
     format: &NumberFormat,
     plan: &SeriesPlan<'_>,
 ) -> Result<()> {
@@ -418,11 +412,9 @@ async fn renumber(
         let month: u32 = date[5..7].parse().unwrap_or(1);
         db.query_drop("START TRANSACTION").await?;
         let outcome = async {
-            let changed = db.exec(allocate_sql, (1u64, scope)).await?;
-            let new = db.conn.last_insert_id().context("no number in the OK packet")?;
-            if changed != 1 {
-                bail!("series {scope} vanished while renumbering");
-            }
+            let new =
+                counterfoil_core::store::allocate_on(&mut db.conn, series, &ScopeKey::new(scope)?, 1)
+                    .await?;
             let title = format.render(new, Period::new(year, month.clamp(1, 12))?);
             db.exec(
                 &format!(

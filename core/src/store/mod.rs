@@ -574,6 +574,22 @@ async fn read_current(conn: &mut Conn, sql: &SeriesSql, key: &str) -> AttemptRes
     })
 }
 
+/// Allocates `count` numbers of `scope` on a connection and transaction the
+/// caller owns (a tool renumbering inside its own transaction): the same
+/// statement and the same one-row rule as [`SeriesStore::allocate_many`],
+/// without the store's retries or deadline. Returns the last number.
+pub async fn allocate_on(
+    conn: &mut Conn,
+    sql: &SeriesSql,
+    scope: &ScopeKey,
+    count: u64,
+) -> Result<u64> {
+    series::check_batch(count)?;
+    allocate_in(conn, sql, scope.as_str(), count)
+        .await
+        .map_err(|e| classify(e).error)?
+}
+
 /// The allocation statement on `conn`: the new counter from the statement's
 /// own OK packet, only when exactly one row changed.
 async fn allocate_in(
