@@ -139,6 +139,28 @@ namespace Counterfoil {
         public function format(int $number, int $year, ?int $month = null): string {}
 
         /**
+         * Records a payment whose series `$scope_key` does not exist yet,
+         * without a number, with the period (the site's local `$year` and
+         * `$month`) it arrived in. Once the series exists, `recordPayment()` of
+         * the same payment gives it its number. Returns `['status' => 'held',
+         * 'created' => bool]` (false for a repeat), or the payment's record (as
+         * `recordPayment()`) when it already has its number.
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id, scope key or period.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param string $gateway
+         * @param string $transaction_id
+         * @param string|null $amount
+         * @param string|null $currency
+         * @param int $year
+         * @param int $month
+         * @return array
+         */
+        public function holdPayment(string $scope_key, string $gateway, string $transaction_id, ?string $amount = null, ?string $currency = null, int $year, int $month): array {}
+
+        /**
          * Creates series `$scope_key` whose first number is `$start` (creating
          * the table if missing); false when the series exists (left unchanged).
          *
@@ -152,12 +174,33 @@ namespace Counterfoil {
         public function initialize(string $scope_key, int $start): bool {}
 
         /**
+         * Creates series `$scope_key` under a plan (`create`: first number
+         * `$start`; `continue`: right after the issuer's latest earlier year, or
+         * `$start` when there is none; `hold`: creates nothing). The rule is the
+         * core's. Returns `start` (the first number the plan gave, or null) and
+         * `created` (false when the series existed: left unchanged).
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad scope key, plan or `$start < 1`.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param string $plan
+         * @param int $start
+         * @return array
+         */
+        public function initializePlanned(string $scope_key, string $plan, int $start): array {}
+
+        /**
          * Records a payment and gives it a number of `$scope_key`, once per
          * (`$gateway`, `$transaction_id`): a repeated delivery gets the first
          * delivery's number. Returns `scope_key`, `number`, `created` (false for
          * a repeat), `status` (reserved, issued, void) and `post_id` (or null).
          *
          * @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id or scope key.
+         * A payment held by `holdPayment()` gets its number here, from the series
+         * chosen when it arrived, with `created` true; `period` is the period it
+         * was held with (null otherwise).
+         *
          * @throws \Counterfoil\SeriesNotFoundException when the series does not exist (nothing recorded).
          * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
          *

@@ -37,10 +37,12 @@ require_once __DIR__ . '/includes/class-counterfoil-extension-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-schema.php';
 require_once __DIR__ . '/includes/class-counterfoil-invoices.php';
 require_once __DIR__ . '/includes/class-counterfoil-rest.php';
+require_once __DIR__ . '/includes/class-counterfoil-series-life.php';
 require_once __DIR__ . '/includes/class-counterfoil-admin.php';
 require_once __DIR__ . '/includes/functions.php';
 
 register_activation_hook( __FILE__, 'counterfoil_activate' );
+register_deactivation_hook( __FILE__, 'counterfoil_deactivate' );
 
 add_action( 'plugins_loaded', array( 'Counterfoil_Schema', 'maybe_upgrade' ) );
 // With the extension loaded, its global allocate_invoice_number() reads the
@@ -51,6 +53,7 @@ add_action( 'init', array( 'Counterfoil_Invoices', 'register_post_type' ) );
 add_action( 'init', 'counterfoil_load_textdomain' );
 add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );
+Counterfoil_Series_Life::init();
 if ( is_admin() ) {
 	Counterfoil_Admin::init();
 }

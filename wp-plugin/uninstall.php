@@ -2,8 +2,9 @@
 /**
  * Uninstall: keeps every invoice table, number, payment and invoice post
  * unless the site owner opted in to deletion (Settings → Invoice numbers, or
- * the COUNTERFOIL_DELETE_DATA_ON_UNINSTALL constant). Options that hold no
- * invoice data are always removed.
+ * the COUNTERFOIL_DELETE_DATA_ON_UNINSTALL constant). The number format and
+ * the series settings stay with the data: a re-installed plugin renders new
+ * numbers as before. The daily job is always unscheduled.
  *
  * @package Counterfoil
  */
@@ -15,12 +16,12 @@ global $wpdb;
 $counterfoil_delete = ( defined( 'COUNTERFOIL_DELETE_DATA_ON_UNINSTALL' ) && COUNTERFOIL_DELETE_DATA_ON_UNINSTALL )
 	|| 1 === (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 );
 
-// Settings without invoice data.
-delete_option( 'counterfoil_format' );
+wp_clear_scheduled_hook( 'counterfoil_prepare_next_year' );
 delete_option( 'counterfoil_delete_data_on_uninstall' );
 
 if ( ! $counterfoil_delete ) {
-	// The secret and schema version stay with the data they belong to.
+	// The format, the series settings, the secret and the schema version stay
+	// with the data they belong to.
 	return;
 }
 
@@ -32,5 +33,6 @@ foreach ( $counterfoil_posts as $counterfoil_post_id ) {
 foreach ( array( 'counterfoil_payments', 'counterfoil_numbers', 'invoice_sequences' ) as $counterfoil_table ) {
 	$wpdb->query( "DROP TABLE IF EXISTS `{$wpdb->prefix}{$counterfoil_table}`" ); // phpcs:ignore WordPress.DB -- fixed names.
 }
-delete_option( 'counterfoil_webhook_secret' );
-delete_option( 'counterfoil_schema_version' );
+foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared' ) as $counterfoil_option ) {
+	delete_option( $counterfoil_option );
+}

@@ -80,6 +80,23 @@ impl Period {
     pub fn month(&self) -> u32 {
         self.month
     }
+
+    /// Reads the stored form `YYYY-MM` (as written by `Display`).
+    pub fn parse_stored(text: &str) -> Option<Self> {
+        let (y, m) = text.split_once('-')?;
+        if y.len() != 4 || m.len() != 2 || !(y.bytes().chain(m.bytes())).all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        Self::new(y.parse().ok()?, m.parse().ok()?).ok()
+    }
+}
+
+impl fmt::Display for Period {
+    /// `YYYY-MM`, as stored with a held payment.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}", self.year, self.month)
+    }
 }
 
 impl NumberFormat {

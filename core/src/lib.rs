@@ -8,7 +8,7 @@
 //! query, so an unknown series is an error, never a stale number.
 //!
 //! Modules:
-//! - [`scope`], [`format`], [`series`], [`payment`], [`audit`], [`awb`], [`schema`], [`retry`], [`error`]: pure
+//! - [`scope`], [`format`], [`series`], [`series_life`], [`payment`], [`audit`], [`awb`], [`schema`], [`retry`], [`error`]: pure
 //!   logic, no I/O; they build with `--no-default-features` and for
 //!   `wasm32-unknown-unknown`.
 //! - `store` (feature `mysql`, on by default): the MySQL/MariaDB series store
@@ -27,17 +27,19 @@ pub mod retry;
 pub mod schema;
 pub mod scope;
 pub mod series;
+pub mod series_life;
 
 #[cfg(feature = "mysql")]
 pub mod store;
 
 pub use error::{Error, FormatError, FormatErrorKind, Result, ScopeKeyError};
 pub use format::{NumberFormat, Period, DEFAULT_TEMPLATE};
-pub use payment::{NumberStatus, PaymentRecord, PaymentRef};
+pub use payment::{Held, NumberStatus, PaymentRecord, PaymentRef};
 pub use retry::RetryPolicy;
 pub use schema::{AwbSql, RegistrySql, SeriesSql, TablePrefix};
 pub use scope::ScopeKey;
 pub use series::{Advanced, Initialized, SeriesState, MAX_BATCH};
+pub use series_life::{MissingSeries, PlannedSeries};
 
 #[cfg(feature = "mysql")]
 pub use store::{Durability, DurabilityPolicy, SeriesStore, StoreConfig, StoreStats};

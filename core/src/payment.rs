@@ -4,9 +4,12 @@
 //! `[a-z0-9_-]`; the transaction id is 1–191 bytes with no control character
 //! and no surrounding whitespace (the unique index compares it with a PAD
 //! SPACE collation). The pair is unique in the payments table: a callback
-//! delivered twice finds the first delivery's row (design.md §2 rule 8).
+//! delivered twice finds the first delivery's row (design.md §2 rule 8). A
+//! payment held for a missing series has a row without a number ([`Held`]);
+//! the delivery that finds its series gives it one.
 
 use crate::error::{Error, Result};
+use crate::format::Period;
 
 /// A validated (gateway, transaction id) pair.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -132,6 +135,23 @@ pub struct PaymentRecord {
     pub status: NumberStatus,
     /// The invoice post, once created.
     pub post_id: Option<u64>,
+    /// The period (site's local year and month) the payment was received in,
+    /// where it was recorded (payments held for a series record it).
+    pub period: Option<Period>,
+}
+
+/// What holding a payment (its series does not exist yet) did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// The payment is recorded without a number; `created` is false when an
+    /// earlier delivery had already recorded it.
+    Waiting {
+        /// True when this call recorded the payment.
+        created: bool,
+    },
+    /// The payment had already received its number (its series was created
+    /// and a delivery completed it meanwhile).
+    Numbered(PaymentRecord),
 }
 
 #[cfg(test)]

@@ -73,6 +73,8 @@ pub struct SeriesSql {
     pub allocate: String,
     /// Reads a series (parameter: scope).
     pub current: String,
+    /// Every series whose key starts with a prefix (LIKE pattern, `\\` escapes).
+    pub list_like: String,
 }
 
 impl SeriesSql {
@@ -107,6 +109,9 @@ impl SeriesSql {
             current: format!(
                 "SELECT current_value, start_value FROM `{table}` WHERE scope_key = ?"
             ),
+            list_like: format!(
+                "SELECT scope_key, current_value FROM `{table}` WHERE scope_key LIKE ?"
+            ),
             table,
         }
     }
@@ -135,6 +140,14 @@ pub struct RegistrySql {
     pub set_payment_number: String,
     /// Reads a payment and its number's registry row (gateway, transaction).
     pub find_payment: String,
+    /// Records a payment held without a number until its series exists
+    /// (gateway, transaction, scope, amount, currency, period `YYYY-MM`).
+    pub insert_held_payment: String,
+    /// Locks a payment row and reads its id, scope, number and period
+    /// (gateway, transaction).
+    pub lock_payment: String,
+    /// Adds `period` to a payments table created before it existed.
+    pub add_period: String,
 }
 
 impl RegistrySql {
@@ -172,6 +185,7 @@ impl RegistrySql {
                  post_id BIGINT UNSIGNED NULL,\n  \
                  amount VARCHAR(32) NULL,\n  \
                  currency VARCHAR(3) NULL,\n  \
+                 period CHAR(7) NULL,\n  \
                  created_at DATETIME NOT NULL,\n  \
                  PRIMARY KEY (id),\n  \
                  UNIQUE KEY gateway_transaction (gateway, transaction_id),\n  \
@@ -188,11 +202,20 @@ impl RegistrySql {
             ),
             set_payment_number: format!("UPDATE `{payments}` SET number = ? WHERE id = ?"),
             find_payment: format!(
-                "SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id) \
+                "SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period \
                  FROM `{payments}` p LEFT JOIN `{numbers}` n \
                  ON n.scope_key = p.scope_key AND n.number = p.number \
                  WHERE p.gateway = ? AND p.transaction_id = ?"
             ),
+            insert_held_payment: format!(
+                "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, period, \
+                 created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())"
+            ),
+            lock_payment: format!(
+                "SELECT id, scope_key, number, period FROM `{payments}` \
+                 WHERE gateway = ? AND transaction_id = ? FOR UPDATE"
+            ),
+            add_period: format!("ALTER TABLE `{payments}` ADD COLUMN period CHAR(7) NULL AFTER currency"),
             numbers,
             payments,
         }

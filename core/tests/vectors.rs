@@ -2,6 +2,7 @@
 //! case exactly. The pure-PHP backend runs the same files.
 
 use counterfoil_core::awb::{Awb, AwbError};
+use counterfoil_core::series_life::{self, MissingSeries};
 use counterfoil_core::{series, Error, NumberFormat, PaymentRef, Period, ScopeKey};
 use serde_json::Value;
 
@@ -108,6 +109,39 @@ fn series_rules() {
             (Err(e), None) => assert_eq!(e.kind_name(), case["error"].as_str().unwrap()),
             (got, _) => panic!("{case}: got {got:?}"),
         }
+    }
+}
+
+#[test]
+fn series_plans() {
+    let plans = load("series_plans.json");
+    for case in plans["start"].as_array().unwrap() {
+        let got = MissingSeries::parse(case["plan"].as_str().unwrap()).and_then(|plan| {
+            series_life::start_for_new_series(
+                plan,
+                case["start"].as_u64().unwrap(),
+                case["previous"].as_u64(),
+            )
+        });
+        match (got, case.get("expect"), case["error"].as_str()) {
+            (Ok(start), Some(expect), None) => assert_eq!(start, expect.as_u64(), "{case}"),
+            (Err(e), None, Some(kind)) => assert_eq!(e.kind_name(), kind, "{case}"),
+            (got, _, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+    for case in plans["previous"].as_array().unwrap() {
+        let scope = ScopeKey::new(case["scope"].as_str().unwrap()).unwrap();
+        let existing: Vec<(&str, u64)> = case["existing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e[0].as_str().unwrap(), e[1].as_u64().unwrap()))
+            .collect();
+        let got = series_life::previous_series(&scope, existing);
+        let expect = case["expect"]
+            .as_array()
+            .map(|e| (e[0].as_str().unwrap(), e[1].as_u64().unwrap()));
+        assert_eq!(got, expect, "{case}");
     }
 }
 

@@ -200,14 +200,19 @@ pub struct StressArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SeriesCommand {
-    /// Create a series whose first number is --start (creates the table if missing).
-    /// An existing series is reported and left unchanged.
+    /// Create a series whose first number is --start (creates the table if missing),
+    /// or, with --plan continue, right after the issuer's latest earlier year
+    /// (`42:2027` continues `42:2026`). An existing series is reported and left unchanged.
     Init {
         /// The series' scope key, e.g. 42:2019.
         scope: String,
-        /// The first number to hand out (1 or more).
-        #[arg(long, allow_hyphen_values = true)]
+        /// The first number to hand out (1 or more); under --plan continue,
+        /// the first number when there is no earlier year to continue.
+        #[arg(long, default_value = "1", allow_hyphen_values = true)]
         start: String,
+        /// create: start at --start; continue: after the previous year's last number.
+        #[arg(long, default_value = "create", value_parser = ["create", "continue"])]
+        plan: String,
     },
     /// Move a series so that its next number is at least --next. Never moves down.
     Advance {

@@ -4,8 +4,8 @@
 
 use anyhow::{anyhow, Result};
 use counterfoil_core::{
-    Advanced, Durability, DurabilityPolicy, Initialized, NumberFormat, Period, ScopeKey,
-    SeriesStore, StoreConfig,
+    Advanced, Durability, DurabilityPolicy, Initialized, MissingSeries, NumberFormat, Period,
+    ScopeKey, SeriesStore, StoreConfig,
 };
 use serde_json::json;
 
@@ -14,17 +14,27 @@ use crate::Outcome;
 
 pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
     match cmd {
-        SeriesCommand::Init { scope, start } => {
+        SeriesCommand::Init { scope, start, plan } => {
             let scope = parse_scope(&scope)?;
             let start = parse_number("--start", &start)?;
+            let plan = MissingSeries::parse(&plan)?;
             counterfoil_core::series::counter_for_start(start)?;
             let mut store = connect(global).await?;
             store.ensure_schema().await?;
-            let outcome = store.initialize(&scope, start).await?;
+            let planned = store.initialize_planned(&scope, plan, start).await?;
+            let outcome = planned
+                .outcome
+                .ok_or_else(|| anyhow!("the plan created nothing"))?;
+            let after = match planned.continued_from {
+                Some(previous) => {
+                    format!(" (continuing the previous year, whose last number is {previous})")
+                }
+                None => String::new(),
+            };
             let (status, text) = match outcome {
                 Initialized::Created { next } => (
                     "created",
-                    format!("created series {scope}: the first number will be {next}"),
+                    format!("created series {scope}: the first number will be {next}{after}"),
                 ),
                 Initialized::Exists { current } => (
                     "exists",
@@ -36,7 +46,8 @@ pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
             print(
                 global,
                 &text,
-                json!({"scope": scope.as_str(), "status": status,
+                json!({"scope": scope.as_str(), "status": status, "plan": plan.as_str(),
+                "start": planned.start, "continued_from": planned.continued_from,
                 "current": store.current(&scope).await?.current}),
             );
             Ok(Outcome::Ok)

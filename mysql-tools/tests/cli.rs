@@ -121,6 +121,48 @@ fn the_articles_semantics_through_the_cli() {
     );
 }
 
+/// `series init --plan continue` starts right after the issuer's latest
+/// earlier year; `create` at --start; another issuer is never continued.
+#[test]
+fn init_plans_create_and_continue() {
+    let url = MariaDb::shared().fresh_database("cli_plans").unwrap();
+    ok(&url, &["series", "init", "42:2025", "--start", "90"]);
+    ok(&url, &["series", "init", "42:2026", "--start", "1"]);
+    ok(&url, &["series", "allocate", "42:2026", "--count", "153"]);
+    ok(&url, &["series", "init", "420:2026", "--start", "5000"]);
+    let out = ok(&url, &["series", "init", "42:2027", "--plan", "continue"]);
+    assert!(
+        out.contains("first number will be 154") && out.contains("153"),
+        "{out}"
+    );
+    assert_eq!(ok(&url, &["series", "allocate", "42:2027"]), "154\n");
+    // No earlier year of this issuer: --start.
+    let json = ok(
+        &url,
+        &[
+            "--json", "series", "init", "7:2027", "--plan", "continue", "--start", "10",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["start"].as_u64()),
+        (Some("created"), Some(10))
+    );
+    assert!(v["continued_from"].is_null(), "{v}");
+    // create ignores the previous year; an existing series is never reset.
+    let out = ok(
+        &url,
+        &[
+            "series", "init", "42:2028", "--plan", "create", "--start", "3",
+        ],
+    );
+    assert!(out.contains("first number will be 3"), "{out}");
+    let out = ok(&url, &["series", "init", "42:2027", "--plan", "continue"]);
+    assert!(out.contains("already exists"), "{out}");
+    assert_eq!(ok(&url, &["series", "allocate", "42:2027"]), "155\n");
+    fails(&url, &["series", "init", "42:2029", "--plan", "hold"]);
+}
+
 #[test]
 fn bad_input_is_one_clear_line_exit_2_and_nothing_written() {
     let url = MariaDb::shared().fresh_database("clibad").unwrap();

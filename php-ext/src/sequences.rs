@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use counterfoil_core::{Advanced, Error, Initialized, PaymentRef, Period, ScopeKey};
+use counterfoil_core::{
+    Advanced, Error, Held, Initialized, MissingSeries, PaymentRecord, PaymentRef, Period, ScopeKey,
+};
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
@@ -29,6 +31,28 @@ pub fn current_month() -> u32 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     Period::from_unix_seconds(secs).map_or(1, |p| p.month())
+}
+
+fn build_error(e: ext_php_rs::error::Error) -> PhpException {
+    crate::exceptions::invalid_argument(format!("cannot build the result: {e}"))
+}
+
+/// A payment record as the PHP array `recordPayment()` returns: `scope_key`,
+/// `number`, `created`, `status`, `post_id`, `period` (`YYYY-MM` or null).
+fn record_array(r: &PaymentRecord) -> PhpResult<ZBox<ZendHashTable>> {
+    let number = to_php_int(&r.scope, r.number)?;
+    let mut out = ZendHashTable::new();
+    out.insert("scope_key", r.scope.as_str())
+        .map_err(build_error)?;
+    out.insert("number", number).map_err(build_error)?;
+    out.insert("created", r.created).map_err(build_error)?;
+    out.insert("status", r.status.as_str())
+        .map_err(build_error)?;
+    out.insert("post_id", r.post_id.map(|p| p as i64))
+        .map_err(build_error)?;
+    out.insert("period", r.period.map(|p| p.to_string()))
+        .map_err(build_error)?;
+    Ok(out)
 }
 
 /// Connection facts for tests and monitoring.
@@ -87,6 +111,43 @@ impl Sequences {
             })
         })?;
         Ok(matches!(outcome, Initialized::Created { .. }))
+    }
+
+    /// Creates series `$scope_key` under a plan (`create`: first number
+    /// `$start`; `continue`: right after the issuer's latest earlier year, or
+    /// `$start` when there is none; `hold`: creates nothing). The rule is the
+    /// core's. Returns `start` (the first number the plan gave, or null) and
+    /// `created` (false when the series existed: left unchanged).
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad scope key, plan or `$start < 1`.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    pub fn initialize_planned(
+        &self,
+        scope_key: String,
+        plan: String,
+        start: i64,
+    ) -> PhpResult<ZBox<ZendHashTable>> {
+        let key = scope(&scope_key)?;
+        let start = unsigned("start", start)?;
+        let plan = MissingSeries::parse(&plan).map_err(to_php)?;
+        let planned = process::with_store(&self.settings, |s| {
+            Box::pin(async move {
+                s.ensure_schema().await?;
+                s.initialize_planned(&key, plan, start).await
+            })
+        })?;
+        let mut out = ZendHashTable::new();
+        let start = planned
+            .start
+            .map(|n| to_php_int(&scope_key, n))
+            .transpose()?;
+        out.insert("start", start).map_err(build_error)?;
+        out.insert(
+            "created",
+            matches!(planned.outcome, Some(Initialized::Created { .. })),
+        )
+        .map_err(build_error)?;
+        Ok(out)
     }
 
     /// Like `initialize()`, but an existing series throws.
@@ -223,6 +284,10 @@ impl Sequences {
     /// a repeat), `status` (reserved, issued, void) and `post_id` (or null).
     ///
     /// @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id or scope key.
+    /// A payment held by `holdPayment()` gets its number here, from the series
+    /// chosen when it arrived, with `created` true; `period` is the period it
+    /// was held with (null otherwise).
+    ///
     /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist (nothing recorded).
     /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn record_payment(
@@ -241,18 +306,54 @@ impl Sequences {
                     .await
             })
         })?;
-        let number = to_php_int(&r.scope, r.number)?;
-        let mut out = ZendHashTable::new();
-        let put = |e: ext_php_rs::error::Error| {
-            crate::exceptions::invalid_argument(format!("cannot build the result: {e}"))
-        };
-        out.insert("scope_key", r.scope.as_str()).map_err(put)?;
-        out.insert("number", number).map_err(put)?;
-        out.insert("created", r.created).map_err(put)?;
-        out.insert("status", r.status.as_str()).map_err(put)?;
-        out.insert("post_id", r.post_id.map(|p| p as i64))
-            .map_err(put)?;
-        Ok(out)
+        record_array(&r)
+    }
+
+    /// Records a payment whose series `$scope_key` does not exist yet,
+    /// without a number, with the period (the site's local `$year` and
+    /// `$month`) it arrived in. Once the series exists, `recordPayment()` of
+    /// the same payment gives it its number. Returns `['status' => 'held',
+    /// 'created' => bool]` (false for a repeat), or the payment's record (as
+    /// `recordPayment()`) when it already has its number.
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id, scope key or period.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    #[allow(clippy::too_many_arguments)]
+    pub fn hold_payment(
+        &self,
+        scope_key: String,
+        gateway: String,
+        transaction_id: String,
+        amount: Option<String>,
+        currency: Option<String>,
+        year: i64,
+        month: i64,
+    ) -> PhpResult<ZBox<ZendHashTable>> {
+        let key = scope(&scope_key)?;
+        let payment = PaymentRef::new(&gateway, &transaction_id).map_err(to_php)?;
+        let period = Period::new(small("year", year)?, small("month", month)?)
+            .map_err(|e| to_php(e.into()))?;
+        let held = process::with_store(&self.settings, move |s| {
+            Box::pin(async move {
+                s.hold_payment(
+                    &key,
+                    &payment,
+                    amount.as_deref(),
+                    currency.as_deref(),
+                    period,
+                )
+                .await
+            })
+        })?;
+        match held {
+            Held::Waiting { created } => {
+                let mut out = ZendHashTable::new();
+                out.insert("status", "held").map_err(build_error)?;
+                out.insert("created", created).map_err(build_error)?;
+                Ok(out)
+            }
+            Held::Numbered(r) => record_array(&r),
+        }
     }
 
     /// This process's connection facts for this instance's database.

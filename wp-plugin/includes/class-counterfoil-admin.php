@@ -20,7 +20,7 @@ final class Counterfoil_Admin {
 	/** Hooks. */
 	public static function init() {
 		add_action( 'admin_menu', array( __CLASS__, 'menu' ) );
-		foreach ( array( 'create_series', 'advance_series', 'save_settings', 'void_number' ) as $action ) {
+		foreach ( array( 'create_series', 'advance_series', 'save_settings', 'void_number', 'create_next_year', 'complete_waiting' ) as $action ) {
 			add_action( 'admin_post_counterfoil_' . $action, array( __CLASS__, 'handle_' . $action ) );
 		}
 	}
@@ -153,6 +153,13 @@ final class Counterfoil_Admin {
 			/* translators: 1: problem, 2: byte offset */
 			self::back( 'error', sprintf( __( 'The number format was not saved: %1$s (at character %2$d).', 'counterfoil' ), $error[2], $error[1] + 1 ) );
 		}
+		$plan  = isset( $_POST['missing_series'] ) ? sanitize_key( wp_unslash( $_POST['missing_series'] ) ) : '';
+		$start = self::int_field( 'new_series_start', 1, PHP_INT_MAX );
+		if ( ! in_array( $plan, Counterfoil_Rules::PLANS, true ) || null === $start ) {
+			self::back( 'error', __( 'The settings were not saved: choose what happens when a series is missing, and give a first number of 1 or more for new series.', 'counterfoil' ) );
+		}
+		update_option( 'counterfoil_missing_series', $plan );
+		update_option( 'counterfoil_new_series_start', $start );
 		update_option( 'counterfoil_format', $format );
 		update_option( 'counterfoil_delete_data_on_uninstall', ! empty( $_POST['delete_data_on_uninstall'] ) ? 1 : 0 );
 		if ( ! empty( $_POST['regenerate_secret'] ) ) {
@@ -174,6 +181,44 @@ final class Counterfoil_Admin {
 		self::back( 'success', sprintf( __( 'Number %1$d of series %2$s is void.', 'counterfoil' ), $number, $scope ) );
 	}
 
+	/** Creates next year's series with the start numbers the admin reviewed. */
+	public static function handle_create_next_year() {
+		self::guard( 'create_next_year' );
+		$starts = array();
+		$chosen = isset( $_POST['create'] ) && is_array( $_POST['create'] ) ? array_map( 'sanitize_text_field', wp_unslash( $_POST['create'] ) ) : array(); // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
+		$given  = isset( $_POST['start'] ) && is_array( $_POST['start'] ) ? array_map( 'sanitize_text_field', wp_unslash( $_POST['start'] ) ) : array(); // phpcs:ignore WordPress.Security.NonceVerification
+		foreach ( $chosen as $scope ) {
+			$raw = isset( $given[ $scope ] ) ? trim( $given[ $scope ] ) : '';
+			if ( ! preg_match( '/^[0-9]{1,18}$/', $raw ) || (int) $raw < 1 ) {
+				/* translators: %s: series */
+				self::back( 'error', sprintf( __( 'Nothing was created: give series %s a first number of 1 or more.', 'counterfoil' ), $scope ) );
+			}
+			$starts[ $scope ] = (int) $raw;
+		}
+		if ( ! $starts ) {
+			self::back( 'error', __( 'Choose at least one series to create.', 'counterfoil' ) );
+		}
+		$done = Counterfoil_Series_Life::create_series( $starts );
+		/* translators: 1: created count, 2: list, 3: existing count */
+		$text = sprintf( __( 'Created %1$d series (%2$s); %3$d already existed and were left unchanged.', 'counterfoil' ), count( $done['created'] ), implode( ', ', $done['created'] ), count( $done['existed'] ) );
+		foreach ( $done['failed'] as $scope => $message ) {
+			$text .= ' ' . $scope . ': ' . $message;
+		}
+		self::back( $done['failed'] ? 'error' : 'success', $text );
+	}
+
+	/** Completes the payments waiting for a series that exists now. */
+	public static function handle_complete_waiting() {
+		self::guard( 'complete_waiting' );
+		$done = Counterfoil_Invoices::complete_waiting();
+		/* translators: 1: completed count, 2: still waiting count */
+		$text = sprintf( __( 'Completed %1$d waiting payments; %2$d still wait for a series that does not exist.', 'counterfoil' ), $done['completed'], $done['still_waiting'] );
+		if ( $done['failed'] ) {
+			$text .= ' ' . implode( ' ', $done['failed'] );
+		}
+		self::back( $done['failed'] ? 'error' : 'success', $text );
+	}
+
 	/** The series with their next number and counts. */
 	private static function series() {
 		global $wpdb;
@@ -184,6 +229,101 @@ final class Counterfoil_Admin {
 			 FROM {$t['sequences']} s LEFT JOIN {$t['numbers']} n ON n.scope_key = s.scope_key
 			 GROUP BY s.scope_key, s.current_value, s.start_value ORDER BY s.scope_key LIMIT 500"
 		); // phpcs:ignore WordPress.DB.PreparedSQL -- no input.
+	}
+
+	/** Payments waiting for a series, with the button that completes them. */
+	private static function render_waiting( $post ) {
+		$waiting = Counterfoil_Invoices::waiting();
+		?>
+		<h2 id="counterfoil-waiting-title"><?php esc_html_e( 'Payments waiting for a series', 'counterfoil' ); ?></h2>
+		<?php if ( ! $waiting ) : ?>
+			<p id="counterfoil-waiting-none"><?php esc_html_e( 'No payment is waiting: every recorded payment has its number.', 'counterfoil' ); ?></p>
+			<?php
+			return;
+		endif;
+		?>
+		<p><?php esc_html_e( 'These payments were recorded without a number because their series did not exist. Create the missing series above, then complete them: they get their numbers in order of arrival.', 'counterfoil' ); ?></p>
+		<table class="widefat striped" id="counterfoil-waiting">
+			<thead><tr>
+				<th><?php esc_html_e( 'Arrived (UTC)', 'counterfoil' ); ?></th>
+				<th><?php esc_html_e( 'Payment', 'counterfoil' ); ?></th>
+				<th><?php esc_html_e( 'Amount', 'counterfoil' ); ?></th>
+				<th><?php esc_html_e( 'Series', 'counterfoil' ); ?></th>
+				<th><?php esc_html_e( 'Series exists', 'counterfoil' ); ?></th>
+			</tr></thead>
+			<tbody>
+			<?php foreach ( $waiting as $w ) : ?>
+				<tr data-scope="<?php echo esc_attr( $w->scope_key ); ?>">
+					<td><?php echo esc_html( $w->created_at ); ?></td>
+					<td><?php echo esc_html( $w->gateway . ' / ' . $w->transaction_id ); ?></td>
+					<td><?php echo esc_html( trim( $w->amount . ' ' . $w->currency ) ); ?></td>
+					<td><?php echo esc_html( $w->scope_key ); ?></td>
+					<td><?php echo (int) $w->series_exists ? esc_html__( 'yes', 'counterfoil' ) : esc_html__( 'no — create it first', 'counterfoil' ); ?></td>
+				</tr>
+			<?php endforeach; ?>
+			</tbody>
+		</table>
+		<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped by the caller. ?>" id="counterfoil-complete-waiting">
+			<input type="hidden" name="action" value="counterfoil_complete_waiting">
+			<?php wp_nonce_field( 'counterfoil_complete_waiting' ); ?>
+			<?php submit_button( __( 'Complete waiting payments', 'counterfoil' ), 'primary', 'submit', false ); ?>
+		</form>
+		<?php
+	}
+
+	/** Next year's series for every issuer with one this year, with editable first numbers. */
+	private static function render_next_year( $post ) {
+		$year      = counterfoil_local_period()[0];
+		$proposals = Counterfoil_Series_Life::next_year_proposals( $year );
+		?>
+		<h2>
+			<?php
+			/* translators: %d: next year */
+			echo esc_html( sprintf( __( 'Series for %d, ahead of time', 'counterfoil' ), $year + 1 ) );
+			?>
+		</h2>
+		<?php if ( ! $proposals ) : ?>
+			<p><?php esc_html_e( 'No issuer has a series this year yet.', 'counterfoil' ); ?></p>
+			<?php
+			return;
+		endif;
+		?>
+		<p><?php esc_html_e( 'Create next year\'s series now to review their first numbers before they are used. Under "create" a daily job does this from 1 December. Under "continue" each first number is this year\'s last number + 1 as of now: numbers issued later this year are not counted, so prefer letting the first payment create it.', 'counterfoil' ); ?></p>
+		<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped by the caller. ?>" id="counterfoil-next-year">
+			<input type="hidden" name="action" value="counterfoil_create_next_year">
+			<?php wp_nonce_field( 'counterfoil_create_next_year' ); ?>
+			<table class="widefat striped">
+				<thead><tr>
+					<th><?php esc_html_e( 'Create', 'counterfoil' ); ?></th>
+					<th><?php esc_html_e( 'Series', 'counterfoil' ); ?></th>
+					<th><?php esc_html_e( 'This year', 'counterfoil' ); ?></th>
+					<th><?php esc_html_e( 'First number', 'counterfoil' ); ?></th>
+				</tr></thead>
+				<tbody>
+				<?php foreach ( $proposals as $p ) : ?>
+					<tr data-scope="<?php echo esc_attr( $p['scope_key'] ); ?>">
+						<td><?php if ( ! $p['exists'] ) : ?><input type="checkbox" name="create[]" value="<?php echo esc_attr( $p['scope_key'] ); ?>" checked><?php endif; ?></td>
+						<td><?php echo esc_html( $p['scope_key'] ); ?></td>
+						<td>
+							<?php
+							/* translators: 1: series, 2: last number */
+							echo esc_html( sprintf( __( '%1$s: last number %2$d', 'counterfoil' ), $p['from'], $p['current'] ) );
+							?>
+						</td>
+						<td>
+							<?php if ( $p['exists'] ) : ?>
+								<?php esc_html_e( 'exists', 'counterfoil' ); ?>
+							<?php else : ?>
+								<input type="number" min="1" name="start[<?php echo esc_attr( $p['scope_key'] ); ?>]" value="<?php echo esc_attr( (string) $p['start'] ); ?>">
+							<?php endif; ?>
+						</td>
+					</tr>
+				<?php endforeach; ?>
+				</tbody>
+			</table>
+			<?php submit_button( __( "Create next year's series", 'counterfoil' ), 'secondary', 'submit', false ); ?>
+		</form>
+		<?php
 	}
 
 	public static function render() {
@@ -237,7 +377,7 @@ final class Counterfoil_Admin {
 				<input type="hidden" name="action" value="counterfoil_create_series">
 				<?php wp_nonce_field( 'counterfoil_create_series' ); ?>
 				<label><?php esc_html_e( 'User id', 'counterfoil' ); ?> <input type="number" name="user_id" min="0" required value="<?php echo esc_attr( (string) get_current_user_id() ); ?>"></label>
-				<label><?php esc_html_e( 'Year', 'counterfoil' ); ?> <input type="number" name="year" min="1" max="9999" required value="<?php echo esc_attr( gmdate( 'Y' ) ); ?>"></label>
+				<label><?php esc_html_e( 'Year', 'counterfoil' ); ?> <input type="number" name="year" min="1" max="9999" required value="<?php echo esc_attr( (string) counterfoil_local_period()[0] ); ?>"></label>
 				<label><?php esc_html_e( 'Starting number', 'counterfoil' ); ?> <input type="number" name="start" min="1" required value="1"></label>
 				<?php submit_button( __( 'Create series', 'counterfoil' ), 'secondary', 'submit', false ); ?>
 			</form>
@@ -263,6 +403,9 @@ final class Counterfoil_Admin {
 				<?php submit_button( __( 'Void', 'counterfoil' ), 'delete', 'submit', false ); ?>
 			</form>
 
+			<?php self::render_waiting( $post ); ?>
+			<?php self::render_next_year( $post ); ?>
+
 			<h2><?php esc_html_e( 'Settings', 'counterfoil' ); ?></h2>
 			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-settings-form">
 				<input type="hidden" name="action" value="counterfoil_save_settings">
@@ -271,6 +414,25 @@ final class Counterfoil_Admin {
 					<input type="text" name="format" id="counterfoil-format" value="<?php echo esc_attr( counterfoil_format() ); ?>"></label>
 					<span class="description"><?php esc_html_e( 'Tokens: {seq}, {seq:04} (at least 4 digits), {year}, {yy}, {month}.', 'counterfoil' ); ?></span></p>
 				<p id="counterfoil-format-preview" aria-live="polite"></p>
+				<fieldset id="counterfoil-missing-series"><legend><strong><?php esc_html_e( "When a payment's series does not exist yet", 'counterfoil' ); ?></strong></legend>
+					<?php
+					$labels = array(
+						'create'   => __( 'Create the series at the first number below, then number the payment (recommended).', 'counterfoil' ),
+						'continue' => __( "Create the series continuing the issuer's previous year (its last number + 1), then number the payment.", 'counterfoil' ),
+						'hold'     => __( 'Record the payment without a number and answer 503 (the gateway delivers it again later) until an admin creates the series; it is listed under "Payments waiting for a series".', 'counterfoil' ),
+					);
+					foreach ( $labels as $value => $label ) :
+						?>
+						<label style="display:block"><input type="radio" name="missing_series" value="<?php echo esc_attr( $value ); ?>" <?php checked( counterfoil_missing_series_plan(), $value ); ?>> <code><?php echo esc_html( $value ); ?></code> — <?php echo esc_html( $label ); ?></label>
+					<?php endforeach; ?>
+					<label><?php esc_html_e( 'First number of a new series', 'counterfoil' ); ?> <input type="number" name="new_series_start" min="1" required value="<?php echo esc_attr( (string) counterfoil_new_series_start() ); ?>"></label>
+					<p class="description">
+						<?php
+						/* translators: %s: time zone name */
+						echo esc_html( sprintf( __( "A payment without a year belongs to the year of the site's clock when it arrives (time zone: %s, under Settings → General).", 'counterfoil' ), wp_timezone_string() ) );
+						?>
+					</p>
+				</fieldset>
 				<p><?php esc_html_e( 'Webhook endpoint:', 'counterfoil' ); ?> <code><?php echo esc_html( rest_url( Counterfoil_Rest::NAMESPACE_V1 . '/payments' ) ); ?></code><br>
 					<?php esc_html_e( 'Webhook secret:', 'counterfoil' ); ?> <code id="counterfoil-secret"><?php echo esc_html( Counterfoil_Rest::secret() ); ?></code>
 					<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>

@@ -44,6 +44,14 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		return $this->sequences->initialize( $scope, $start );
 	}
 
+	public function initialize_planned( $scope, $plan, $start ) {
+		return $this->sequences->initializePlanned( $scope, $plan, $start );
+	}
+
+	public function hold_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month ) {
+		return $this->sequences->holdPayment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month );
+	}
+
 	public function advance( $scope, $next ) {
 		return $this->sequences->advance( $scope, $next );
 	}

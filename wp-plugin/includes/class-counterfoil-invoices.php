@@ -25,6 +25,8 @@ defined( 'ABSPATH' ) || exit;
  */
 final class Counterfoil_Invoices {
 	const POST_TYPE = 'invoice';
+	/** Seconds a sender is asked to wait before delivering a held payment again. */
+	const HOLD_RETRY_AFTER = 300;
 
 	/** Registers the invoice post type. */
 	public static function register_post_type() {
@@ -51,11 +53,13 @@ final class Counterfoil_Invoices {
 	/**
 	 * Validates a payment array.
 	 *
-	 * @param mixed $payment Payment: gateway, transaction_id, user_id, and
-	 *                       optionally year, amount, currency.
+	 * @param mixed      $payment Payment: gateway, transaction_id, user_id, and
+	 *                            optionally year, amount, currency.
+	 * @param array|null $now     The site's local [year, month] when the
+	 *                            payment is processed (default: now).
 	 * @return array|WP_Error The normalised payment, or a 400 error.
 	 */
-	public static function validate_payment( $payment ) {
+	public static function validate_payment( $payment, $now = null ) {
 		$bad = function ( $message ) {
 			return new WP_Error( 'counterfoil_invalid_payment', $message, array( 'status' => 400 ) );
 		};
@@ -74,7 +78,8 @@ final class Counterfoil_Invoices {
 		if ( ! isset( $payment['user_id'] ) || ! is_int( $payment['user_id'] ) || $payment['user_id'] < 0 ) {
 			return $bad( __( 'The field user_id is required and must be a whole number, 0 or more.', 'counterfoil' ) );
 		}
-		$year = isset( $payment['year'] ) ? $payment['year'] : (int) gmdate( 'Y' );
+		$now  = null === $now ? counterfoil_local_period() : $now;
+		$year = isset( $payment['year'] ) ? $payment['year'] : $now[0];
 		if ( ! is_int( $year ) || $year < 1 || $year > 9999 ) {
 			return $bad( __( 'The field year must be a whole number from 1 to 9999.', 'counterfoil' ) );
 		}
@@ -97,39 +102,177 @@ final class Counterfoil_Invoices {
 	}
 
 	/**
-	 * Creates (or finds) the invoice of a payment.
+	 * Creates (or finds) the invoice of a payment. Its series is the user's
+	 * for the payment's year, by default the site's local year now
+	 * (wp_timezone()). A missing series is handled by the site's plan
+	 * (counterfoil_missing_series_plan()): created, or the payment held.
 	 *
 	 * @param array $payment See validate_payment().
-	 * @return array|WP_Error post, number (rendered), sequence, scope_key, created.
+	 * @return array|WP_Error post, number (as issued: the post's title),
+	 *                        sequence, scope_key, created; or an error with
+	 *                        an HTTP status (503 + Retry-After while held).
 	 */
 	public static function for_payment( $payment ) {
-		$payment = self::validate_payment( $payment );
+		$now     = counterfoil_local_period();
+		$payment = self::validate_payment( $payment, $now );
 		if ( is_wp_error( $payment ) ) {
 			return $payment;
 		}
+		return self::issue( $payment['user_id'] . ':' . $payment['year'], $payment, $now, true );
+	}
+
+	/**
+	 * Records the payment (phase 1) and creates its invoice (phase 2).
+	 *
+	 * @param string $scope       The series chosen for the payment.
+	 * @param array  $payment     Validated payment.
+	 * @param array  $now         Local [year, month].
+	 * @param bool   $may_create  Whether the site's plan may create a missing series.
+	 * @return array|WP_Error
+	 */
+	private static function issue( $scope, array $payment, array $now, $may_create ) {
 		$backend = counterfoil_backend();
 		$started = microtime( true );
 		try {
-			$scope  = $payment['user_id'] . ':' . $payment['year'];
-			$record = $backend->record_payment( $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'] );
+			$record = self::record( $backend, $scope, $payment, $now, $may_create );
 		} catch ( Throwable $e ) {
 			return self::error_from( $e, $payment );
 		} finally {
 			Counterfoil_Timing::add( 'allocate', microtime( true ) - $started );
 		}
-		$year     = (int) substr( strrchr( $record['scope_key'], ':' ), 1 );
-		$rendered = $backend->format( (int) $record['number'], $year > 0 ? $year : $payment['year'], (int) gmdate( 'n' ) );
-		$done     = self::complete( $record, $payment, $rendered );
+		if ( isset( $record['status'] ) && 'held' === $record['status'] ) {
+			return new WP_Error(
+				'counterfoil_waiting_for_series',
+				/* translators: %s: series */
+				sprintf( __( 'The payment is recorded and waits for invoice series %s, which does not exist yet. It gets its number when the series is created (Settings → Invoice numbers); deliver it again later.', 'counterfoil' ), $scope ),
+				array(
+					'status'      => 503,
+					'retry_after' => self::HOLD_RETRY_AFTER,
+					'held'        => true,
+				)
+			);
+		}
+		$year   = Counterfoil_Rules::issuer_and_year( $record['scope_key'] );
+		$period = empty( $record['period'] ) ? null : array_map( 'intval', explode( '-', $record['period'] ) );
+		$month  = null !== $period ? $period[1] : $now[1];
+		$done   = self::complete( $record, $payment, $backend->format( (int) $record['number'], null !== $year ? $year[1] : $payment['year'], $month ) );
 		if ( is_wp_error( $done ) ) {
 			return $done;
 		}
+		$post = get_post( $done['post_id'] );
 		return array(
-			'post'      => get_post( $done['post_id'] ),
-			'number'    => $rendered,
+			'post'      => $post,
+			// As issued: what the invoice says, whatever the format is now.
+			'number'    => $post ? $post->post_title : '',
 			'sequence'  => (int) $record['number'],
 			'scope_key' => $record['scope_key'],
 			'created'   => $done['created'],
 		);
+	}
+
+	/**
+	 * Phase 1 with the site's plan for a missing series (design.md §7): the
+	 * series is created in its own statement (the primary key decides, so
+	 * concurrent first payments never race and an existing series is never
+	 * reset), then the payment is recorded as usual; under `hold`, or when no
+	 * series may be created, the payment is recorded without a number.
+	 *
+	 * @return array The backend's record, or status 'held'.
+	 */
+	private static function record( Counterfoil_Backend $backend, $scope, array $payment, array $now, $may_create ) {
+		$record = function () use ( $backend, $scope, $payment ) {
+			return $backend->record_payment( $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'] );
+		};
+		try {
+			return $record();
+		} catch ( Counterfoil\SeriesNotFoundException $e ) {
+			unset( $e );
+		}
+		// A payment held earlier waits for the series it arrived for.
+		$missing = self::held_scope( $payment ) ?? $scope;
+		$plan    = counterfoil_missing_series_plan();
+		if ( $may_create && 'hold' !== $plan ) {
+			$backend->initialize_planned( $missing, $plan, counterfoil_new_series_start() );
+			try {
+				return $record();
+			} catch ( Counterfoil\SeriesNotFoundException $e ) {
+				unset( $e ); // Removed again at once: hold rather than lose it.
+			}
+		}
+		return $backend->hold_payment( $missing, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'], $now[0], $now[1] );
+	}
+
+	/** The series a held payment waits for, or null. */
+	private static function held_scope( array $payment ) {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		$s = $wpdb->get_var( $wpdb->prepare( "SELECT scope_key FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s AND number IS NULL", $payment['gateway'], $payment['transaction_id'] ) );
+		return null === $s ? null : (string) $s;
+	}
+
+	/**
+	 * The payments waiting for a series, oldest first.
+	 *
+	 * @param int $limit At most this many.
+	 * @return array Rows: id, gateway, transaction_id, scope_key, amount, currency, period, created_at, series_exists.
+	 */
+	public static function waiting( $limit = 500 ) {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		return $wpdb->get_results(
+			$wpdb->prepare(
+				"SELECT p.id, p.gateway, p.transaction_id, p.scope_key, p.amount, p.currency, p.period, p.created_at, s.scope_key IS NOT NULL AS series_exists
+				 FROM {$t['payments']} p LEFT JOIN {$t['sequences']} s ON s.scope_key = p.scope_key
+				 WHERE p.number IS NULL ORDER BY p.id LIMIT %d",
+				$limit
+			)
+		);
+	}
+
+	/** How many payments wait for a series. */
+	public static function waiting_count() {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		return (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$t['payments']} WHERE number IS NULL" ); // phpcs:ignore WordPress.DB.PreparedSQL -- no input.
+	}
+
+	/**
+	 * Completes the waiting payments whose series exists now, in order of
+	 * arrival: each gets its number and its invoice, as a repeated delivery
+	 * would. Creates no series.
+	 *
+	 * @return array completed (int), still_waiting (int), failed (list of messages).
+	 */
+	public static function complete_waiting() {
+		$out = array(
+			'completed'     => 0,
+			'still_waiting' => 0,
+			'failed'        => array(),
+		);
+		foreach ( self::waiting() as $row ) {
+			if ( ! (int) $row->series_exists ) {
+				++$out['still_waiting'];
+				continue;
+			}
+			$owner   = Counterfoil_Rules::issuer_and_year( $row->scope_key );
+			$period  = array_map( 'intval', explode( '-', (string) $row->period ) );
+			$payment = array(
+				'gateway'        => $row->gateway,
+				'transaction_id' => $row->transaction_id,
+				'user_id'        => null !== $owner && ctype_digit( $owner[0] ) ? (int) $owner[0] : 0,
+				'year'           => null !== $owner ? $owner[1] : $period[0],
+				'amount'         => $row->amount,
+				'currency'       => $row->currency,
+			);
+			$now    = 2 === count( $period ) && $period[0] > 0 ? $period : counterfoil_local_period();
+			$result = self::issue( $row->scope_key, $payment, $now, false );
+			if ( is_wp_error( $result ) ) {
+				$out['failed'][] = $row->gateway . '/' . $row->transaction_id . ': ' . $result->get_error_message();
+			} else {
+				++$out['completed'];
+			}
+		}
+		return $out;
 	}
 
 	/**
@@ -239,14 +382,6 @@ final class Counterfoil_Invoices {
 
 	/** A backend exception as a WP_Error with the HTTP status it deserves. */
 	private static function error_from( Throwable $e, array $payment ) {
-		if ( $e instanceof Counterfoil\SeriesNotFoundException ) {
-			return new WP_Error(
-				'counterfoil_no_series',
-				/* translators: 1: user id, 2: year */
-				sprintf( __( 'There is no invoice series for user %1$d and year %2$d. Create it under Settings → Invoice numbers.', 'counterfoil' ), $payment['user_id'], $payment['year'] ),
-				array( 'status' => 400 )
-			);
-		}
 		if ( $e instanceof InvalidArgumentException ) {
 			return new WP_Error( 'counterfoil_invalid_payment', $e->getMessage(), array( 'status' => 400 ) );
 		}

@@ -96,6 +96,64 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		);
 	}
 
+	public function initialize_planned( $scope, $plan, $start ) {
+		Counterfoil_Rules::scope_key( $scope );
+		Counterfoil_Rules::plan( $plan );
+		Counterfoil_Rules::counter_for_start( $start );
+		$previous = null;
+		$mine     = Counterfoil_Rules::issuer_and_year( $scope );
+		if ( 'continue' === $plan && null !== $mine ) {
+			$pattern  = addcslashes( $mine[0], '\\%_' ) . ':%';
+			$rows     = $this->attempt(
+				function () use ( $pattern ) {
+					return $this->select( "SELECT scope_key, current_value FROM {$this->sequences()} WHERE scope_key LIKE ?", 's', array( $pattern ) );
+				}
+			);
+			$found    = Counterfoil_Rules::previous_series( $scope, array_map( function ( $r ) { return array( $r[0], (int) $r[1] ); }, $rows ) );
+			$previous = null === $found ? null : $found[1];
+		}
+		$first = Counterfoil_Rules::start_for_new_series( $plan, $start, $previous );
+		return array(
+			'start'   => $first,
+			'created' => null === $first ? false : $this->initialize( $scope, $first ),
+		);
+	}
+
+	public function hold_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month ) {
+		Counterfoil_Rules::scope_key( $scope );
+		Counterfoil_Rules::payment_ref( $gateway, $transaction_id );
+		$period = self::period( $year, $month );
+		return $this->attempt(
+			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
+				$r = $this->execute(
+					"INSERT INTO {$this->payments()} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+					'ssssss',
+					array( $gateway, $transaction_id, $scope, $amount, $currency, $period )
+				);
+				if ( self::ER_DUP_ENTRY === $r['errno'] ) {
+					$found = $this->find_payment( $gateway, $transaction_id );
+					return null === $found ? array( 'status' => 'held', 'created' => false ) : $found;
+				}
+				$this->check( $r );
+				return array(
+					'status'  => 'held',
+					'created' => true,
+				);
+			}
+		);
+	}
+
+	/** A period as stored with a held payment: YYYY-MM (the core's Period rules). */
+	private static function period( $year, $month ) {
+		if ( ! is_int( $year ) || $year < 1 || $year > 9999 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid number format: year %s is outside 1..=9999 (at byte 0)', var_export( $year, true ) ) );
+		}
+		if ( ! is_int( $month ) || $month < 1 || $month > 12 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid number format: month %s is outside 1..=12 (at byte 0)', var_export( $month, true ) ) );
+		}
+		return sprintf( '%04d-%02d', $year, $month );
+	}
+
 	public function advance( $scope, $next ) {
 		Counterfoil_Rules::scope_key( $scope );
 		$counter = Counterfoil_Rules::counter_for_next( $next );
@@ -138,9 +196,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					array( $gateway, $transaction_id, $scope, $amount, $currency )
 				);
 				if ( self::ER_DUP_ENTRY === $r['errno'] ) {
-					// Delivered before: that delivery committed its number.
+					// Delivered before: that delivery committed its number, or
+					// was held for its series (then this one numbers it).
 					$this->check( $this->execute( 'ROLLBACK' ) );
-					return $this->find_payment( $gateway, $transaction_id );
+					$found = $this->find_payment( $gateway, $transaction_id );
+					return null === $found ? $this->complete_held( $gateway, $transaction_id ) : $found;
 				}
 				try {
 					$this->check( $r );
@@ -159,6 +219,38 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					'created'   => true,
 					'status'    => 'reserved',
 					'post_id'   => null,
+					'period'    => null,
+				);
+			}
+		);
+	}
+
+	/**
+	 * Gives a held payment its number, in one transaction under the payment
+	 * row's lock, from the series chosen when it arrived. A series that still
+	 * does not exist throws SeriesNotFoundException and changes nothing.
+	 */
+	private function complete_held( $gateway, $transaction_id ) {
+		return $this->transaction(
+			function () use ( $gateway, $transaction_id ) {
+				$rows = $this->select( "SELECT id, scope_key, number, period FROM {$this->payments()} WHERE gateway = ? AND transaction_id = ? FOR UPDATE", 'ss', array( $gateway, $transaction_id ) );
+				if ( ! $rows ) {
+					throw new DatabaseUnavailableException( "unexpected answer from the database: payment $gateway/$transaction_id disappeared" );
+				}
+				list( $id, $scope, $number, $period ) = $rows[0];
+				if ( null !== $number ) {
+					return $this->find_payment( $gateway, $transaction_id ); // Numbered meanwhile.
+				}
+				$number = $this->allocate_in( $scope, 1 );
+				$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
+				$this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, (int) $id ) ) );
+				return array(
+					'scope_key' => $scope,
+					'number'    => $number,
+					'created'   => true,
+					'status'    => 'reserved',
+					'post_id'   => null,
+					'period'    => $period,
 				);
 			}
 		);
@@ -215,13 +307,17 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$this->check( $r );
 	}
 
+	/** A recorded payment with its number, or null when it is held for its series. */
 	private function find_payment( $gateway, $transaction_id ) {
 		$rows = $this->select(
-			"SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id) FROM {$this->payments()} p LEFT JOIN {$this->numbers()} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?",
+			"SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period FROM {$this->payments()} p LEFT JOIN {$this->numbers()} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?",
 			'ss',
 			array( $gateway, $transaction_id )
 		);
-		if ( ! $rows || null === $rows[0][1] || null === $rows[0][2] ) {
+		if ( $rows && null === $rows[0][1] ) {
+			return null;
+		}
+		if ( ! $rows || null === $rows[0][2] ) {
 			throw new DatabaseUnavailableException( "unexpected answer from the database: payment $gateway/$transaction_id is recorded without a registered number" );
 		}
 		return array(
@@ -230,6 +326,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			'created'   => false,
 			'status'    => $rows[0][2],
 			'post_id'   => null === $rows[0][3] ? null : (int) $rows[0][3],
+			'period'    => $rows[0][4],
 		);
 	}
 

@@ -120,6 +120,91 @@ final class Counterfoil_Rules {
 		}
 	}
 
+	/** The plans for a payment whose series does not exist (design.md §7). */
+	const PLANS = array( 'create', 'continue', 'hold' );
+
+	/**
+	 * The plan of a stored name.
+	 *
+	 * @param mixed $plan create, continue or hold.
+	 * @return string
+	 * @throws InvalidArgumentException For any other name.
+	 */
+	public static function plan( $plan ) {
+		if ( ! is_string( $plan ) || ! in_array( $plan, self::PLANS, true ) ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `plan`: unknown plan `%s`; use create, continue or hold', is_string( $plan ) ? $plan : gettype( $plan ) ) );
+		}
+		return $plan;
+	}
+
+	/**
+	 * The issuer and year of a "{issuer}:{year}" key (a four-digit year in
+	 * 1..9999), or null for keys of any other shape.
+	 *
+	 * @param string $scope Scope key.
+	 * @return array|null [issuer, year].
+	 */
+	public static function issuer_and_year( $scope ) {
+		$at = strrpos( $scope, ':' );
+		if ( false === $at ) {
+			return null;
+		}
+		$tail = substr( $scope, $at + 1 );
+		if ( ! preg_match( '/^[0-9]{4}$/', $tail ) || (int) $tail < 1 ) {
+			return null;
+		}
+		return array( substr( $scope, 0, $at ), (int) $tail );
+	}
+
+	/**
+	 * The series a new one continues: among $existing (scope key => current
+	 * value), the same issuer's with the latest year before $scope's.
+	 *
+	 * @param string $scope    The new series.
+	 * @param array  $existing List of [scope key, current value].
+	 * @return array|null [scope key, current value].
+	 */
+	public static function previous_series( $scope, array $existing ) {
+		$mine = self::issuer_and_year( $scope );
+		if ( null === $mine ) {
+			return null;
+		}
+		$best = null;
+		foreach ( $existing as $row ) {
+			$theirs = self::issuer_and_year( (string) $row[0] );
+			if ( null !== $theirs && $theirs[0] === $mine[0] && $theirs[1] < $mine[1] && ( null === $best || $theirs[1] > $best[0] ) ) {
+				$best = array( $theirs[1], $row );
+			}
+		}
+		return null === $best ? null : $best[1];
+	}
+
+	/**
+	 * The first number of a new series under $plan: $start for create (and
+	 * for continue without a previous series), the previous counter + 1 for
+	 * continue, null for hold (nothing is created).
+	 *
+	 * @param string   $plan     create, continue or hold.
+	 * @param int      $start    Configured first number (1 or more).
+	 * @param int|null $previous The previous year's counter, or null.
+	 * @return int|null
+	 * @throws InvalidArgumentException|OverflowException For a bad plan or start, or no number left.
+	 */
+	public static function start_for_new_series( $plan, $start, $previous ) {
+		self::plan( $plan );
+		self::counter_for_start( $start );
+		if ( 'hold' === $plan ) {
+			return null;
+		}
+		if ( 'continue' === $plan && null !== $previous ) {
+			if ( $previous >= PHP_INT_MAX ) {
+				throw new Counterfoil\OverflowException( 'the previous year\'s series has no number left to continue from' );
+			}
+			return $previous + 1;
+		}
+		return $start;
+	}
+
 	/**
 	 * Validates a payment reference.
 	 *

@@ -10,7 +10,10 @@
  * - {prefix}counterfoil_numbers: the registry, one row per allocated number,
  *   unique per (scope_key, number), status reserved / issued / void + reason.
  * - {prefix}counterfoil_payments: one row per (gateway, transaction_id), unique,
- *   with the number it received.
+ *   with the number it received (NULL while it is held for a missing series,
+ *   with the local period it arrived in).
+ *
+ * Versions: 1 the tables; 2 payments.period (payments held for a series).
  *
  * The definitions equal counterfoil-core's (core/src/schema.rs); a test
  * compares SHOW CREATE TABLE of both.
@@ -24,7 +27,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 1;
+	const VERSION        = 2;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -93,6 +96,7 @@ final class Counterfoil_Schema {
   post_id bigint(20) unsigned NULL,
   amount varchar(32) NULL,
   currency varchar(3) NULL,
+  period char(7) NULL,
   created_at datetime NOT NULL,
   PRIMARY KEY  (id),
   UNIQUE KEY gateway_transaction (gateway,transaction_id),

@@ -13,6 +13,54 @@ function counterfoil_activate() {
 	add_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), '', false );
 	add_option( 'counterfoil_format', Counterfoil_Rules::DEFAULT_FORMAT );
 	add_option( 'counterfoil_delete_data_on_uninstall', 0 );
+	add_option( 'counterfoil_missing_series', 'create' );
+	add_option( 'counterfoil_new_series_start', 1 );
+	Counterfoil_Series_Life::schedule();
+}
+
+/**
+ * The site's local period now: [year, month] by the site's timezone
+ * (Settings → General; wp_timezone()), never the server's UTC clock. The
+ * period of a payment without an explicit year, and {month} of its number.
+ *
+ * @return int[] [year, month].
+ */
+function counterfoil_local_period() {
+	/**
+	 * The Unix time the plugin takes as "now" (tests move it).
+	 *
+	 * @param int $now time().
+	 */
+	$now = (int) apply_filters( 'counterfoil_now', time() );
+	return array( (int) wp_date( 'Y', $now ), (int) wp_date( 'n', $now ) );
+}
+
+/**
+ * What happens to a payment whose series does not exist (option
+ * counterfoil_missing_series): create (default), continue or hold.
+ *
+ * @return string
+ */
+function counterfoil_missing_series_plan() {
+	$plan = get_option( 'counterfoil_missing_series', 'create' );
+	return in_array( $plan, Counterfoil_Rules::PLANS, true ) ? $plan : 'create';
+}
+
+/**
+ * The first number of a series created by the plan (option
+ * counterfoil_new_series_start, default 1); under continue, when the issuer
+ * has no earlier year.
+ *
+ * @return int
+ */
+function counterfoil_new_series_start() {
+	$start = (int) get_option( 'counterfoil_new_series_start', 1 );
+	return $start >= 1 ? $start : 1;
+}
+
+/** Deactivation: the daily job stops; every option and table stays. */
+function counterfoil_deactivate() {
+	wp_clear_scheduled_hook( Counterfoil_Series_Life::CRON_HOOK );
 }
 
 function counterfoil_load_textdomain() {
@@ -51,7 +99,8 @@ function counterfoil_backend() {
  * Creates the invoice of a payment, once per (gateway, transaction id).
  *
  * @param array $payment gateway, transaction_id, user_id; optional year
- *                       (default this year, UTC), amount ("19.99"), currency ("EUR").
+ *                       (default this year by the site's clock), amount
+ *                       ("19.99"), currency ("EUR").
  * @return WP_Post|WP_Error The invoice post (the same one for a repeated
  *                          delivery), or an error with an HTTP status in its data.
  */
@@ -101,7 +150,7 @@ if ( ! function_exists( 'allocate_invoice_number' ) ) {
 		counterfoil_require_ints( __FUNCTION__, compact( 'user_id', 'year' ) );
 		$backend = counterfoil_backend();
 		$number  = $backend->allocate_recorded( Counterfoil_Rules::user_year_scope( $user_id, $year ), 'api' );
-		return $backend->format( $number, $year, (int) gmdate( 'n' ) );
+		return $backend->format( $number, $year, counterfoil_local_period()[1] );
 	}
 }
 

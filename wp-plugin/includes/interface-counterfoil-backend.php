@@ -27,6 +27,35 @@ interface Counterfoil_Backend {
 	public function initialize( $scope, $start );
 
 	/**
+	 * Creates a series under a plan (the core's rule, design.md §7): create
+	 * at $start; continue right after the issuer's latest earlier year (or
+	 * at $start without one); hold creates nothing.
+	 *
+	 * @param string $scope Scope key.
+	 * @param string $plan  create, continue or hold.
+	 * @param int    $start Configured first number (1 or more).
+	 * @return array start (int|null), created (bool: false when it existed).
+	 */
+	public function initialize_planned( $scope, $plan, $start );
+
+	/**
+	 * Records a payment whose series does not exist yet, without a number,
+	 * with the site's local period it arrived in. record_payment() of the
+	 * same payment numbers it once the series exists.
+	 *
+	 * @param string      $scope          Scope key.
+	 * @param string      $gateway        Gateway.
+	 * @param string      $transaction_id Transaction id.
+	 * @param string|null $amount         Amount.
+	 * @param string|null $currency       Currency.
+	 * @param int         $year           Local year.
+	 * @param int         $month          Local month.
+	 * @return array status 'held' and created (bool), or the payment's record
+	 *               (as record_payment) when it already has its number.
+	 */
+	public function hold_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month );
+
+	/**
 	 * Moves a series so that $next is its next number; false when it is
 	 * already there or beyond (never moves down).
 	 *
@@ -54,7 +83,9 @@ interface Counterfoil_Backend {
 	 * @param string      $transaction_id Transaction id.
 	 * @param string|null $amount         Amount.
 	 * @param string|null $currency       Currency.
-	 * @return array scope_key, number, created, status, post_id.
+	 * @return array scope_key, number, created, status, post_id, period
+	 *               (YYYY-MM for a payment that was held, else null). A held
+	 *               payment is numbered here from the series it was held for.
 	 */
 	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency );
 

@@ -89,6 +89,31 @@ final class VectorsTest extends TestCase {
 		}
 	}
 
+	public function test_series_plans() {
+		$plans = self::load( 'series_plans.json' );
+		$ran   = 0;
+		foreach ( $plans['start'] as $case ) {
+			if ( is_string( $case['previous'] ) || ( isset( $case['expect'] ) && is_string( $case['expect'] ) ) ) {
+				continue; // u64 above PHP_INT_MAX: not a PHP int.
+			}
+			try {
+				$got = Counterfoil_Rules::start_for_new_series( $case['plan'], $case['start'], $case['previous'] );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+				$this->assertSame( $case['expect'], $got, json_encode( $case ) );
+			} catch ( Counterfoil\InvalidArgumentException $e ) {
+				$this->assertSame( 'invalid_argument', $case['error'] ?? null, json_encode( $case ) . ' ' . $e->getMessage() );
+			} catch ( Counterfoil\OverflowException $e ) {
+				$this->assertSame( 'overflow', $case['error'] ?? null, json_encode( $case ) );
+			}
+			++$ran;
+		}
+		foreach ( $plans['previous'] as $case ) {
+			$this->assertSame( $case['expect'], Counterfoil_Rules::previous_series( $case['scope'], $case['existing'] ), json_encode( $case ) );
+			++$ran;
+		}
+		$this->assertGreaterThan( 18, $ran );
+	}
+
 	public function test_payment_refs() {
 		foreach ( self::load( 'payment_refs.json' ) as $case ) {
 			$txn = isset( $case['transaction_id'] ) ? $case['transaction_id'] : str_repeat( $case['transaction_id_repeat'][0], $case['transaction_id_repeat'][1] );

@@ -29,10 +29,12 @@ pub use awb_stock::{AwbStock, AwbTransition, PoolReport};
 pub use config::{url_from_parts, Durability, DurabilityPolicy, StoreConfig};
 
 use crate::error::{codes, Error, Result};
-use crate::payment::{NumberStatus, PaymentRecord, PaymentRef};
+use crate::format::Period;
+use crate::payment::{Held, NumberStatus, PaymentRecord, PaymentRef};
 use crate::schema::{AwbSql, RegistrySql, SeriesSql};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
+use crate::series_life::{self, MissingSeries, PlannedSeries};
 
 use classify::classify;
 
@@ -209,6 +211,44 @@ impl SeriesStore {
         .await
     }
 
+    /// Creates the series `scope` under a plan (design.md §7): at
+    /// `configured_start` (`Create`), right after the issuer's latest earlier
+    /// year (`Continue`, see [`series_life::previous_series`]), or not at all
+    /// (`Hold`). One `INSERT`: an existing series is reported, never reset.
+    pub async fn initialize_planned(
+        &mut self,
+        scope: &ScopeKey,
+        plan: MissingSeries,
+        configured_start: u64,
+    ) -> Result<PlannedSeries> {
+        let previous = match (plan, series_life::issuer_and_year(scope.as_str())) {
+            (MissingSeries::Continue, Some((issuer, _))) => {
+                let pattern = format!("{}:%", like_escape(issuer));
+                let rows: Vec<(String, u64)> = self
+                    .run("initialize_planned", scope.as_str(), move |conn, sql, _| {
+                        let pattern = pattern.clone();
+                        Box::pin(async move {
+                            conn.exec(&sql.series.list_like, (pattern,)).await.map(Ok)
+                        })
+                    })
+                    .await?;
+                series_life::previous_series(scope, rows.iter().map(|(k, c)| (k.as_str(), *c)))
+                    .map(|(_, current)| current)
+            }
+            _ => None,
+        };
+        let start = series_life::start_for_new_series(plan, configured_start, previous)?;
+        let outcome = match start {
+            Some(start) => Some(self.initialize(scope, start).await?),
+            None => None,
+        };
+        Ok(PlannedSeries {
+            start,
+            continued_from: previous,
+            outcome,
+        })
+    }
+
     /// Moves the series so that its next number is at least `next`. Never
     /// moves it down: to start lower, create a new series.
     pub async fn advance(&mut self, scope: &ScopeKey, next: u64) -> Result<Advanced> {
@@ -262,6 +302,12 @@ impl SeriesStore {
             Box::pin(async move {
                 conn.query_drop(&sql.registry.create_numbers).await?;
                 conn.query_drop(&sql.registry.create_payments).await?;
+                let columns: Vec<String> = conn
+                    .exec(&sql.series.list_columns, (&sql.registry.payments,))
+                    .await?;
+                if !columns.iter().any(|c| c.eq_ignore_ascii_case("period")) {
+                    conn.query_drop(&sql.registry.add_period).await?;
+                }
                 Ok(Ok(()))
             })
         })
@@ -325,9 +371,14 @@ impl SeriesStore {
                 match inserted {
                     Ok(()) => {}
                     Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-                        // Delivered before: that delivery committed its number.
+                        // Delivered before: that delivery committed its number,
+                        // or was held for its series (then this one numbers it).
                         conn.query_drop("ROLLBACK").await?;
-                        return find_payment(conn, &sql.registry, &gateway, &txn).await;
+                        return match find_payment(conn, &sql.registry, &gateway, &txn).await? {
+                            Ok(Found::Numbered(r)) => Ok(Ok(r)),
+                            Ok(Found::Waiting) => complete_held(conn, sql, &gateway, &txn).await,
+                            Err(e) => Ok(Err(e)),
+                        };
                     }
                     Err(e) => {
                         return finish_transaction(conn, Err(e)).await;
@@ -356,10 +407,63 @@ impl SeriesStore {
                         created: true,
                         status: NumberStatus::Reserved,
                         post_id: None,
+                        period: None,
                     }))
                 }
                 .await;
                 finish_transaction(conn, outcome).await
+            })
+        })
+        .await
+    }
+
+    /// Records a payment whose series does not exist yet, without a number
+    /// (design.md §7: a payment is never lost because its series is missing).
+    /// `period` is the site's local year and month when it arrived. A later
+    /// [`SeriesStore::record_payment`] of the same payment, once the series
+    /// exists, gives it its number. Once per (gateway, transaction id): a
+    /// repeat reports `Waiting { created: false }`, or the number it received.
+    pub async fn hold_payment(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+        period: Period,
+    ) -> Result<Held> {
+        let (gateway, txn) = (
+            payment.gateway().to_owned(),
+            payment.transaction_id().to_owned(),
+        );
+        let (amount, currency) = (amount.map(str::to_owned), currency.map(str::to_owned));
+        let period = period.to_string();
+        self.run("hold_payment", scope.as_str(), move |conn, sql, key| {
+            let (gateway, txn, amount, currency, period) = (
+                gateway.clone(),
+                txn.clone(),
+                amount.clone(),
+                currency.clone(),
+                period.clone(),
+            );
+            Box::pin(async move {
+                match conn
+                    .exec_drop(
+                        &sql.registry.insert_held_payment,
+                        (&gateway, &txn, key, &amount, &currency, &period),
+                    )
+                    .await
+                {
+                    Ok(()) => Ok(Ok(Held::Waiting { created: true })),
+                    Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
+                        Ok(find_payment(conn, &sql.registry, &gateway, &txn)
+                            .await?
+                            .map(|found| match found {
+                                Found::Numbered(r) => Held::Numbered(r),
+                                Found::Waiting => Held::Waiting { created: false },
+                            }))
+                    }
+                    Err(e) => Err(e),
+                }
             })
         })
         .await
@@ -698,8 +802,22 @@ async fn finish_transaction<T>(conn: &mut Conn, outcome: AttemptResult<T>) -> At
     }
 }
 
-/// scope_key, number, registry status, post id.
-type PaymentRow = (String, Option<u64>, Option<String>, Option<u64>);
+/// scope_key, number, registry status, post id, period.
+type PaymentRow = (
+    String,
+    Option<u64>,
+    Option<String>,
+    Option<u64>,
+    Option<String>,
+);
+
+/// A payment recorded by an earlier delivery.
+enum Found {
+    /// It has its number.
+    Numbered(PaymentRecord),
+    /// It is held for its series, without a number.
+    Waiting,
+}
 
 /// Reads a payment recorded by an earlier delivery.
 async fn find_payment(
@@ -707,23 +825,111 @@ async fn find_payment(
     sql: &RegistrySql,
     gateway: &str,
     txn: &str,
-) -> AttemptResult<PaymentRecord> {
+) -> AttemptResult<Found> {
     let row: Option<PaymentRow> = conn.exec_first(&sql.find_payment, (gateway, txn)).await?;
     Ok(match row {
-        Some((scope, Some(number), Some(status), post_id)) => match NumberStatus::parse(&status) {
-            Some(status) => Ok(PaymentRecord {
-                scope,
-                number,
-                created: false,
-                status,
-                post_id,
-            }),
-            None => Err(Error::Unexpected(format!(
-                "unknown registry status `{status}`"
-            ))),
-        },
+        Some((_, None, _, _, _)) => Ok(Found::Waiting),
+        Some((scope, Some(number), Some(status), post_id, period)) => {
+            match NumberStatus::parse(&status) {
+                Some(status) => Ok(Found::Numbered(PaymentRecord {
+                    scope,
+                    number,
+                    created: false,
+                    status,
+                    post_id,
+                    period: period.as_deref().and_then(Period::parse_stored),
+                })),
+                None => Err(Error::Unexpected(format!(
+                    "unknown registry status `{status}`"
+                ))),
+            }
+        }
         other => Err(Error::Unexpected(format!(
             "payment {gateway}/{txn} is recorded without a registered number: {other:?}"
         ))),
     })
+}
+
+/// id, scope_key, number, period of a locked payment row.
+type LockedPayment = (u64, String, Option<u64>, Option<String>);
+
+/// Gives a held payment its number, in one transaction under the payment
+/// row's lock: the series chosen when the payment arrived (its `scope_key`),
+/// the number recorded as reserved, the payment row updated. A concurrent
+/// delivery waits on the lock and then finds the number. A series that still
+/// does not exist is `SeriesNotFound`, and nothing changes.
+async fn complete_held(
+    conn: &mut Conn,
+    sql: &Sql,
+    gateway: &str,
+    txn: &str,
+) -> AttemptResult<PaymentRecord> {
+    conn.query_drop("START TRANSACTION").await?;
+    let locked: Option<LockedPayment> = match conn
+        .exec_first(&sql.registry.lock_payment, (gateway, txn))
+        .await
+    {
+        Ok(row) => row,
+        Err(e) => return finish_transaction(conn, Err(e)).await,
+    };
+    let outcome = async {
+        let Some((id, scope, number, period)) = locked else {
+            return Ok(Err(Error::Unexpected(format!(
+                "payment {gateway}/{txn} disappeared"
+            ))));
+        };
+        if number.is_some() {
+            // Another delivery numbered it while this one waited.
+            return Ok(Ok(None));
+        }
+        let number = match allocate_and_record(
+            conn,
+            sql,
+            &scope,
+            NumberStatus::Reserved,
+            "payment",
+            Some((gateway, txn)),
+        )
+        .await?
+        {
+            Ok(n) => n,
+            Err(e) => return Ok(Err(e)),
+        };
+        conn.exec_drop(&sql.registry.set_payment_number, (number, id))
+            .await?;
+        Ok(Ok(Some(PaymentRecord {
+            scope,
+            number,
+            created: true,
+            status: NumberStatus::Reserved,
+            post_id: None,
+            period: period.as_deref().and_then(Period::parse_stored),
+        })))
+    }
+    .await;
+    match finish_transaction(conn, outcome).await? {
+        Ok(Some(record)) => Ok(Ok(record)),
+        Err(e) => Ok(Err(e)),
+        Ok(None) => Ok(
+            match find_payment(conn, &sql.registry, gateway, txn).await? {
+                Ok(Found::Numbered(r)) => Ok(r),
+                Ok(Found::Waiting) => Err(Error::Unexpected(format!(
+                    "payment {gateway}/{txn} was numbered and then lost its number"
+                ))),
+                Err(e) => Err(e),
+            },
+        ),
+    }
+}
+
+/// Escapes `\`, `%` and `_` for a LIKE pattern (MariaDB's default escape).
+fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }

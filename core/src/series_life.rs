@@ -1,0 +1,152 @@
+//! A series' life (design.md §7): what happens when a payment's series does
+//! not exist yet, and which number a new series starts at.
+//!
+//! Invariants:
+//! - a series is created in its own statement (`INSERT`, the primary key
+//!   decides), never by a read-then-insert inside a payment's transaction, and
+//!   an existing series is never reset;
+//! - under [`MissingSeries::Create`] a new series starts at the configured
+//!   start; under [`MissingSeries::Continue`] right after the issuer's latest
+//!   earlier year (the configured start when there is none); under
+//!   [`MissingSeries::Hold`] nothing is created and the payment waits;
+//! - the issuer of `"{issuer}:{year}"` is everything before the last `:`, and
+//!   only a four-digit year counts, so `42:2026` never continues `420:2025`.
+//!
+//! The pure-PHP twin (`Counterfoil_Rules::start_for_new_series`,
+//! `previous_series`) passes the same vectors (`tests/vectors/series_plans.json`).
+
+use crate::error::{Error, Result};
+use crate::scope::{ScopeKey, YEARS};
+use crate::series;
+
+/// What to do with a payment whose series does not exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MissingSeries {
+    /// Create the series at the configured start, then number the payment.
+    #[default]
+    Create,
+    /// Create it right after the issuer's previous year, then number it.
+    Continue,
+    /// Record the payment without a number until an admin creates the series.
+    Hold,
+}
+
+impl MissingSeries {
+    /// Every plan, in the order settings list them.
+    pub const ALL: [MissingSeries; 3] = [
+        MissingSeries::Create,
+        MissingSeries::Continue,
+        MissingSeries::Hold,
+    ];
+
+    /// The stored name: `create`, `continue` or `hold`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissingSeries::Create => "create",
+            MissingSeries::Continue => "continue",
+            MissingSeries::Hold => "hold",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == name)
+            .ok_or_else(|| Error::InvalidArgument {
+                name: "plan",
+                reason: format!("unknown plan `{name}`; use create, continue or hold"),
+            })
+    }
+}
+
+/// The issuer and year of a `"{issuer}:{year}"` key (year: four digits in
+/// [`YEARS`]); `None` for keys of any other shape.
+pub fn issuer_and_year(scope: &str) -> Option<(&str, u32)> {
+    let (issuer, tail) = scope.rsplit_once(':')?;
+    if tail.len() != 4 || !tail.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let year: u32 = tail.parse().ok()?;
+    YEARS.contains(&year).then_some((issuer, year))
+}
+
+/// The series `scope` would continue: among `existing` (scope key, current
+/// value), the one of the same issuer with the latest year before `scope`'s.
+pub fn previous_series<'a, I>(scope: &ScopeKey, existing: I) -> Option<(&'a str, u64)>
+where
+    I: IntoIterator<Item = (&'a str, u64)>,
+{
+    let (issuer, year) = issuer_and_year(scope.as_str())?;
+    existing
+        .into_iter()
+        .filter_map(|(key, current)| {
+            let (i, y) = issuer_and_year(key)?;
+            (i == issuer && y < year).then_some((y, key, current))
+        })
+        .max_by_key(|(y, _, _)| *y)
+        .map(|(_, key, current)| (key, current))
+}
+
+/// The first number of a new series under `plan`: `configured_start` (≥ 1)
+/// for `Create` (and for `Continue` without a previous series), the previous
+/// series' counter + 1 for `Continue`, `None` for `Hold` (nothing is created).
+pub fn start_for_new_series(
+    plan: MissingSeries,
+    configured_start: u64,
+    previous_current: Option<u64>,
+) -> Result<Option<u64>> {
+    series::counter_for_start(configured_start)?;
+    Ok(match (plan, previous_current) {
+        (MissingSeries::Hold, _) => None,
+        (MissingSeries::Continue, Some(current)) => {
+            Some(current.checked_add(1).ok_or_else(|| Error::Overflow {
+                scope: "the previous year's series".into(),
+                requested: 1,
+            })?)
+        }
+        (MissingSeries::Create | MissingSeries::Continue, _) => Some(configured_start),
+    })
+}
+
+/// What creating a series under a plan did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlannedSeries {
+    /// The first number the plan gave (`None` under `Hold`: nothing created).
+    pub start: Option<u64>,
+    /// The previous year's series it continued from, as its counter.
+    pub continued_from: Option<u64>,
+    /// What `initialize` did (`None` under `Hold`).
+    pub outcome: Option<crate::series::Initialized>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_by_name() {
+        for p in MissingSeries::ALL {
+            assert_eq!(MissingSeries::parse(p.as_str()).unwrap(), p);
+        }
+        assert!(MissingSeries::parse("Create").is_err());
+        assert_eq!(MissingSeries::default(), MissingSeries::Create);
+    }
+
+    #[test]
+    fn previous_is_the_same_issuers_latest_earlier_year() {
+        let scope = ScopeKey::new("42:2027").unwrap();
+        let existing = [
+            ("42:2025", 99),
+            ("42:2026", 153),
+            ("420:2026", 7),
+            ("42:2028", 5),
+            ("x:42:2026", 1),
+        ];
+        assert_eq!(previous_series(&scope, existing), Some(("42:2026", 153)));
+        assert_eq!(
+            previous_series(&ScopeKey::new("eu").unwrap(), existing),
+            None
+        );
+    }
+}
