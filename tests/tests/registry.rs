@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
-use counterfoil_core::{Error, NumberStatus, PaymentRef, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_core::{
+    Error, Held, Initialized, MissingSeries, NumberStatus, PaymentRef, Period, ScopeKey,
+    SeriesStore, StoreConfig,
+};
 use counterfoil_tests::check::{check_contiguous, Allocation};
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::workers::run_overlapping;
@@ -177,5 +180,147 @@ fn concurrent_duplicate_deliveries_from_eight_processes() {
     assert_eq!(
         MariaDb::scalar(&url, "SELECT current_value FROM wp_invoice_sequences").unwrap(),
         Some("299".into())
+    );
+}
+
+/// A payment whose series is missing is held without a number (design.md
+/// §7), and the first delivery after the series exists numbers it, from the
+/// series it was held for; plans create at the right start.
+#[test]
+fn held_payments_and_planned_series() {
+    let url = MariaDb::shared().fresh_database("held").unwrap();
+    block_on(async {
+        let mut s = store(&url).await;
+        let p = PaymentRef::new("stripe", "held-1").unwrap();
+        let period = Period::new(2026, 12).unwrap();
+        let scope = key("5:2027");
+        assert_eq!(
+            s.hold_payment(&scope, &p, Some("9.50"), Some("EUR"), period)
+                .await
+                .unwrap(),
+            Held::Waiting { created: true }
+        );
+        assert_eq!(
+            s.hold_payment(&scope, &p, None, None, period)
+                .await
+                .unwrap(),
+            Held::Waiting { created: false }
+        );
+        // Still missing: the delivery is refused typed, the payment stays held.
+        assert!(matches!(
+            s.record_payment(&key("5:2028"), &p, None, None).await,
+            Err(Error::SeriesNotFound { scope }) if scope == "5:2027"
+        ));
+        // Hold creates nothing; continue starts after the issuer's latest earlier year.
+        let held = s
+            .initialize_planned(&scope, MissingSeries::Hold, 1)
+            .await
+            .unwrap();
+        assert_eq!((held.start, held.outcome), (None, None));
+        s.initialize(&key("5:2025"), 1).await.unwrap();
+        s.advance(&key("5:2025"), 41).await.unwrap();
+        s.initialize(&key("55:2026"), 900).await.unwrap();
+        let planned = s
+            .initialize_planned(&scope, MissingSeries::Continue, 1)
+            .await
+            .unwrap();
+        assert_eq!(
+            (planned.start, planned.continued_from),
+            (Some(41), Some(40))
+        );
+        assert_eq!(planned.outcome, Some(Initialized::Created { next: 41 }));
+        // The repeat after the series exists numbers it, with the held period.
+        let r = s
+            .record_payment(&key("5:2028"), &p, None, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (r.scope.as_str(), r.number, r.created, r.period),
+            ("5:2027", 41, true, Some(period))
+        );
+        let again = s.record_payment(&scope, &p, None, None).await.unwrap();
+        assert_eq!((again.number, again.created), (41, false));
+        assert!(matches!(
+            s.hold_payment(&scope, &p, None, None, period).await.unwrap(),
+            Held::Numbered(r) if r.number == 41
+        ));
+        // An existing series is never reset by a plan; LIKE wildcards in the
+        // issuer match only themselves.
+        let exists = s
+            .initialize_planned(&scope, MissingSeries::Create, 1)
+            .await
+            .unwrap();
+        assert_eq!(exists.outcome, Some(Initialized::Exists { current: 41 }));
+        s.initialize(&key("axb:2025"), 500).await.unwrap();
+        let wild = s
+            .initialize_planned(&key("a_b:2026"), MissingSeries::Continue, 3)
+            .await
+            .unwrap();
+        assert_eq!((wild.start, wild.continued_from), (Some(3), None));
+    });
+}
+
+/// 200 payments held for a missing series; once it exists, 8 OS processes
+/// deliver all of them again at the same time: each gets exactly one number,
+/// the numbers are contiguous, none stays held.
+#[test]
+fn held_payments_completed_by_eight_processes_at_once() {
+    let url = MariaDb::shared().fresh_database("heldrace").unwrap();
+    let txns: Vec<String> = (0..200).map(|i| format!("held-{i:04}")).collect();
+    block_on(async {
+        let mut s = store(&url).await;
+        for t in &txns {
+            let p = PaymentRef::new("stripe", t).unwrap();
+            s.hold_payment(
+                &key("3:2027"),
+                &p,
+                None,
+                None,
+                Period::new(2027, 1).unwrap(),
+            )
+            .await
+            .unwrap();
+        }
+        s.initialize(&key("3:2027"), 1).await.unwrap();
+    });
+    let commands = (0..8)
+        .map(|w| {
+            let mut order = txns.clone();
+            order.rotate_left(w * 25);
+            let mut c = Command::new(env!("CARGO_BIN_EXE_payment-worker"));
+            c.args([url.as_str(), "wp_", "3:2027", "stripe"])
+                .args(order);
+            c
+        })
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
+    let mut number_of: BTreeMap<String, u64> = BTreeMap::new();
+    let mut created = 0;
+    for line in finished.iter().flat_map(|f| f.stdout.lines()) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.first() != Some(&"p") {
+            continue;
+        }
+        let n: u64 = parts[2].parse().unwrap();
+        created += usize::from(parts[3] == "true");
+        let prev = number_of.insert(parts[1].to_owned(), n);
+        assert!(
+            prev.is_none() || prev == Some(n),
+            "{} got {prev:?} and {n}",
+            parts[1]
+        );
+    }
+    assert_eq!(number_of.len(), 200);
+    assert_eq!(created, 200, "each held payment numbered exactly once");
+    let allocs: Vec<Allocation> = number_of.values().map(|n| Allocation::one(*n)).collect();
+    let findings = check_contiguous(&allocs, 1, 200);
+    assert!(findings.is_clean(), "{findings}");
+    assert_eq!(
+        MariaDb::scalar(
+            &url,
+            "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE number IS NULL"
+        )
+        .unwrap(),
+        Some("0".into())
     );
 }

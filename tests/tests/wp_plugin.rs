@@ -220,7 +220,8 @@ fn webhook_security_over_http() {
         MariaDb::scalar(&url, "SELECT transaction_id FROM wp_counterfoil_payments").unwrap(),
         Some("x'); DROP TABLE wp_posts; --".into())
     );
-    // A series that does not exist: 400 with a clear message, nothing written.
+    // A series that does not exist is never a 400: under the default
+    // `create` plan it is created and the payment numbered from 1.
     let r = deliver(
         port,
         &secret,
@@ -228,8 +229,8 @@ fn webhook_security_over_http() {
         0,
     )
     .unwrap();
-    assert_eq!(r.status, 400);
-    assert!(r.body.contains("Settings"), "{}", r.body);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(r.body.contains(r#""number":"2026-0001""#), "{}", r.body);
     // The database unavailable: 503 with Retry-After.
     MariaDb::shared()
         .exec(
