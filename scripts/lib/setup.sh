@@ -13,6 +13,7 @@ APT_PACKAGES=(
   nginx-light phpunit                    # HTTP tests, the PHP test runner
   wordpress chromium                     # the real WordPress under test; the browser for admin pages
   gawk
+  faketime                               # libfaketime: New Year's night under a fake clock
 )
 CARGO_PHP_VERSION=0.2.2
 

@@ -66,6 +66,19 @@ impl FpmSite {
         extension: bool,
         php_ini: &[(&str, String)],
     ) -> Result<Self> {
+        Self::start_with_env(name, docroot, children, extension, php_ini, &[])
+    }
+
+    /// As [`FpmSite::start`], with extra environment variables for php-fpm
+    /// and its workers (e.g. libfaketime's `LD_PRELOAD` and `FAKETIME`).
+    pub fn start_with_env(
+        name: &str,
+        docroot: &Path,
+        children: u32,
+        extension: bool,
+        php_ini: &[(&str, String)],
+        env: &[(&str, String)],
+    ) -> Result<Self> {
         let dir = crate::target_dir().join("harness").join(format!(
             "{name}-fpm-{}-{}",
             std::process::id(),
@@ -118,6 +131,7 @@ impl FpmSite {
             // Quoted: php.ini reads an unquoted `…=false` as an empty value.
             fpm.arg("-d").arg(format!("{k}=\"{v}\""));
         }
+        fpm.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
         fpm.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());

@@ -144,6 +144,16 @@ impl WordPress {
         FpmSite::start("wp", &self.dir, children, extension, &[])
     }
 
+    /// As [`WordPress::serve`], with extra environment for php-fpm (a fake clock).
+    pub fn serve_with_env(
+        &self,
+        extension: bool,
+        children: u32,
+        env: &[(&str, String)],
+    ) -> Result<FpmSite> {
+        FpmSite::start_with_env("wp", &self.dir, children, extension, &[], env)
+    }
+
     /// The webhook secret the plugin generated.
     pub fn webhook_secret(&self) -> Result<String> {
         let s = self.eval(false, "echo get_option('counterfoil_webhook_secret');")?;

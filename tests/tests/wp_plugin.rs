@@ -259,9 +259,18 @@ fn webhook_security_over_http() {
 fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
     let wp = WordPress::install(MariaDb::shared(), "uninstall", None).unwrap();
     let uninstall = "define('WP_UNINSTALL_PLUGIN', 'counterfoil/counterfoil.php'); include WP_PLUGIN_DIR . '/counterfoil/uninstall.php';";
-    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1); counterfoil_create_invoice_for_payment(['gateway'=>'stripe','transaction_id'=>'u1','user_id'=>1,'year'=>2026]);")
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1); counterfoil_create_invoice_for_payment(['gateway'=>'stripe','transaction_id'=>'u1','user_id'=>1,'year'=>2026]); update_option('counterfoil_format', 'INV-{year}-{seq:05}'); update_option('counterfoil_missing_series', 'hold');")
         .unwrap();
     wp.eval(false, uninstall).unwrap();
+    // The format and the series settings stay with the data they numbered.
+    assert_eq!(
+        wp.eval(
+            false,
+            "echo get_option('counterfoil_format'), ' ', get_option('counterfoil_missing_series');"
+        )
+        .unwrap(),
+        "INV-{year}-{seq:05} hold"
+    );
     let tables = |wp: &WordPress| {
         MariaDb::scalar(wp.database_url(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('wp_invoice_sequences','wp_counterfoil_numbers','wp_counterfoil_payments')").unwrap().unwrap()
     };
@@ -283,6 +292,11 @@ fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
     wp.eval(false, uninstall).unwrap();
     assert_eq!(tables(&wp), "0", "deleted when the owner opted in");
     assert_eq!(invoices(&wp), "0");
+    assert_eq!(
+        wp.eval(false, "var_export(get_option('counterfoil_format'));")
+            .unwrap(),
+        "false"
+    );
 }
 
 #[test]

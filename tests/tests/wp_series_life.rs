@@ -1,0 +1,291 @@
+//! A year in a real shop, over HTTP (php-fpm + nginx, real WordPress and
+//! MariaDB): the first payments of a new issuer arriving together, a payment
+//! held for a missing series, and New Year's night under a fake clock in two
+//! time zones, on both backends (design.md §7).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+use std::time::Duration;
+
+use counterfoil_tests::burst;
+use counterfoil_tests::fake_clock;
+use counterfoil_tests::webhook::deliver;
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::workers::{run_overlapping, Finished};
+use counterfoil_tests::MariaDb;
+use serde_json::Value;
+
+/// One delivery as a callback client reported it.
+struct Delivery {
+    txn: String,
+    user: u64,
+    status: u16,
+    before: f64,
+    after: f64,
+    body: Value,
+}
+
+fn deliveries(finished: &[Finished]) -> Vec<Delivery> {
+    finished
+        .iter()
+        .flat_map(|f| f.stdout.lines())
+        .filter(|l| l.starts_with('{'))
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            Delivery {
+                txn: v["txn"].as_str().unwrap().to_owned(),
+                user: v["user"].as_u64().unwrap(),
+                status: v["status"].as_u64().unwrap() as u16,
+                before: v["before"].as_f64().unwrap(),
+                after: v["after"].as_f64().unwrap(),
+                body: v["body"].clone(),
+            }
+        })
+        .collect()
+}
+
+/// A callback client process (`callback-client`), with extra environment.
+fn client(
+    port: u16,
+    secret: &str,
+    prefix: &str,
+    users: &str,
+    count: usize,
+    pause_ms: u64,
+    env: &[(&str, String)],
+) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_callback-client"));
+    c.args([
+        port.to_string(),
+        secret.to_owned(),
+        prefix.to_owned(),
+        users.to_owned(),
+        count.to_string(),
+        pause_ms.to_string(),
+    ]);
+    c.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    c
+}
+
+fn scalar(wp: &WordPress, sql: &str) -> String {
+    MariaDb::scalar(wp.database_url(), sql)
+        .unwrap()
+        .unwrap_or_default()
+}
+
+/// 16 OS processes each deliver the first payment of a new issuer at the same
+/// moment: one series is created (the primary key decides), 16 distinct
+/// numbers 1..=16, every delivery 201.
+fn first_payments_of_a_new_series_at_once(extension: bool) {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension { "first_ext" } else { "first_php" },
+        None,
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(extension, 4).unwrap();
+    let commands = (0..16)
+        .map(|i| client(site.port(), &secret, &format!("first{i}"), "77", 1, 0, &[]))
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
+    let got = deliveries(&finished);
+    assert_eq!(got.len(), 16);
+    let mut numbers = BTreeSet::new();
+    for d in &got {
+        assert_eq!(d.status, 201, "{}: {}", d.txn, d.body);
+        numbers.insert(d.body["sequence"].as_u64().unwrap());
+    }
+    assert_eq!(numbers, (1..=16).collect::<BTreeSet<u64>>());
+    assert_eq!(
+        scalar(
+            &wp,
+            "SELECT COUNT(*) FROM wp_invoice_sequences WHERE scope_key LIKE '77:%'"
+        ),
+        "1"
+    );
+    let check = burst::check_site(wp.database_url()).unwrap();
+    assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
+    assert_eq!(check.invoices, 16);
+}
+
+#[test]
+fn sixteen_first_payments_of_a_new_series_extension() {
+    first_payments_of_a_new_series_at_once(true);
+}
+
+#[test]
+fn sixteen_first_payments_of_a_new_series_pure_php() {
+    first_payments_of_a_new_series_at_once(false);
+}
+
+/// Under `hold`: 503 with Retry-After, the payment recorded without a number,
+/// the same on a repeat; after the series is created, the repeat gets 201
+/// with a number; nothing lost, nothing twice.
+#[test]
+fn hold_answers_503_and_a_repeat_completes_it_once_the_series_exists() {
+    let wp = WordPress::install(MariaDb::shared(), "hold_http", None).unwrap();
+    wp.eval(
+        false,
+        "update_option('counterfoil_missing_series', 'hold');",
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(true, 2).unwrap();
+    let body = br#"{"gateway":"stripe","transaction_id":"held-1","user_id":31,"year":2026,"amount":"5.00","currency":"EUR"}"#;
+    for _ in 0..2 {
+        let r = deliver(site.port(), &secret, body, 0).unwrap();
+        assert_eq!(r.status, 503, "{}", r.body);
+        assert_eq!(r.header("Retry-After"), vec!["300"]);
+        assert!(
+            r.body.contains("counterfoil_waiting_for_series"),
+            "{}",
+            r.body
+        );
+    }
+    assert_eq!(
+        scalar(&wp, "SELECT CONCAT(COUNT(*), ' ', COALESCE(MAX(number), 'null')) FROM wp_counterfoil_payments WHERE transaction_id = 'held-1'"),
+        "1 null"
+    );
+    assert_eq!(
+        scalar(&wp, "SELECT COUNT(*) FROM wp_invoice_sequences"),
+        "0"
+    );
+    wp.eval(false, "initialize_invoice_sequence(31, 2026, 10);")
+        .unwrap();
+    let r = deliver(site.port(), &secret, body, 0).unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(r.body.contains(r#""number":"2026-0010""#), "{}", r.body);
+    let r = deliver(site.port(), &secret, body, 0).unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let check = burst::check_site(wp.database_url()).unwrap();
+    assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
+}
+
+/// New Year's night by the site's clock: php-fpm and 8 callback clients (OS
+/// processes) run under one fake clock starting 5 s before local midnight of
+/// 31 December 2026 in `timezone`; each client sends 10 payments without a
+/// year, 0.8 s apart, across the boundary. Every delivery is 2xx; a payment
+/// answered before local midnight is in the 2026 series, one sent after it in
+/// the 2027 series (created by the `create` setting at 1); a payment sent in
+/// the second around midnight may be in either; no number twice; the
+/// registry is complete.
+fn new_year_by_the_sites_clock(timezone: &str, midnight_utc: i64, extension: bool) {
+    let name = format!(
+        "ny_{}_{}",
+        timezone.split('/').next_back().unwrap().to_lowercase(),
+        if extension { "ext" } else { "php" }
+    );
+    let wp = WordPress::install(MariaDb::shared(), &name, None).unwrap();
+    wp.eval(
+        false,
+        &format!(
+            "update_option('timezone_string', '{timezone}');
+             for ($u = 1; $u <= 4; $u++) {{ initialize_invoice_sequence($u, 2026, 100 * $u); }}"
+        ),
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let env = fake_clock::env_at(midnight_utc - 5).unwrap();
+    let site = wp.serve_with_env(extension, 4, &env).unwrap();
+    let commands = (0..8)
+        .map(|i| {
+            client(
+                site.port(),
+                &secret,
+                &format!("ny{i}"),
+                "1,2,3,4",
+                10,
+                800,
+                &env,
+            )
+        })
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
+    let got = deliveries(&finished);
+    assert_eq!(got.len(), 80);
+    let boundary = midnight_utc as f64;
+    let (mut old, mut new) = (0, 0);
+    let mut numbers: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for d in &got {
+        assert_eq!(d.status, 201, "{} at {}: {}", d.txn, d.before, d.body);
+        let scope = d.body["scope_key"].as_str().unwrap().to_owned();
+        let year = scope.rsplit_once(':').unwrap().1;
+        assert_eq!(scope.split(':').next().unwrap(), d.user.to_string());
+        if d.after < boundary {
+            assert_eq!(
+                year, "2026",
+                "{} answered before midnight: {}",
+                d.txn, d.body
+            );
+        } else if d.before >= boundary {
+            assert_eq!(year, "2027", "{} sent after midnight: {}", d.txn, d.body);
+        }
+        if year == "2026" {
+            old += 1;
+        } else {
+            new += 1;
+        }
+        let number = d.body["number"].as_str().unwrap();
+        assert!(
+            number.starts_with(&format!("{year}-")),
+            "{number} in {scope}"
+        );
+        assert!(
+            numbers
+                .entry(scope)
+                .or_default()
+                .insert(d.body["sequence"].as_u64().unwrap()),
+            "a number twice: {}",
+            d.body
+        );
+    }
+    assert!(
+        old >= 8 && new >= 8,
+        "the run must cross midnight: {old} before, {new} after"
+    );
+    // The new year's series were created by the setting, at 1.
+    for u in 1..=4 {
+        if numbers.contains_key(&format!("{u}:2027")) {
+            assert_eq!(
+                scalar(
+                    &wp,
+                    &format!(
+                        "SELECT start_value FROM wp_invoice_sequences WHERE scope_key = '{u}:2027'"
+                    )
+                ),
+                "1"
+            );
+        }
+    }
+    let check = burst::check_site(wp.database_url()).unwrap();
+    assert_eq!(check.invoices, 80);
+    assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
+}
+
+/// 2027-01-01 00:00 in Shanghai (UTC+8) is 2026-12-31 16:00 UTC.
+const SHANGHAI_MIDNIGHT: i64 = 1_798_732_800;
+/// 2027-01-01 00:00 in New York (UTC−5) is 2027-01-01 05:00 UTC.
+const NEW_YORK_MIDNIGHT: i64 = 1_798_779_600;
+
+#[test]
+fn new_year_in_shanghai_extension() {
+    new_year_by_the_sites_clock("Asia/Shanghai", SHANGHAI_MIDNIGHT, true);
+}
+
+#[test]
+fn new_year_in_shanghai_pure_php() {
+    new_year_by_the_sites_clock("Asia/Shanghai", SHANGHAI_MIDNIGHT, false);
+}
+
+#[test]
+fn new_year_in_new_york_extension() {
+    new_year_by_the_sites_clock("America/New_York", NEW_YORK_MIDNIGHT, true);
+}
+
+#[test]
+fn new_year_in_new_york_pure_php() {
+    new_year_by_the_sites_clock("America/New_York", NEW_YORK_MIDNIGHT, false);
+}
