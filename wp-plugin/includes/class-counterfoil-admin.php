@@ -242,10 +242,10 @@ final class Counterfoil_Admin {
 			return;
 		endif;
 		?>
-		<p><?php esc_html_e( 'These payments were recorded without a number because their series did not exist. Create the missing series above, then complete them: they get their numbers in order of arrival.', 'counterfoil' ); ?></p>
+		<p><?php esc_html_e( 'These payments were recorded without a number because their series did not exist. Create the missing series (under Create a series, below), then complete them: they get their numbers in order of arrival.', 'counterfoil' ); ?></p>
 		<table class="widefat striped" id="counterfoil-waiting">
 			<thead><tr>
-				<th><?php esc_html_e( 'Arrived (UTC)', 'counterfoil' ); ?></th>
+				<th><?php esc_html_e( 'Arrived', 'counterfoil' ); ?></th>
 				<th><?php esc_html_e( 'Payment', 'counterfoil' ); ?></th>
 				<th><?php esc_html_e( 'Amount', 'counterfoil' ); ?></th>
 				<th><?php esc_html_e( 'Series', 'counterfoil' ); ?></th>
@@ -254,7 +254,7 @@ final class Counterfoil_Admin {
 			<tbody>
 			<?php foreach ( $waiting as $w ) : ?>
 				<tr data-scope="<?php echo esc_attr( $w->scope_key ); ?>">
-					<td><?php echo esc_html( $w->created_at ); ?></td>
+					<td><?php echo esc_html( get_date_from_gmt( $w->created_at, 'Y-m-d H:i:s' ) ); ?></td>
 					<td><?php echo esc_html( $w->gateway . ' / ' . $w->transaction_id ); ?></td>
 					<td><?php echo esc_html( trim( $w->amount . ' ' . $w->currency ) ); ?></td>
 					<td><?php echo esc_html( $w->scope_key ); ?></td>
@@ -350,6 +350,8 @@ final class Counterfoil_Admin {
 				?>
 			</p>
 
+			<?php self::render_waiting( $post ); ?>
+
 			<h2><?php esc_html_e( 'Series', 'counterfoil' ); ?></h2>
 			<table class="widefat striped" id="counterfoil-series">
 				<thead><tr>
@@ -403,7 +405,6 @@ final class Counterfoil_Admin {
 				<?php submit_button( __( 'Void', 'counterfoil' ), 'delete', 'submit', false ); ?>
 			</form>
 
-			<?php self::render_waiting( $post ); ?>
 			<?php self::render_next_year( $post ); ?>
 
 			<h2><?php esc_html_e( 'Settings', 'counterfoil' ); ?></h2>
