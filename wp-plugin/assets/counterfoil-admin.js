@@ -20,13 +20,13 @@ try {
 }
 if (cf) {
   document.documentElement.dataset.counterfoilWasm = 'ready';
-  const now = new Date();
-  const year = now.getUTCFullYear();
-  const month = now.getUTCMonth() + 1;
-
-  // Settings: preview the next number as the typed format renders it.
+  // Settings: preview the next number as the typed format renders it, for
+  // the site's period (its clock and time zone, given by the server), not the
+  // browser's.
   const format = $('counterfoil-format');
   if (format) {
+    const year = Number(format.dataset.year);
+    const month = Number(format.dataset.month);
     const first = document.querySelector('#counterfoil-series tbody tr[data-next]');
     const next = first ? first.dataset.next : '1';
     const scope = first ? first.dataset.scope : '';
