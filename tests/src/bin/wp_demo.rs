@@ -39,11 +39,15 @@ fn main() -> Result<()> {
          initialize_invoice_sequence(2, 2026, 1) ? 'created' : 'exists';",
     )?;
     eprintln!("==> backend and series 1:2026 (starts at 1001), 2:2026 (starts at 1): {created}");
+    eprintln!(
+        "==> user 3 is a new issuer with no series: its first payments create 3:2026 \
+         (setting \"when a payment's series does not exist yet\": create, at 1)"
+    );
     let secret = wp.webhook_secret()?;
 
     let thrice = payments / 10;
     let twice = payments / 4 - thrice;
-    let plan = burst::plan(payments, thrice, twice, &[1, 2]);
+    let plan = burst::plan(payments, thrice, twice, &[1, 2, 3]);
     let deliveries: usize = plan.iter().map(|p| p.copies).sum();
     eprintln!(
         "==> {deliveries} signed callbacks for {payments} payments from {clients} concurrent clients \
