@@ -129,23 +129,21 @@ fn a_counter_behind_the_registry_is_a_readable_alarm_and_issues_nothing() {
     );
 }
 
-#[test]
-fn concurrent_duplicate_deliveries_from_eight_processes() {
-    let url = MariaDb::shared().fresh_database("paydup").unwrap();
-    block_on(async {
-        let mut s = store(&url).await;
-        s.initialize(&key("1:2026"), 100).await.unwrap();
-    });
-    // 200 payments; each process delivers all of them, in its own order, so
-    // every payment is delivered 8 times, mostly at the same moment.
-    let txns: Vec<String> = (0..200).map(|i| format!("txn-{i:04}")).collect();
+/// 8 `payment-worker` processes released together, each delivering every
+/// payment of `txns` (in its own order) to `scope`: the number each payment
+/// got (the same for every delivery, or the test fails) and how many
+/// deliveries recorded a payment.
+fn deliver_from_eight_processes(
+    url: &str,
+    scope: &str,
+    txns: &[String],
+) -> (BTreeMap<String, u64>, usize) {
     let commands = (0..8)
         .map(|w| {
-            let mut order = txns.clone();
-            order.rotate_left(w * 25);
+            let mut order = txns.to_vec();
+            order.rotate_left(w * txns.len() / 8);
             let mut c = Command::new(env!("CARGO_BIN_EXE_payment-worker"));
-            c.args([url.as_str(), "wp_", "1:2026", "stripe"])
-                .args(order);
+            c.args([url, "wp_", scope, "stripe"]).args(order);
             c
         })
         .collect();
@@ -158,9 +156,7 @@ fn concurrent_duplicate_deliveries_from_eight_processes() {
             continue;
         }
         let n: u64 = parts[2].parse().unwrap();
-        if parts[3] == "true" {
-            created += 1;
-        }
+        created += usize::from(parts[3] == "true");
         let prev = number_of.insert(parts[1].to_owned(), n);
         assert!(
             prev.is_none() || prev == Some(n),
@@ -168,6 +164,20 @@ fn concurrent_duplicate_deliveries_from_eight_processes() {
             parts[1]
         );
     }
+    (number_of, created)
+}
+
+#[test]
+fn concurrent_duplicate_deliveries_from_eight_processes() {
+    let url = MariaDb::shared().fresh_database("paydup").unwrap();
+    block_on(async {
+        let mut s = store(&url).await;
+        s.initialize(&key("1:2026"), 100).await.unwrap();
+    });
+    // 200 payments; each process delivers all of them, in its own order, so
+    // every payment is delivered 8 times, mostly at the same moment.
+    let txns: Vec<String> = (0..200).map(|i| format!("txn-{i:04}")).collect();
+    let (number_of, created) = deliver_from_eight_processes(&url, "1:2026", &txns);
     assert_eq!(number_of.len(), 200);
     assert_eq!(created, 200, "each payment recorded exactly once");
     let allocs: Vec<Allocation> = number_of.values().map(|n| Allocation::one(*n)).collect();
@@ -283,33 +293,7 @@ fn held_payments_completed_by_eight_processes_at_once() {
         }
         s.initialize(&key("3:2027"), 1).await.unwrap();
     });
-    let commands = (0..8)
-        .map(|w| {
-            let mut order = txns.clone();
-            order.rotate_left(w * 25);
-            let mut c = Command::new(env!("CARGO_BIN_EXE_payment-worker"));
-            c.args([url.as_str(), "wp_", "3:2027", "stripe"])
-                .args(order);
-            c
-        })
-        .collect();
-    let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
-    let mut number_of: BTreeMap<String, u64> = BTreeMap::new();
-    let mut created = 0;
-    for line in finished.iter().flat_map(|f| f.stdout.lines()) {
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        if parts.first() != Some(&"p") {
-            continue;
-        }
-        let n: u64 = parts[2].parse().unwrap();
-        created += usize::from(parts[3] == "true");
-        let prev = number_of.insert(parts[1].to_owned(), n);
-        assert!(
-            prev.is_none() || prev == Some(n),
-            "{} got {prev:?} and {n}",
-            parts[1]
-        );
-    }
+    let (number_of, created) = deliver_from_eight_processes(&url, "3:2027", &txns);
     assert_eq!(number_of.len(), 200);
     assert_eq!(created, 200, "each held payment numbered exactly once");
     let allocs: Vec<Allocation> = number_of.values().map(|n| Allocation::one(*n)).collect();
