@@ -35,6 +35,7 @@ require_once __DIR__ . '/includes/interface-counterfoil-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-php-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-extension-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-schema.php';
+require_once __DIR__ . '/includes/class-counterfoil-invoice-type.php';
 require_once __DIR__ . '/includes/class-counterfoil-invoices.php';
 require_once __DIR__ . '/includes/class-counterfoil-rest.php';
 require_once __DIR__ . '/includes/class-counterfoil-series-life.php';
@@ -49,7 +50,7 @@ add_action( 'plugins_loaded', array( 'Counterfoil_Schema', 'maybe_upgrade' ) );
 // process settings: configure them (DB_*, $wpdb->prefix, format, registry)
 // before any other plugin can call it.
 add_action( 'plugins_loaded', 'counterfoil_backend', 0 );
-add_action( 'init', array( 'Counterfoil_Invoices', 'register_post_type' ) );
+Counterfoil_Invoice_Type::init();
 add_action( 'init', 'counterfoil_load_textdomain' );
 add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );

@@ -25,14 +25,34 @@ if ( ! $counterfoil_delete ) {
 	return;
 }
 
-// The owner asked for deletion: invoice posts, then the tables, then the rest.
-$counterfoil_posts = $wpdb->get_col( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s", 'invoice' ) );
+// The owner asked for deletion of what is ours, and only that: our invoice
+// posts (by our meta: another plugin's `invoice` posts stay), our tables (a
+// sequences table that was there before us — the article's, adopted — stays).
+$counterfoil_posts = $wpdb->get_col(
+	$wpdb->prepare(
+		"SELECT p.ID FROM {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key' WHERE p.post_type IN (%s, %s)",
+		'counterfoil_invoice',
+		'invoice'
+	)
+);
 foreach ( $counterfoil_posts as $counterfoil_post_id ) {
 	wp_delete_post( (int) $counterfoil_post_id, true );
 }
-foreach ( array( 'counterfoil_payments', 'counterfoil_numbers', 'invoice_sequences' ) as $counterfoil_table ) {
+$counterfoil_tables = array( 'counterfoil_payments', 'counterfoil_numbers' );
+if ( 1 !== (int) get_option( 'counterfoil_sequences_preexisting', 1 ) ) {
+	$counterfoil_tables[] = 'invoice_sequences';
+}
+foreach ( $counterfoil_tables as $counterfoil_table ) {
 	$wpdb->query( "DROP TABLE IF EXISTS `{$wpdb->prefix}{$counterfoil_table}`" ); // phpcs:ignore WordPress.DB -- fixed names.
 }
-foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared' ) as $counterfoil_option ) {
+foreach ( array( 'administrator', 'editor', 'author', 'contributor', 'shop_manager' ) as $counterfoil_role_name ) {
+	$counterfoil_role = get_role( $counterfoil_role_name );
+	if ( $counterfoil_role ) {
+		foreach ( array( 'edit_counterfoil_invoices', 'edit_others_counterfoil_invoices', 'edit_published_counterfoil_invoices', 'read_private_counterfoil_invoices' ) as $counterfoil_cap ) {
+			$counterfoil_role->remove_cap( $counterfoil_cap );
+		}
+	}
+}
+foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared' ) as $counterfoil_option ) {
 	delete_option( $counterfoil_option );
 }

@@ -204,11 +204,11 @@ fn count(url: &str, sql: &str) -> Result<u64> {
 /// Checks the invariants of a site's tables.
 pub fn check_site(url: &str) -> Result<SiteCheck> {
     let mut c = SiteCheck {
-        invoices: count(url, "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice'")?,
+        invoices: count(url, "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'")?,
         transactions_with_several_invoices: count(
             url,
             "SELECT COUNT(*) FROM (SELECT m.meta_value FROM wp_posts p JOIN wp_postmeta m ON m.post_id = p.ID \
-             AND m.meta_key = '_counterfoil_transaction_id' WHERE p.post_type = 'invoice' \
+             AND m.meta_key = '_counterfoil_transaction_id' WHERE p.post_type = 'counterfoil_invoice' \
              GROUP BY m.meta_value HAVING COUNT(*) > 1) t",
         )?,
         duplicate_numbers: count(

@@ -22,6 +22,7 @@ pub mod php;
 pub mod webhook;
 pub mod wordpress;
 pub mod workers;
+pub mod wp_session;
 
 pub use check::{check_contiguous, Allocation};
 pub use mariadb::MariaDb;

@@ -146,7 +146,7 @@ fn webhook_security_over_http() {
     let site = wp.serve(false, 2).unwrap();
     let url = wp.database_url().to_owned();
     let written = || {
-        MariaDb::scalar(&url, "SELECT (SELECT COUNT(*) FROM wp_counterfoil_payments) + (SELECT COUNT(*) FROM wp_counterfoil_numbers) + (SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice')")
+        MariaDb::scalar(&url, "SELECT (SELECT COUNT(*) FROM wp_counterfoil_payments) + (SELECT COUNT(*) FROM wp_counterfoil_numbers) + (SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice')")
             .unwrap()
             .unwrap()
     };
@@ -277,7 +277,7 @@ fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
     let invoices = |wp: &WordPress| {
         MariaDb::scalar(
             wp.database_url(),
-            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'invoice'",
+            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'",
         )
         .unwrap()
         .unwrap()

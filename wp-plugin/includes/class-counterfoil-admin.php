@@ -395,12 +395,18 @@ final class Counterfoil_Admin {
 				<p id="counterfoil-advance-check" aria-live="polite"></p>
 			</form>
 
-			<h2><?php esc_html_e( 'Void a number', 'counterfoil' ); ?></h2>
+			<h2 id="counterfoil-void-title"><?php esc_html_e( 'Void a number', 'counterfoil' ); ?></h2>
+			<p><?php esc_html_e( 'An issued invoice is never deleted: void its number with a reason instead. The registry keeps the number as void, and the invoice list shows it.', 'counterfoil' ); ?></p>
 			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-void">
 				<input type="hidden" name="action" value="counterfoil_void_number">
 				<?php wp_nonce_field( 'counterfoil_void_number' ); ?>
-				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required></label>
-				<label><?php esc_html_e( 'Number', 'counterfoil' ); ?> <input type="number" name="number" min="1" required></label>
+				<?php
+				// Prefilled from the invoice list's "Void with a reason…" link (display only; the form is checked on submit).
+				$void_scope  = isset( $_GET['void_scope'] ) ? sanitize_text_field( wp_unslash( $_GET['void_scope'] ) ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+				$void_number = isset( $_GET['void_number'] ) ? absint( $_GET['void_number'] ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+				?>
+				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required value="<?php echo esc_attr( $void_scope ); ?>"></label>
+				<label><?php esc_html_e( 'Number', 'counterfoil' ); ?> <input type="number" name="number" min="1" required value="<?php echo esc_attr( (string) $void_number ); ?>"></label>
 				<label><?php esc_html_e( 'Reason', 'counterfoil' ); ?> <input type="text" name="reason" maxlength="255" required></label>
 				<?php submit_button( __( 'Void', 'counterfoil' ), 'delete', 'submit', false ); ?>
 			</form>

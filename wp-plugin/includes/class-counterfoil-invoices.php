@@ -24,31 +24,9 @@ defined( 'ABSPATH' ) || exit;
  * Invoices and the registry.
  */
 final class Counterfoil_Invoices {
-	const POST_TYPE = 'invoice';
+	const POST_TYPE = Counterfoil_Invoice_Type::POST_TYPE;
 	/** Seconds a sender is asked to wait before delivering a held payment again. */
 	const HOLD_RETRY_AFTER = 300;
-
-	/** Registers the invoice post type. */
-	public static function register_post_type() {
-		register_post_type(
-			self::POST_TYPE,
-			array(
-				'labels'          => array(
-					'name'          => __( 'Invoices', 'counterfoil' ),
-					'singular_name' => __( 'Invoice', 'counterfoil' ),
-				),
-				'public'          => false,
-				'show_ui'         => true,
-				'show_in_menu'    => true,
-				'show_in_rest'    => false,
-				'menu_icon'       => 'dashicons-media-spreadsheet',
-				'supports'        => array( 'title' ),
-				'capability_type' => 'post',
-				'capabilities'    => array( 'create_posts' => 'do_not_allow' ),
-				'map_meta_cap'    => true,
-			)
-		);
-	}
 
 	/**
 	 * Validates a payment array.
@@ -292,6 +270,14 @@ final class Counterfoil_Invoices {
 			}
 			if ( 'issued' === $row->status && $row->post_id ) {
 				$wpdb->query( 'COMMIT' );
+				if ( ! get_post( (int) $row->post_id ) ) {
+					return new WP_Error(
+						'counterfoil_invoice_missing',
+						/* translators: 1: number, 2: post id */
+						sprintf( __( 'Number %1$s was issued to invoice post %2$d, which no longer exists; restore it from a backup. No other number is issued for this payment.', 'counterfoil' ), $rendered, (int) $row->post_id ),
+						array( 'status' => 409 )
+					);
+				}
 				return array(
 					'post_id' => (int) $row->post_id,
 					'created' => false,
@@ -377,6 +363,8 @@ final class Counterfoil_Invoices {
 		if ( 1 !== $ok ) {
 			return new WP_Error( 'counterfoil_void_missing', __( 'No reserved or issued number matches.', 'counterfoil' ), array( 'status' => 404 ) );
 		}
+		$post_id = (int) $wpdb->get_var( $wpdb->prepare( "SELECT post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $scope, $number ) );
+		Counterfoil_Invoice_Type::mark_void( $post_id, $reason );
 		return true;
 	}
 

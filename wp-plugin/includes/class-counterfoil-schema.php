@@ -13,7 +13,9 @@
  *   with the number it received (NULL while it is held for a missing series,
  *   with the local period it arrived in).
  *
- * Versions: 1 the tables; 2 payments.period (payments held for a series).
+ * Versions: 1 the tables; 2 payments.period (payments held for a series);
+ * 3 the post type counterfoil_invoice (our `invoice` posts migrated), its
+ * capabilities, and whether the sequences table was there before us.
  *
  * The definitions equal counterfoil-core's (core/src/schema.rs); a test
  * compares SHOW CREATE TABLE of both.
@@ -27,7 +29,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 2;
+	const VERSION        = 3;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -46,13 +48,36 @@ final class Counterfoil_Schema {
 		$name = 'counterfoil_schema:' . DB_NAME . '.' . $wpdb->prefix;
 		$lock = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 10)', $name ) );
 		try {
+			self::remember_preexisting_sequences();
 			dbDelta( self::statements( $wpdb->prefix ) );
+			Counterfoil_Invoice_Type::migrate_old_posts();
+			Counterfoil_Invoice_Type::grant();
 			update_option( self::VERSION_OPTION, self::VERSION, true );
 		} finally {
 			if ( '1' === (string) $lock ) {
 				$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $name ) );
 			}
 		}
+	}
+
+	/**
+	 * Records once whether the sequences table was there before the plugin
+	 * created it (the article's table, adopted): uninstall never drops it
+	 * then. On an upgrade from before this was recorded, rows without a
+	 * start value (adopted ones) say it was.
+	 */
+	private static function remember_preexisting_sequences() {
+		global $wpdb;
+		if ( false !== get_option( 'counterfoil_sequences_preexisting' ) ) {
+			return;
+		}
+		$table  = self::tables()['sequences'];
+		$exists = $table === $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $table ) ) );
+		$ours   = (int) get_option( self::VERSION_OPTION ) > 0;
+		if ( $exists && $ours ) {
+			$exists = (int) $wpdb->get_var( "SELECT COUNT(*) FROM `{$table}` WHERE start_value IS NULL" ) > 0; // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix.
+		}
+		add_option( 'counterfoil_sequences_preexisting', $exists ? 1 : 0, '', false );
 	}
 
 	/**

@@ -23,13 +23,13 @@ final class PaymentsTest extends TestCase {
 		$first = counterfoil_create_invoice_for_payment( $this->payment( $u, "pay-$u-1" ) );
 		$this->assertInstanceOf( WP_Post::class, $first );
 		$this->assertSame( '2026-0100', $first->post_title );
-		$this->assertSame( 'invoice', $first->post_type );
+		$this->assertSame( 'counterfoil_invoice', $first->post_type );
 		$again = counterfoil_create_invoice_for_payment( $this->payment( $u, "pay-$u-1" ) );
 		$this->assertSame( $first->ID, $again->ID );
 		$second = counterfoil_create_invoice_for_payment( $this->payment( $u, "pay-$u-2" ) );
 		$this->assertSame( '2026-0101', $second->post_title );
 		$this->assertSame( "$u:2026", get_post_meta( $second->ID, '_counterfoil_scope_key', true ) );
-		$posts = get_posts( array( 'post_type' => 'invoice', 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => "pay-$u-1", 'numberposts' => -1 ) );
+		$posts = get_posts( array( 'post_type' => 'counterfoil_invoice', 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => "pay-$u-1", 'numberposts' => -1 ) );
 		$this->assertCount( 1, $posts );
 		$this->assertSame( array(), Counterfoil_Test::registry_holes( "$u:2026" ) );
 	}
@@ -64,7 +64,7 @@ final class PaymentsTest extends TestCase {
 				array( array( 'number' => '5', 'status' => 'reserved', 'post_id' => null ) ),
 				Counterfoil_Test::rows( "SELECT number, status, post_id FROM wp_counterfoil_numbers WHERE scope_key = '$u:2026'" )
 			);
-			$this->assertCount( 0, get_posts( array( 'post_type' => 'invoice', 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => "fail-$u" ) ) );
+			$this->assertCount( 0, get_posts( array( 'post_type' => 'counterfoil_invoice', 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => "fail-$u" ) ) );
 			// Another payment meanwhile takes the next number.
 			$other = counterfoil_create_invoice_for_payment( $this->payment( $u, "other-$u" ) );
 			$this->assertSame( '2026-0006', $other->post_title );

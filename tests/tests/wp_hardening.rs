@@ -1,0 +1,158 @@
+//! The plugin as a security reviewer reads it, over real HTTP (php-fpm +
+//! nginx, real WordPress): who may see, retitle, trash or delete an invoice;
+//! what uninstall removes.
+
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::wp_session::Session;
+use counterfoil_tests::MariaDb;
+
+/// WordPress's refusal page: "Sorry, you are not allowed …" (post.php answers
+/// it with status 500 for an edit, 403 elsewhere).
+fn refused(r: &counterfoil_tests::php::Response, what: &str) {
+    assert!(
+        matches!(r.status, 403 | 500) && r.body.contains("Sorry, you are not allowed"),
+        "{what}: {} {}",
+        r.status,
+        r.body.split("<body").nth(1).unwrap_or(&r.body)
+    );
+}
+
+/// Editors, authors (the issuer of the invoice included) and contributors
+/// never see the invoice list, open an invoice, or trash one — even with a
+/// valid nonce; the administrator sees the list with "Void with a reason…"
+/// and no edit or trash link, and cannot trash either.
+#[test]
+fn only_the_granted_roles_see_invoices_and_nobody_trashes_one() {
+    let wp = WordPress::install(MariaDb::shared(), "roles", None).unwrap();
+    let ids = wp
+        .eval(
+            false,
+            "$ids = array();
+             foreach (array('editor', 'author', 'contributor') as $r) {
+                 $ids[] = wp_insert_user(array('user_login' => $r, 'user_pass' => $r . '-password', 'role' => $r));
+             }
+             initialize_invoice_sequence($ids[1], 2026, 1);
+             $p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => 'roles-1',
+                 'user_id' => $ids[1], 'year' => 2026));
+             echo $p->ID, ' ', implode(' ', $ids);",
+        )
+        .unwrap();
+    let ids: Vec<u64> = ids.split(' ').map(|s| s.parse().unwrap()).collect();
+    let (post, author_id) = (ids[0], ids[2]);
+    let site = wp.serve(false, 2).unwrap();
+    let list = "/wp-admin/edit.php?post_type=counterfoil_invoice";
+    let edit = format!("/wp-admin/post.php?post={post}&action=edit");
+    for role in ["editor", "author", "contributor"] {
+        let s = Session::login(site.port(), role, &format!("{role}-password")).unwrap();
+        let r = s.get(list).unwrap();
+        assert_eq!(
+            r.status,
+            403,
+            "{role} opened the invoice list: {}",
+            &r.body[..r.body.len().min(300)]
+        );
+        refused(
+            &s.get(&edit).unwrap(),
+            &format!("{role} opened the invoice for editing"),
+        );
+    }
+    // The issuer, with a valid trash nonce for their own session.
+    let author = Session::login(site.port(), "author", "author-password").unwrap();
+    let nonce = wp
+        .eval(
+            false,
+            &format!(
+                "echo substr(wp_hash(wp_nonce_tick() . '|trash-post_{post}|{author_id}|{}', 'nonce'), -12, 10);",
+                author.token()
+            ),
+        )
+        .unwrap();
+    let r = author
+        .get(&format!(
+            "/wp-admin/post.php?post={post}&action=trash&_wpnonce={nonce}"
+        ))
+        .unwrap();
+    assert!(
+        !r.body.contains("link you followed has expired"),
+        "the nonce must be valid, so that the refusal is the capability's"
+    );
+    refused(&r, "the issuer trashed their invoice");
+    // The administrator sees the list, without edit or trash, with "Void with a reason…".
+    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
+    let r = admin.get(list).unwrap();
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains("2026-0001"), "the number is listed");
+    assert!(r.body.contains("Void with a reason"), "void is offered");
+    assert!(!r.body.contains("action=trash"), "no trash link");
+    assert!(
+        !r.body.contains(&format!("post={post}&amp;action=edit")),
+        "no edit link"
+    );
+    refused(
+        &admin.get(&edit).unwrap(),
+        "not even the administrator retitles an invoice",
+    );
+    let status = MariaDb::scalar(
+        wp.database_url(),
+        &format!("SELECT CONCAT(p.post_status, ' ', p.post_title, ' ', n.status) FROM wp_posts p JOIN wp_counterfoil_numbers n ON n.post_id = p.ID WHERE p.ID = {post}"),
+    )
+    .unwrap();
+    assert_eq!(status.as_deref(), Some("publish 2026-0001 issued"));
+}
+
+/// Uninstall with the owner's opt-in removes our posts and tables only: an
+/// adopted sequences table (there before us) stays with its rows, and another
+/// plugin's `invoice` posts stay.
+#[test]
+fn uninstall_deletes_only_what_is_ours() {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        "uninstall_ours",
+        Some(
+            "CREATE TABLE wp_invoice_sequences (scope_key VARCHAR(191) NOT NULL, current_value BIGINT UNSIGNED NOT NULL, PRIMARY KEY (scope_key)) ENGINE=InvoDB;",
+        ),
+    );
+    assert!(
+        wp.is_err(),
+        "a typo in the engine name must fail the set-up"
+    );
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        "uninstall_ours",
+        Some(
+            "CREATE TABLE wp_invoice_sequences (scope_key VARCHAR(191) NOT NULL, current_value BIGINT UNSIGNED NOT NULL, PRIMARY KEY (scope_key)) ENGINE=InnoDB;
+             INSERT INTO wp_invoice_sequences VALUES ('1:2026', 40);",
+        ),
+    )
+    .unwrap();
+    wp.eval(
+        false,
+        "counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => 'u-1', 'user_id' => 1, 'year' => 2026));
+         wp_insert_post(array('post_type' => 'invoice', 'post_status' => 'publish', 'post_title' => 'INV-7 of another plugin'));
+         update_option('counterfoil_delete_data_on_uninstall', 1);
+         define('WP_UNINSTALL_PLUGIN', 'counterfoil/counterfoil.php');
+         include WP_PLUGIN_DIR . '/counterfoil/uninstall.php';",
+    )
+    .unwrap();
+    let q = |sql: &str| {
+        MariaDb::scalar(wp.database_url(), sql)
+            .unwrap()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        q("SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('wp_invoice_sequences','wp_counterfoil_numbers','wp_counterfoil_payments')"),
+        "wp_invoice_sequences"
+    );
+    assert_eq!(
+        q("SELECT current_value FROM wp_invoice_sequences WHERE scope_key = '1:2026'"),
+        "41"
+    );
+    assert_eq!(
+        q("SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'"),
+        "0"
+    );
+    assert_eq!(
+        q("SELECT post_title FROM wp_posts WHERE post_type = 'invoice'"),
+        "INV-7 of another plugin"
+    );
+}

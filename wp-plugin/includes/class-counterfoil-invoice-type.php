@@ -1,0 +1,243 @@
+<?php
+/**
+ * The invoice post type and what protects it.
+ *
+ * Invariants:
+ * - the post type is `counterfoil_invoice` (prefixed: another plugin's
+ *   `invoice` posts are never ours), with its own capabilities, granted to the
+ *   roles of the `counterfoil_invoice_roles` filter (administrators by
+ *   default) on activation and on every schema upgrade; nobody else sees it;
+ * - an invoice post is created only by the payment flow; its title is the
+ *   number as issued and never changes; it is never trashed or deleted by
+ *   anyone (the capability is refused and the core functions are stopped),
+ *   except by uninstall when the owner opted in. "Void with a reason" takes
+ *   its place: the registry row is marked void and the post says so.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Invoice post type.
+ */
+final class Counterfoil_Invoice_Type {
+	const POST_TYPE = 'counterfoil_invoice';
+	/** The post type before schema version 3 (migrated when it carries our meta). */
+	const OLD_POST_TYPE = 'invoice';
+	/** Meta holding a void invoice's reason. */
+	const VOID_META = '_counterfoil_void_reason';
+
+	/** The primitive capabilities of the post type that the roles receive. */
+	const CAPS = array(
+		'edit_counterfoil_invoices',
+		'edit_others_counterfoil_invoices',
+		'edit_published_counterfoil_invoices',
+		'read_private_counterfoil_invoices',
+	);
+
+	/** Hooks. */
+	public static function init() {
+		add_action( 'init', array( __CLASS__, 'register' ) );
+		add_filter( 'map_meta_cap', array( __CLASS__, 'map_meta_cap' ), 10, 4 );
+		add_filter( 'pre_trash_post', array( __CLASS__, 'refuse_removal' ), 10, 2 );
+		add_filter( 'pre_delete_post', array( __CLASS__, 'refuse_removal' ), 10, 2 );
+		add_filter( 'wp_insert_post_data', array( __CLASS__, 'keep_title' ), 10, 2 );
+		add_filter( 'bulk_actions-edit-' . self::POST_TYPE, '__return_empty_array' );
+		add_filter( 'post_row_actions', array( __CLASS__, 'row_actions' ), 10, 2 );
+		add_filter( 'manage_' . self::POST_TYPE . '_posts_columns', array( __CLASS__, 'columns' ) );
+		add_action( 'manage_' . self::POST_TYPE . '_posts_custom_column', array( __CLASS__, 'column' ), 10, 2 );
+	}
+
+	/** Registers the post type. */
+	public static function register() {
+		register_post_type(
+			self::POST_TYPE,
+			array(
+				'labels'          => array(
+					'name'          => __( 'Invoices', 'counterfoil' ),
+					'singular_name' => __( 'Invoice', 'counterfoil' ),
+					'not_found'     => __( 'No invoices yet: they are created by payments.', 'counterfoil' ),
+				),
+				'public'          => false,
+				'show_ui'         => true,
+				'show_in_menu'    => true,
+				'show_in_rest'    => false,
+				'menu_icon'       => 'dashicons-media-spreadsheet',
+				'supports'        => array( 'title' ),
+				'capability_type' => array( 'counterfoil_invoice', 'counterfoil_invoices' ),
+				'capabilities'    => array( 'create_posts' => 'do_not_allow' ),
+				'map_meta_cap'    => true,
+			)
+		);
+	}
+
+	/** The roles that see and void invoices. */
+	public static function roles() {
+		/**
+		 * Roles granted the invoice capabilities (e.g. add 'shop_manager').
+		 *
+		 * @param string[] $roles Role names.
+		 */
+		return (array) apply_filters( 'counterfoil_invoice_roles', array( 'administrator' ) );
+	}
+
+	/** Grants the capabilities to the roles (activation and upgrades). */
+	public static function grant() {
+		foreach ( self::roles() as $name ) {
+			$role = get_role( $name );
+			if ( $role ) {
+				foreach ( self::CAPS as $cap ) {
+					$role->add_cap( $cap );
+				}
+			}
+		}
+	}
+
+	/**
+	 * Our posts of the old type `invoice` (those with our meta) become
+	 * `counterfoil_invoice`; other plugins' `invoice` posts are left alone.
+	 *
+	 * @return int Posts migrated.
+	 */
+	public static function migrate_old_posts() {
+		global $wpdb;
+		$moved = $wpdb->query(
+			$wpdb->prepare(
+				"UPDATE {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key'
+				 SET p.post_type = %s WHERE p.post_type = %s",
+				self::POST_TYPE,
+				self::OLD_POST_TYPE
+			)
+		);
+		if ( $moved ) {
+			wp_cache_flush();
+		}
+		return (int) $moved;
+	}
+
+	/**
+	 * Nobody edits, trashes or deletes an invoice; reading is for the roles.
+	 *
+	 * @param string[] $caps    Primitive caps.
+	 * @param string   $cap     Meta cap.
+	 * @param int      $user_id User.
+	 * @param array    $args    Post id first.
+	 * @return string[]
+	 */
+	public static function map_meta_cap( $caps, $cap, $user_id, $args ) {
+		if ( ! in_array( $cap, array( 'edit_post', 'delete_post', 'publish_post' ), true ) || empty( $args[0] ) ) {
+			return $caps;
+		}
+		$post = get_post( (int) $args[0] );
+		if ( ! $post || self::POST_TYPE !== $post->post_type ) {
+			return $caps;
+		}
+		return array( 'do_not_allow' );
+	}
+
+	/**
+	 * Stops wp_trash_post() and wp_delete_post() on an invoice, whoever
+	 * calls them (uninstall with the owner's opt-in excepted).
+	 *
+	 * @param mixed   $check Null to go on.
+	 * @param WP_Post $post  Post.
+	 * @return mixed
+	 */
+	public static function refuse_removal( $check, $post ) {
+		if ( $post && self::POST_TYPE === $post->post_type && ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
+			return false;
+		}
+		return $check;
+	}
+
+	/**
+	 * An invoice's title is its number as issued: an update keeps it.
+	 *
+	 * @param array $data    Post data to be saved.
+	 * @param array $postarr The request.
+	 * @return array
+	 */
+	public static function keep_title( $data, $postarr ) {
+		if ( empty( $postarr['ID'] ) || self::POST_TYPE !== $data['post_type'] ) {
+			return $data;
+		}
+		$old = get_post( (int) $postarr['ID'] );
+		if ( $old && self::POST_TYPE === $old->post_type ) {
+			$data['post_title']  = $old->post_title;
+			$data['post_status'] = $old->post_status;
+		}
+		return $data;
+	}
+
+	/**
+	 * The list's row actions: "Void…" for those who may void numbers.
+	 *
+	 * @param array   $actions Actions.
+	 * @param WP_Post $post    Post.
+	 * @return array
+	 */
+	public static function row_actions( $actions, $post ) {
+		if ( self::POST_TYPE !== $post->post_type ) {
+			return $actions;
+		}
+		$actions = array();
+		$scope   = get_post_meta( $post->ID, '_counterfoil_scope_key', true );
+		$number  = get_post_meta( $post->ID, '_counterfoil_number', true );
+		if ( current_user_can( Counterfoil_Admin::CAPABILITY ) && '' === (string) get_post_meta( $post->ID, self::VOID_META, true ) && '' !== $scope ) {
+			$url               = add_query_arg(
+				array(
+					'page'        => Counterfoil_Admin::SLUG,
+					'void_scope'  => rawurlencode( $scope ),
+					'void_number' => rawurlencode( $number ),
+				),
+				admin_url( 'options-general.php' )
+			) . '#counterfoil-void';
+			$actions['void'] = '<a href="' . esc_url( $url ) . '">' . esc_html__( 'Void with a reason…', 'counterfoil' ) . '</a>';
+		}
+		return $actions;
+	}
+
+	/**
+	 * List columns: the status beside the title.
+	 *
+	 * @param array $columns Columns.
+	 * @return array
+	 */
+	public static function columns( $columns ) {
+		$columns['counterfoil_status'] = __( 'Status', 'counterfoil' );
+		return $columns;
+	}
+
+	/**
+	 * Prints a column.
+	 *
+	 * @param string $column  Column.
+	 * @param int    $post_id Post.
+	 */
+	public static function column( $column, $post_id ) {
+		if ( 'counterfoil_status' !== $column ) {
+			return;
+		}
+		$reason = (string) get_post_meta( $post_id, self::VOID_META, true );
+		if ( '' === $reason ) {
+			echo esc_html__( 'issued', 'counterfoil' );
+			return;
+		}
+		/* translators: %s: reason */
+		echo esc_html( sprintf( __( 'void: %s', 'counterfoil' ), $reason ) );
+	}
+
+	/**
+	 * Marks the invoice post of a voided number as void (the registry row is
+	 * the record; this makes the list say so).
+	 *
+	 * @param int    $post_id Post.
+	 * @param string $reason  Why.
+	 */
+	public static function mark_void( $post_id, $reason ) {
+		if ( $post_id && get_post( $post_id ) ) {
+			update_post_meta( $post_id, self::VOID_META, $reason );
+		}
+	}
+}
