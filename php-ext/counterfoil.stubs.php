@@ -76,6 +76,24 @@ namespace Counterfoil {
         public function allocateRecorded(string $scope_key, string $source): int {}
 
         /**
+         * Claims reserved number `$number` of `$scope_key` to create its invoice
+         * (committed on this process's own connection), or finds that it is
+         * issued, void, or claimed by another caller; a claim older than
+         * `$stale_seconds` is taken over. Returns `status` (`claimed`, `busy`,
+         * `issued`, `void`) and `post_id` (for `issued`, else null).
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad scope key, number or claim id.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param int $number
+         * @param string $claim
+         * @param int $stale_seconds
+         * @return array
+         */
+        public function claimNumber(string $scope_key, int $number, string $claim, int $stale_seconds): array {}
+
+        /**
          * This process's connection facts for this instance's database.
          *
          * @return array
@@ -191,6 +209,24 @@ namespace Counterfoil {
         public function initializePlanned(string $scope_key, string $plan, int $start): array {}
 
         /**
+         * Marks number `$number`, claimed by `$claim`, issued to `$post_id`, and
+         * the payment (`$gateway`, `$transaction_id`, when given) with its post,
+         * in one transaction. False when the claim was lost: nothing changed.
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad argument.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param int $number
+         * @param string $claim
+         * @param int $post_id
+         * @param string|null $gateway
+         * @param string|null $transaction_id
+         * @return bool
+         */
+        public function issueClaimed(string $scope_key, int $number, string $claim, int $post_id, ?string $gateway = null, ?string $transaction_id = null): bool {}
+
+        /**
          * Records a payment and gives it a number of `$scope_key`, once per
          * (`$gateway`, `$transaction_id`): a repeated delivery gets the first
          * delivery's number. Returns `scope_key`, `number`, `created` (false for
@@ -212,6 +248,20 @@ namespace Counterfoil {
          * @return array
          */
         public function recordPayment(string $scope_key, string $gateway, string $transaction_id, ?string $amount = null, ?string $currency = null): array {}
+
+        /**
+         * Gives claim `$claim` on number `$number` back: reserved again. False
+         * when the claim was not held.
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad argument.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param int $number
+         * @param string $claim
+         * @return bool
+         */
+        public function releaseClaim(string $scope_key, int $number, string $claim): bool {}
 
         /**
          * The scope key of the per-user, per-year series: `"{user_id}:{year}"`.

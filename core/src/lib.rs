@@ -34,7 +34,7 @@ pub mod store;
 
 pub use error::{Error, FormatError, FormatErrorKind, Result, ScopeKeyError};
 pub use format::{NumberFormat, Period, DEFAULT_TEMPLATE};
-pub use payment::{Held, NumberStatus, PaymentRecord, PaymentRef};
+pub use payment::{Claim, Held, NumberStatus, PaymentRecord, PaymentRef};
 pub use retry::RetryPolicy;
 pub use schema::{AwbSql, RegistrySql, SeriesSql, TablePrefix};
 pub use scope::ScopeKey;

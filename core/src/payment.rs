@@ -94,6 +94,10 @@ impl PaymentRef {
 pub enum NumberStatus {
     /// Allocated and recorded; its invoice is not created yet.
     Reserved,
+    /// Claimed by one process that is creating its invoice (see
+    /// [`Claim`]); another delivery waits for it, or takes it over once the
+    /// claim is stale.
+    Creating,
     /// Its invoice exists.
     Issued,
     /// Withdrawn, with a recorded reason.
@@ -105,6 +109,7 @@ impl NumberStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             NumberStatus::Reserved => "reserved",
+            NumberStatus::Creating => "creating",
             NumberStatus::Issued => "issued",
             NumberStatus::Void => "void",
         }
@@ -114,6 +119,7 @@ impl NumberStatus {
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "reserved" => Some(NumberStatus::Reserved),
+            "creating" => Some(NumberStatus::Creating),
             "issued" => Some(NumberStatus::Issued),
             "void" => Some(NumberStatus::Void),
             _ => None,
@@ -138,6 +144,42 @@ pub struct PaymentRecord {
     /// The period (site's local year and month) the payment was received in,
     /// where it was recorded (payments held for a series record it).
     pub period: Option<Period>,
+}
+
+/// What claiming a reserved number to create its invoice found (the payment
+/// flow's second phase, on the store's own connection: a claim is a committed
+/// row state, not a lock that a reconnecting client could silently lose).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// This caller holds the claim: create the invoice, then
+    /// `issue_claimed` (or `release_claim` on failure).
+    Claimed,
+    /// Another caller holds a fresh claim: its invoice is being created.
+    Busy,
+    /// The invoice exists.
+    Issued {
+        /// Its post (or document) id.
+        post_id: u64,
+    },
+    /// The number was voided: no invoice is created.
+    Void,
+}
+
+/// Checks a claim id: 1–40 ASCII letters, digits, `-` or `_` (the caller
+/// makes it random, so that two processes never share one).
+pub fn check_claim_id(claim: &str) -> Result<()> {
+    if claim.is_empty()
+        || claim.len() > 40
+        || !claim
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(Error::InvalidArgument {
+            name: "claim",
+            reason: "a claim id is 1 to 40 letters, digits, - or _".into(),
+        });
+    }
+    Ok(())
 }
 
 /// What holding a payment (its series does not exist yet) did.

@@ -148,6 +148,20 @@ pub struct RegistrySql {
     pub lock_payment: String,
     /// Adds `period` to a payments table created before it existed.
     pub add_period: String,
+    /// Adds `claim` and `claimed_at` to a numbers table created before them.
+    pub add_claim: String,
+    /// Claims a number for its invoice (claim, scope, number, stale seconds):
+    /// from reserved, or from a claim older than the stale limit or whose
+    /// holder's connection is gone (the holder died).
+    pub claim_number: String,
+    /// Reads a number's status, post id and claim (scope, number).
+    pub number_state: String,
+    /// Marks a claimed number issued to a post (post id, scope, number, claim).
+    pub issue_claimed: String,
+    /// Stores a payment's invoice post (post id, gateway, transaction).
+    pub set_payment_post: String,
+    /// Gives a claim back: the number is reserved again (scope, number, claim).
+    pub release_claim: String,
 }
 
 impl RegistrySql {
@@ -168,6 +182,9 @@ impl RegistrySql {
                  post_id BIGINT UNSIGNED NULL,\n  \
                  gateway VARCHAR(32) NULL,\n  \
                  transaction_id VARCHAR(191) NULL,\n  \
+                 claim VARCHAR(40) NULL,\n  \
+                 claim_connection BIGINT UNSIGNED NULL,\n  \
+                 claimed_at DATETIME NULL,\n  \
                  created_at DATETIME NOT NULL,\n  \
                  updated_at DATETIME NOT NULL,\n  \
                  PRIMARY KEY (id),\n  \
@@ -215,7 +232,37 @@ impl RegistrySql {
                 "SELECT id, scope_key, number, period FROM `{payments}` \
                  WHERE gateway = ? AND transaction_id = ? FOR UPDATE"
             ),
-            add_period: format!("ALTER TABLE `{payments}` ADD COLUMN period CHAR(7) NULL AFTER currency"),
+            add_period: format!(
+                "ALTER TABLE `{payments}` ADD COLUMN period CHAR(7) NULL AFTER currency"
+            ),
+            add_claim: format!(
+                "ALTER TABLE `{numbers}` ADD COLUMN claim VARCHAR(40) NULL AFTER transaction_id, \
+                 ADD COLUMN claim_connection BIGINT UNSIGNED NULL AFTER claim, \
+                 ADD COLUMN claimed_at DATETIME NULL AFTER claim_connection"
+            ),
+            claim_number: format!(
+                "UPDATE `{numbers}` SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), \
+                 claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() \
+                 WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' \
+                 AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR NOT EXISTS \
+                 (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection))))"
+            ),
+            number_state: format!(
+                "SELECT status, post_id, claim FROM `{numbers}` WHERE scope_key = ? AND number = ?"
+            ),
+            issue_claimed: format!(
+                "UPDATE `{numbers}` SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claimed_at = NULL, \
+                 updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' \
+                 AND claim = ?"
+            ),
+            set_payment_post: format!(
+                "UPDATE `{payments}` SET post_id = ? WHERE gateway = ? AND transaction_id = ?"
+            ),
+            release_claim: format!(
+                "UPDATE `{numbers}` SET status = 'reserved', claim = NULL, claim_connection = NULL, claimed_at = NULL, \
+                 updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' \
+                 AND claim = ?"
+            ),
             numbers,
             payments,
         }

@@ -130,8 +130,8 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
                 "issued" => {}
                 "void" if !reason.trim().is_empty() => {}
                 "void" => push("accounted", format!("series {scope}: number {n} is void without a reason")),
-                "reserved" if (*age as u64) < args.reserved_grace_minutes => {}
-                "reserved" => push("accounted", format!("series {scope}: number {n} has been reserved for {age} minutes: its invoice was never completed (deliver the payment again)")),
+                "reserved" | "creating" if (*age as u64) < args.reserved_grace_minutes => {}
+                "reserved" | "creating" => push("accounted", format!("series {scope}: number {n} has been {status} for {age} minutes: its invoice was never completed (deliver the payment again)")),
                 other => push("accounted", format!("series {scope}: number {n} has unknown status `{other}`")),
             }
         }

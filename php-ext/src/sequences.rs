@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 
 use counterfoil_core::{
-    Advanced, Error, Held, Initialized, MissingSeries, PaymentRecord, PaymentRef, Period, ScopeKey,
+    Advanced, Claim, Error, Held, Initialized, MissingSeries, PaymentRecord, PaymentRef, Period,
+    ScopeKey,
 };
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
@@ -354,6 +355,82 @@ impl Sequences {
             }
             Held::Numbered(r) => record_array(&r),
         }
+    }
+
+    /// Claims reserved number `$number` of `$scope_key` to create its invoice
+    /// (committed on this process's own connection), or finds that it is
+    /// issued, void, or claimed by another caller; a claim older than
+    /// `$stale_seconds` is taken over. Returns `status` (`claimed`, `busy`,
+    /// `issued`, `void`) and `post_id` (for `issued`, else null).
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad scope key, number or claim id.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    pub fn claim_number(
+        &self,
+        scope_key: String,
+        number: i64,
+        claim: String,
+        stale_seconds: i64,
+    ) -> PhpResult<ZBox<ZendHashTable>> {
+        let key = scope(&scope_key)?;
+        let number = unsigned("number", number)?;
+        let stale = std::time::Duration::from_secs(unsigned("stale_seconds", stale_seconds)?);
+        let c = process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.claim_number(&key, number, &claim, stale).await })
+        })?;
+        let (status, post_id) = match c {
+            Claim::Claimed => ("claimed", None),
+            Claim::Busy => ("busy", None),
+            Claim::Issued { post_id } => ("issued", Some(post_id as i64)),
+            Claim::Void => ("void", None),
+        };
+        let mut out = ZendHashTable::new();
+        out.insert("status", status).map_err(build_error)?;
+        out.insert("post_id", post_id).map_err(build_error)?;
+        Ok(out)
+    }
+
+    /// Marks number `$number`, claimed by `$claim`, issued to `$post_id`, and
+    /// the payment (`$gateway`, `$transaction_id`, when given) with its post,
+    /// in one transaction. False when the claim was lost: nothing changed.
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad argument.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    pub fn issue_claimed(
+        &self,
+        scope_key: String,
+        number: i64,
+        claim: String,
+        post_id: i64,
+        gateway: Option<String>,
+        transaction_id: Option<String>,
+    ) -> PhpResult<bool> {
+        let key = scope(&scope_key)?;
+        let number = unsigned("number", number)?;
+        let post_id = unsigned("post_id", post_id)?;
+        let payment = match (gateway, transaction_id) {
+            (Some(g), Some(t)) => Some(PaymentRef::new(&g, &t).map_err(to_php)?),
+            _ => None,
+        };
+        process::with_store(&self.settings, move |s| {
+            Box::pin(async move {
+                s.issue_claimed(&key, number, &claim, post_id, payment.as_ref())
+                    .await
+            })
+        })
+    }
+
+    /// Gives claim `$claim` on number `$number` back: reserved again. False
+    /// when the claim was not held.
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad argument.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    pub fn release_claim(&self, scope_key: String, number: i64, claim: String) -> PhpResult<bool> {
+        let key = scope(&scope_key)?;
+        let number = unsigned("number", number)?;
+        process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.release_claim(&key, number, &claim).await })
+        })
     }
 
     /// This process's connection facts for this instance's database.

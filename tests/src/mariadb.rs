@@ -293,9 +293,33 @@ impl MariaDb {
         Ok(())
     }
 
-    /// Freezes the server (SIGSTOP): it keeps its sockets but answers nothing.
+    /// Freezes the server (SIGSTOP): it keeps its sockets but answers
+    /// nothing. Returns once every thread of it is stopped (the signal is
+    /// delivered asynchronously: on a loaded machine a running thread could
+    /// otherwise still answer a query sent right after).
     pub fn pause(&self) -> Result<()> {
-        self.signal(libc::SIGSTOP)
+        self.signal(libc::SIGSTOP)?;
+        let tasks = format!("/proc/{}/task", self.pid());
+        let started = std::time::Instant::now();
+        loop {
+            let all_stopped = std::fs::read_dir(&tasks)?.filter_map(|e| e.ok()).all(|t| {
+                std::fs::read_to_string(t.path().join("stat"))
+                    .ok()
+                    .and_then(|stat| {
+                        // The state follows the parenthesised command name.
+                        stat.rsplit_once(')')
+                            .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+                    })
+                    .is_none_or(|state| state == "T" || state == "t")
+            });
+            if all_stopped {
+                return Ok(());
+            }
+            if started.elapsed() > std::time::Duration::from_secs(5) {
+                bail!("mariadbd {} did not stop within 5 s of SIGSTOP", self.pid());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
 
     /// Thaws a paused server (SIGCONT).

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use counterfoil_core::{
-    Error, Held, Initialized, MissingSeries, NumberStatus, PaymentRef, Period, ScopeKey,
+    Claim, Error, Held, Initialized, MissingSeries, NumberStatus, PaymentRef, Period, ScopeKey,
     SeriesStore, StoreConfig,
 };
 use counterfoil_tests::check::{check_contiguous, Allocation};
@@ -307,4 +307,94 @@ fn held_payments_completed_by_eight_processes_at_once() {
         .unwrap(),
         Some("0".into())
     );
+}
+
+/// Phase 2's claim on a number, on the store's own connection: one holder at
+/// a time, a repeat of the holder's own claim is still its, the wrong claim
+/// issues nothing, a dead holder's claim (its connection gone) is taken over
+/// at once, and issued or void numbers say so.
+#[test]
+fn claims_on_numbers() {
+    let url = MariaDb::shared().fresh_database("claims").unwrap();
+    let stale = Duration::from_secs(120);
+    block_on(async {
+        let mut a = store(&url).await;
+        let mut b = store(&url).await;
+        let scope = key("9:2026");
+        a.initialize(&scope, 1).await.unwrap();
+        let p = PaymentRef::new("stripe", "claim-1").unwrap();
+        let n = a
+            .record_payment(&scope, &p, None, None)
+            .await
+            .unwrap()
+            .number;
+        assert_eq!(
+            a.claim_number(&scope, n, "a1", stale).await.unwrap(),
+            Claim::Claimed
+        );
+        assert_eq!(
+            a.claim_number(&scope, n, "a1", stale).await.unwrap(),
+            Claim::Claimed
+        );
+        assert_eq!(
+            b.claim_number(&scope, n, "b1", stale).await.unwrap(),
+            Claim::Busy
+        );
+        assert!(!b
+            .issue_claimed(&scope, n, "b1", 77, Some(&p))
+            .await
+            .unwrap());
+        assert!(a
+            .claim_number(&scope, n, "bad claim!", stale)
+            .await
+            .is_err());
+        // The holder dies: its connection closes, and the claim is taken over at once.
+        a.close().await.unwrap();
+        assert_eq!(
+            b.claim_number(&scope, n, "b2", stale).await.unwrap(),
+            Claim::Claimed
+        );
+        assert!(b
+            .issue_claimed(&scope, n, "b2", 77, Some(&p))
+            .await
+            .unwrap());
+        assert_eq!(
+            b.claim_number(&scope, n, "b3", stale).await.unwrap(),
+            Claim::Issued { post_id: 77 }
+        );
+        let again = b.record_payment(&scope, &p, None, None).await.unwrap();
+        assert_eq!(
+            (again.status, again.post_id),
+            (NumberStatus::Issued, Some(77))
+        );
+        // Released claims are reserved again; void numbers are void.
+        let q = PaymentRef::new("stripe", "claim-2").unwrap();
+        let m = b
+            .record_payment(&scope, &q, None, None)
+            .await
+            .unwrap()
+            .number;
+        assert_eq!(
+            b.claim_number(&scope, m, "c1", stale).await.unwrap(),
+            Claim::Claimed
+        );
+        assert!(b.release_claim(&scope, m, "c1").await.unwrap());
+        assert!(!b.release_claim(&scope, m, "c1").await.unwrap());
+        // (From another thread: the harness's own SQL helper runs its own runtime.)
+        let db = MariaDb::database_name(&url);
+        std::thread::spawn(move || {
+            MariaDb::shared()
+                .exec(
+                    &db,
+                    &format!("UPDATE wp_counterfoil_numbers SET status = 'void', reason = 'test' WHERE number = {m}"),
+                )
+                .unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            b.claim_number(&scope, m, "c2", stale).await.unwrap(),
+            Claim::Void
+        );
+    });
 }

@@ -2,6 +2,7 @@
 //! nginx, real WordPress): who may see, retitle, trash or delete an invoice;
 //! what uninstall removes.
 
+use counterfoil_tests::webhook::deliver;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::wp_session::Session;
 use counterfoil_tests::MariaDb;
@@ -155,4 +156,96 @@ fn uninstall_deletes_only_what_is_ours() {
         q("SELECT post_title FROM wp_posts WHERE post_type = 'invoice'"),
         "INV-7 of another plugin"
     );
+}
+
+/// The mu-plugin of the phase-2 test: between the claim and the post insert
+/// of a `kill-…` payment, KILLs `$wpdb`'s connection (which reconnects and
+/// re-runs statements on its own) and waits while a repeated delivery
+/// arrives.
+const KILL_WPDB: &str = r#"<?php
+add_action('counterfoil_before_invoice_post', function ($record, $payment) {
+    if (strpos($payment['transaction_id'], 'kill-') !== 0) {
+        return;
+    }
+    global $wpdb;
+    $id = (int) $wpdb->get_var('SELECT CONNECTION_ID()');
+    list($host, $port) = $wpdb->parse_db_host(DB_HOST);
+    $killer = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, (int) $port);
+    $killer->query("KILL $id");
+    file_put_contents(getenv('COUNTERFOIL_KILL_MARK'), "killed $id\n", FILE_APPEND);
+    usleep(1500000);
+}, 10, 2);
+"#;
+
+/// Phase 2 cannot create two posts for one number: `$wpdb`'s connection is
+/// KILLed between the claim and the insert while a repeated delivery of the
+/// same payment arrives; both deliveries get the same invoice, and exactly
+/// one post exists. Before the claim (a `SELECT … FOR UPDATE` on `$wpdb`),
+/// the KILL released the lock and the repeat created a second post.
+fn killed_wpdb_between_claim_and_insert(extension: bool) {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension { "kill_ext" } else { "kill_php" },
+        None,
+    )
+    .unwrap();
+    let mu = wp.dir().join("wp-content/mu-plugins");
+    std::fs::create_dir_all(&mu).unwrap();
+    std::fs::write(mu.join("counterfoil-test-kill.php"), KILL_WPDB).unwrap();
+    let mark = wp.dir().join("kill-mark");
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp
+        .serve_with_env(
+            extension,
+            4,
+            &[("COUNTERFOIL_KILL_MARK", mark.display().to_string())],
+        )
+        .unwrap();
+    let body = br#"{"gateway":"stripe","transaction_id":"kill-1","user_id":1,"year":2026}"#;
+    let port = site.port();
+    let (first, repeat) = std::thread::scope(|s| {
+        let first = s.spawn(|| deliver(port, &secret, body, 0).unwrap());
+        // The repeat arrives while the first holds the claim with its $wpdb killed.
+        let started = std::time::Instant::now();
+        while !mark.exists() && started.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let repeat = deliver(port, &secret, body, 0).unwrap();
+        (first.join().unwrap(), repeat)
+    });
+    assert!(
+        std::fs::read_to_string(&mark)
+            .unwrap()
+            .starts_with("killed "),
+        "the hook killed $wpdb's connection"
+    );
+    let mut statuses = [first.status, repeat.status];
+    statuses.sort();
+    assert_eq!(statuses, [200, 201], "{} / {}", first.body, repeat.body);
+    let id = |b: &str| serde_json::from_str::<serde_json::Value>(b).unwrap()["invoice_id"].clone();
+    assert_eq!(id(&first.body), id(&repeat.body));
+    let q = |sql: &str| {
+        MariaDb::scalar(wp.database_url(), sql)
+            .unwrap()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        q("SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'"),
+        "1",
+        "one post for one number"
+    );
+    assert_eq!(
+        q("SELECT CONCAT(status, ' ', post_id = (SELECT ID FROM wp_posts WHERE post_type = 'counterfoil_invoice')) FROM wp_counterfoil_numbers"),
+        "issued 1"
+    );
+}
+
+#[test]
+fn killed_wpdb_between_claim_and_insert_extension() {
+    killed_wpdb_between_claim_and_insert(true);
+}
+
+#[test]
+fn killed_wpdb_between_claim_and_insert_pure_php() {
+    killed_wpdb_between_claim_and_insert(false);
 }

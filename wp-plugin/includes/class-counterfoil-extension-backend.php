@@ -64,6 +64,18 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		return $this->sequences->recordPayment( $scope, $gateway, $transaction_id, $amount, $currency );
 	}
 
+	public function claim_number( $scope, $number, $claim, $stale_seconds ) {
+		return $this->sequences->claimNumber( $scope, $number, $claim, $stale_seconds );
+	}
+
+	public function issue_claimed( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
+		return $this->sequences->issueClaimed( $scope, $number, $claim, $post_id, $gateway, $transaction_id );
+	}
+
+	public function release_claim( $scope, $number, $claim ) {
+		return $this->sequences->releaseClaim( $scope, $number, $claim );
+	}
+
 	public function current( $scope ) {
 		return $this->sequences->current( $scope );
 	}

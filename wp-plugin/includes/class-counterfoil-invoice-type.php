@@ -28,6 +28,9 @@ final class Counterfoil_Invoice_Type {
 	/** Meta holding a void invoice's reason. */
 	const VOID_META = '_counterfoil_void_reason';
 
+	/** @var bool True while remove_orphan() deletes a post that was never issued. */
+	private static $removing_orphan = false;
+
 	/** The primitive capabilities of the post type that the roles receive. */
 	const CAPS = array(
 		'edit_counterfoil_invoices',
@@ -145,7 +148,7 @@ final class Counterfoil_Invoice_Type {
 	 * @return mixed
 	 */
 	public static function refuse_removal( $check, $post ) {
-		if ( $post && self::POST_TYPE === $post->post_type && ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
+		if ( $post && self::POST_TYPE === $post->post_type && ! self::$removing_orphan && ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
 			return false;
 		}
 		return $check;
@@ -226,6 +229,22 @@ final class Counterfoil_Invoice_Type {
 		}
 		/* translators: %s: reason */
 		echo esc_html( sprintf( __( 'void: %s', 'counterfoil' ), $reason ) );
+	}
+
+	/**
+	 * Deletes a post this process inserted for a number whose claim it then
+	 * lost (another delivery took the claim over and issued the number with
+	 * its own post): that post was never issued to anyone.
+	 *
+	 * @param int $post_id Post.
+	 */
+	public static function remove_orphan( $post_id ) {
+		self::$removing_orphan = true;
+		try {
+			wp_delete_post( $post_id, true );
+		} finally {
+			self::$removing_orphan = false;
+		}
 	}
 
 	/**

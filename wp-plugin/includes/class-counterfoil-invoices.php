@@ -6,12 +6,12 @@
  * 1. the backend records the payment row, allocates and records the number
  *    as reserved, in one transaction, and commits (a repeated delivery finds
  *    the first delivery's row and number);
- * 2. here, under a row lock on the number's registry row (SELECT … FOR
- *    UPDATE), the invoice post is created and the number marked issued, in
- *    one transaction on $wpdb. A concurrent delivery waits on that lock and
- *    then finds the invoice; a failure rolls back the post and leaves the
- *    number reserved for the payment, so a retry completes it with the same
- *    number.
+ * 2. here, the number is claimed on the backend's own connection
+ *    (reserved → creating, committed), the invoice post is found by its slug
+ *    or created, and the number marked issued with its post. A concurrent
+ *    delivery finds the claim busy and waits for the invoice; a failure
+ *    gives the claim back (reserved), so a retry completes it with the same
+ *    number and the same post. No transaction or lock lives on $wpdb.
  *
  * A number becomes void only through void_number(), with a reason.
  *
@@ -27,6 +27,10 @@ final class Counterfoil_Invoices {
 	const POST_TYPE = Counterfoil_Invoice_Type::POST_TYPE;
 	/** Seconds a sender is asked to wait before delivering a held payment again. */
 	const HOLD_RETRY_AFTER = 300;
+	/** A claim on a number older than this was left by a dead process: taken over. */
+	const CLAIM_STALE_SECONDS = 120;
+	/** How long a repeated delivery waits for a concurrent one's invoice. */
+	const CLAIM_WAIT_SECONDS = 10;
 
 	/**
 	 * Validates a payment array.
@@ -254,94 +258,143 @@ final class Counterfoil_Invoices {
 	}
 
 	/**
-	 * Phase 2: creates the post and marks the number issued, under the
-	 * registry row's lock.
+	 * Phase 2: creates the invoice post of a reserved number, once.
+	 *
+	 * The number is claimed on the backend's own connection (`reserved` →
+	 * `creating` with a random claim id, committed), so no lock lives on
+	 * $wpdb, which silently reconnects after a lost connection. The post has
+	 * a slug derived from (series, number): before inserting, the claim
+	 * holder looks it up, so a retry after a crash between the insert and
+	 * the "issued" mark reuses the post instead of creating a second one.
+	 * A concurrent delivery finds the claim busy and waits for the invoice.
+	 * A claim older than CLAIM_STALE_SECONDS (its holder died) is taken over.
+	 *
+	 * @return array|WP_Error post_id, created.
 	 */
 	private static function complete( array $record, array $payment, $rendered ) {
-		global $wpdb;
-		$t = Counterfoil_Schema::tables();
-		$wpdb->query( 'START TRANSACTION' );
+		$backend = counterfoil_backend();
+		$scope   = $record['scope_key'];
+		$number  = (int) $record['number'];
+		$claim   = wp_generate_password( 32, false );
+		$waited  = microtime( true );
 		try {
-			$row = $wpdb->get_row(
-				$wpdb->prepare( "SELECT status, post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d FOR UPDATE", $record['scope_key'], $record['number'] )
-			);
-			if ( ! $row ) {
-				throw new RuntimeException( 'the registry row of this payment is missing: ' . $wpdb->last_error );
-			}
-			if ( 'issued' === $row->status && $row->post_id ) {
-				$wpdb->query( 'COMMIT' );
-				if ( ! get_post( (int) $row->post_id ) ) {
-					return new WP_Error(
-						'counterfoil_invoice_missing',
-						/* translators: 1: number, 2: post id */
-						sprintf( __( 'Number %1$s was issued to invoice post %2$d, which no longer exists; restore it from a backup. No other number is issued for this payment.', 'counterfoil' ), $rendered, (int) $row->post_id ),
-						array( 'status' => 409 )
+			for ( ;; ) {
+				$state = $backend->claim_number( $scope, $number, $claim, self::CLAIM_STALE_SECONDS );
+				if ( 'issued' === $state['status'] ) {
+					if ( ! get_post( (int) $state['post_id'] ) ) {
+						return new WP_Error(
+							'counterfoil_invoice_missing',
+							/* translators: 1: number, 2: post id */
+							sprintf( __( 'Number %1$s was issued to invoice post %2$d, which no longer exists; restore it from a backup. No other number is issued for this payment.', 'counterfoil' ), $rendered, (int) $state['post_id'] ),
+							array( 'status' => 409 )
+						);
+					}
+					return array(
+						'post_id' => (int) $state['post_id'],
+						'created' => false,
 					);
 				}
-				return array(
-					'post_id' => (int) $row->post_id,
-					'created' => false,
-				);
+				if ( 'void' === $state['status'] ) {
+					return new WP_Error( 'counterfoil_void', __( 'The number of this payment was voided; no invoice is created.', 'counterfoil' ), array( 'status' => 409 ) );
+				}
+				if ( 'claimed' === $state['status'] ) {
+					break;
+				}
+				// Busy: another delivery is creating this invoice right now.
+				if ( microtime( true ) - $waited > self::CLAIM_WAIT_SECONDS ) {
+					throw new RuntimeException( 'another delivery of this payment is still creating its invoice' );
+				}
+				usleep( 50000 );
 			}
-			if ( 'void' === $row->status ) {
-				$wpdb->query( 'COMMIT' );
-				return new WP_Error( 'counterfoil_void', __( 'The number of this payment was voided; no invoice is created.', 'counterfoil' ), array( 'status' => 409 ) );
-			}
+		} catch ( Throwable $e ) {
+			return self::incomplete( $rendered, $e );
+		}
+		try {
 			/**
-			 * Fires after the number is committed and before its invoice post
+			 * Fires after the number is claimed and before its invoice post
 			 * is created. A callback that throws makes the request fail with
 			 * 503; the number stays reserved and a retry completes it.
 			 */
 			do_action( 'counterfoil_before_invoice_post', $record, $payment );
-			$user    = get_userdata( $payment['user_id'] );
-			$post_id = wp_insert_post(
-				apply_filters(
-					'counterfoil_invoice_post_data',
-					array(
-						'post_type'   => self::POST_TYPE,
-						'post_status' => 'publish',
-						'post_title'  => $rendered,
-						'post_author' => $user ? $user->ID : 0,
-						'meta_input'  => array(
-							'_counterfoil_scope_key'      => $record['scope_key'],
-							'_counterfoil_number'         => (string) $record['number'],
-							'_counterfoil_gateway'        => $payment['gateway'],
-							'_counterfoil_transaction_id' => $payment['transaction_id'],
-							'_counterfoil_amount'         => (string) $payment['amount'],
-							'_counterfoil_currency'       => (string) $payment['currency'],
+			$slug     = self::slug( $scope, $number );
+			$post_id  = self::post_by_slug( $slug );
+			$inserted = false;
+			if ( ! $post_id ) {
+				$user    = get_userdata( $payment['user_id'] );
+				$post_id = wp_insert_post(
+					apply_filters(
+						'counterfoil_invoice_post_data',
+						array(
+							'post_type'   => self::POST_TYPE,
+							'post_status' => 'publish',
+							'post_title'  => $rendered,
+							'post_name'   => $slug,
+							'post_author' => $user ? $user->ID : 0,
+							'meta_input'  => array(
+								'_counterfoil_scope_key'      => $scope,
+								'_counterfoil_number'         => (string) $number,
+								'_counterfoil_gateway'        => $payment['gateway'],
+								'_counterfoil_transaction_id' => $payment['transaction_id'],
+								'_counterfoil_amount'         => (string) $payment['amount'],
+								'_counterfoil_currency'       => (string) $payment['currency'],
+							),
 						),
+						$record,
+						$payment
 					),
-					$record,
-					$payment
-				),
-				true
-			);
-			if ( is_wp_error( $post_id ) ) {
-				throw new RuntimeException( $post_id->get_error_message() );
+					true
+				);
+				if ( is_wp_error( $post_id ) ) {
+					throw new RuntimeException( $post_id->get_error_message() );
+				}
+				$inserted = true;
 			}
-			$ok = $wpdb->query( $wpdb->prepare( "UPDATE {$t['numbers']} SET status = 'issued', post_id = %d, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d", $post_id, $record['scope_key'], $record['number'] ) );
-			$ok = false !== $ok && false !== $wpdb->query( $wpdb->prepare( "UPDATE {$t['payments']} SET post_id = %d WHERE gateway = %s AND transaction_id = %s", $post_id, $payment['gateway'], $payment['transaction_id'] ) );
-			if ( ! $ok || false === $wpdb->query( 'COMMIT' ) ) {
-				throw new RuntimeException( 'could not mark the number issued: ' . $wpdb->last_error );
+			if ( ! $backend->issue_claimed( $scope, $number, $claim, (int) $post_id, $payment['gateway'], $payment['transaction_id'] ) ) {
+				// Taken over (this process looked dead): the taker issued the
+				// number with the post it found or made; ours, if another, goes.
+				$state = $backend->claim_number( $scope, $number, $claim, self::CLAIM_STALE_SECONDS );
+				if ( $inserted && 'issued' === $state['status'] && (int) $state['post_id'] !== (int) $post_id ) {
+					Counterfoil_Invoice_Type::remove_orphan( (int) $post_id );
+				}
+				throw new RuntimeException( 'the claim on this number was taken over before the invoice was marked issued' );
 			}
-			do_action( 'counterfoil_invoice_created', $post_id, $record, $payment );
-			return array(
-				'post_id' => (int) $post_id,
-				'created' => true,
-			);
 		} catch ( Throwable $e ) {
-			$wpdb->query( 'ROLLBACK' );
-			clean_post_cache( 0 );
-			return new WP_Error(
-				'counterfoil_incomplete',
-				/* translators: 1: number, 2: reason */
-				sprintf( __( 'Number %1$s is reserved for this payment but its invoice could not be created yet (%2$s). Deliver the payment again to complete it.', 'counterfoil' ), $rendered, $e->getMessage() ),
-				array(
-					'status'      => 503,
-					'retry_after' => 5,
-				)
-			);
+			try {
+				$backend->release_claim( $scope, $number, $claim );
+			} catch ( Throwable $ignored ) {
+				unset( $ignored ); // The claim goes stale and is taken over.
+			}
+			return self::incomplete( $rendered, $e );
 		}
+		do_action( 'counterfoil_invoice_created', (int) $post_id, $record, $payment );
+		return array(
+			'post_id' => (int) $post_id,
+			'created' => true,
+		);
+	}
+
+	/** The slug of the invoice post of (series, number): unique per number. */
+	private static function slug( $scope, $number ) {
+		return 'cf-' . substr( md5( $scope ), 0, 16 ) . '-' . $number;
+	}
+
+	/** The invoice post with $slug, or 0. */
+	private static function post_by_slug( $slug ) {
+		global $wpdb;
+		return (int) $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_name = %s ORDER BY ID LIMIT 1", self::POST_TYPE, $slug ) );
+	}
+
+	/** Phase 2 did not finish: 503, the number stays the payment's. */
+	private static function incomplete( $rendered, Throwable $e ) {
+		return new WP_Error(
+			'counterfoil_incomplete',
+			/* translators: 1: number, 2: reason */
+			sprintf( __( 'Number %1$s is reserved for this payment but its invoice could not be created yet (%2$s). Deliver the payment again to complete it.', 'counterfoil' ), $rendered, $e->getMessage() ),
+			array(
+				'status'      => 503,
+				'retry_after' => 5,
+			)
+		);
 	}
 
 	/**

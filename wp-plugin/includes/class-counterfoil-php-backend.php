@@ -256,6 +256,66 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		);
 	}
 
+	public function claim_number( $scope, $number, $claim, $stale_seconds ) {
+		Counterfoil_Rules::scope_key( $scope );
+		Counterfoil_Rules::claim_id( $claim );
+		return $this->attempt(
+			function () use ( $scope, $number, $claim, $stale_seconds ) {
+				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection))))", 'ssii', array( $claim, $scope, $number, $stale_seconds ) ) );
+				if ( 1 === $r['affected'] ) {
+					return array( 'status' => 'claimed', 'post_id' => null );
+				}
+				$rows = $this->select( "SELECT status, post_id, claim FROM {$this->numbers()} WHERE scope_key = ? AND number = ?", 'si', array( $scope, $number ) );
+				if ( ! $rows ) {
+					throw new DatabaseUnavailableException( sprintf( 'unexpected answer from the database: number %d of series `%s` is not in the registry', $number, $scope ) );
+				}
+				list( $status, $post_id, $holder ) = $rows[0];
+				if ( 'issued' === $status && null !== $post_id ) {
+					return array( 'status' => 'issued', 'post_id' => (int) $post_id );
+				}
+				if ( 'void' === $status ) {
+					return array( 'status' => 'void', 'post_id' => null );
+				}
+				if ( 'creating' === $status ) {
+					return array( 'status' => $holder === $claim ? 'claimed' : 'busy', 'post_id' => null );
+				}
+				throw new DatabaseUnavailableException( sprintf( 'unexpected answer from the database: number %d of series `%s` is `%s` without an invoice', $number, $scope, $status ) );
+			}
+		);
+	}
+
+	public function issue_claimed( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
+		Counterfoil_Rules::scope_key( $scope );
+		Counterfoil_Rules::claim_id( $claim );
+		return $this->attempt(
+			function () use ( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
+				return $this->transaction(
+					function () use ( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
+						$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'isis', array( $post_id, $scope, $number, $claim ) ) );
+						if ( 1 !== $r['affected'] ) {
+							return false;
+						}
+						if ( null !== $gateway && null !== $transaction_id ) {
+							$this->check( $this->execute( "UPDATE {$this->payments()} SET post_id = ? WHERE gateway = ? AND transaction_id = ?", 'iss', array( $post_id, $gateway, $transaction_id ) ) );
+						}
+						return true;
+					}
+				);
+			}
+		);
+	}
+
+	public function release_claim( $scope, $number, $claim ) {
+		Counterfoil_Rules::scope_key( $scope );
+		Counterfoil_Rules::claim_id( $claim );
+		return $this->attempt(
+			function () use ( $scope, $number, $claim ) {
+				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'reserved', claim = NULL, claim_connection = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'sis', array( $scope, $number, $claim ) ) );
+				return 1 === $r['affected'];
+			}
+		);
+	}
+
 	public function current( $scope ) {
 		Counterfoil_Rules::scope_key( $scope );
 		return $this->attempt(

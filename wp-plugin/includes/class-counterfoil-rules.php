@@ -206,6 +206,19 @@ final class Counterfoil_Rules {
 	}
 
 	/**
+	 * Checks a claim id: 1–40 ASCII letters, digits, - or _ (the core's
+	 * payment::check_claim_id).
+	 *
+	 * @param mixed $claim Claim id.
+	 * @throws InvalidArgumentException Otherwise.
+	 */
+	public static function claim_id( $claim ) {
+		if ( ! is_string( $claim ) || ! preg_match( '/^[A-Za-z0-9_-]{1,40}$/D', $claim ) ) {
+			throw new InvalidArgumentException( 'invalid argument `claim`: a claim id is 1 to 40 letters, digits, - or _' );
+		}
+	}
+
+	/**
 	 * Validates a payment reference.
 	 *
 	 * @param mixed $gateway        Gateway name.

@@ -15,7 +15,8 @@
  *
  * Versions: 1 the tables; 2 payments.period (payments held for a series);
  * 3 the post type counterfoil_invoice (our `invoice` posts migrated), its
- * capabilities, and whether the sequences table was there before us.
+ * capabilities, whether the sequences table was there before us, and the
+ * registry's claim columns (status `creating`: an invoice being created).
  *
  * The definitions equal counterfoil-core's (core/src/schema.rs); a test
  * compares SHOW CREATE TABLE of both.
@@ -106,6 +107,9 @@ final class Counterfoil_Schema {
   post_id bigint(20) unsigned NULL,
   gateway varchar(32) NULL,
   transaction_id varchar(191) NULL,
+  claim varchar(40) NULL,
+  claim_connection bigint(20) unsigned NULL,
+  claimed_at datetime NULL,
   created_at datetime NOT NULL,
   updated_at datetime NOT NULL,
   PRIMARY KEY  (id),

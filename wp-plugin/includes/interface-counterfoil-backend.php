@@ -90,6 +90,42 @@ interface Counterfoil_Backend {
 	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency );
 
 	/**
+	 * Claims a reserved number to create its invoice, on the backend's own
+	 * connection (committed: no lock a reconnecting $wpdb could lose).
+	 *
+	 * @param string $scope         Scope key.
+	 * @param int    $number        Number.
+	 * @param string $claim         Random claim id (1–40 of [A-Za-z0-9_-]).
+	 * @param int    $stale_seconds A claim older than this is taken over.
+	 * @return array status (claimed, busy, issued, void), post_id (issued only).
+	 */
+	public function claim_number( $scope, $number, $claim, $stale_seconds );
+
+	/**
+	 * Marks a claimed number issued to a post, and the payment with it, in
+	 * one transaction; false when the claim was lost (nothing changed).
+	 *
+	 * @param string      $scope          Scope key.
+	 * @param int         $number         Number.
+	 * @param string      $claim          Claim id.
+	 * @param int         $post_id        Invoice post.
+	 * @param string|null $gateway        Payment's gateway, or null.
+	 * @param string|null $transaction_id Payment's transaction id, or null.
+	 * @return bool
+	 */
+	public function issue_claimed( $scope, $number, $claim, $post_id, $gateway, $transaction_id );
+
+	/**
+	 * Gives a claim back (the number is reserved again); false when not held.
+	 *
+	 * @param string $scope  Scope key.
+	 * @param int    $number Number.
+	 * @param string $claim  Claim id.
+	 * @return bool
+	 */
+	public function release_claim( $scope, $number, $claim );
+
+	/**
 	 * The last number handed out by a series.
 	 *
 	 * @param string $scope Scope key.

@@ -30,7 +30,7 @@ pub use config::{url_from_parts, Durability, DurabilityPolicy, StoreConfig};
 
 use crate::error::{codes, Error, Result};
 use crate::format::Period;
-use crate::payment::{Held, NumberStatus, PaymentRecord, PaymentRef};
+use crate::payment::{Claim, Held, NumberStatus, PaymentRecord, PaymentRef};
 use crate::schema::{AwbSql, RegistrySql, SeriesSql};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
@@ -308,6 +308,12 @@ impl SeriesStore {
                 if !columns.iter().any(|c| c.eq_ignore_ascii_case("period")) {
                     conn.query_drop(&sql.registry.add_period).await?;
                 }
+                let columns: Vec<String> = conn
+                    .exec(&sql.series.list_columns, (&sql.registry.numbers,))
+                    .await?;
+                if !columns.iter().any(|c| c.eq_ignore_ascii_case("claim")) {
+                    conn.query_drop(&sql.registry.add_claim).await?;
+                }
                 Ok(Ok(()))
             })
         })
@@ -464,6 +470,111 @@ impl SeriesStore {
                     }
                     Err(e) => Err(e),
                 }
+            })
+        })
+        .await
+    }
+
+    /// Claims a reserved number of `scope` to create its invoice (the payment
+    /// flow's second phase). The claim is committed on this store's own
+    /// connection, so it survives whatever happens to the caller's other
+    /// connections; a claim older than `stale_after` is taken over (its
+    /// holder died). `claim` is the caller's random id (1–40 characters).
+    pub async fn claim_number(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+        stale_after: std::time::Duration,
+    ) -> Result<Claim> {
+        crate::payment::check_claim_id(claim)?;
+        let (claim, stale) = (claim.to_owned(), stale_after.as_secs());
+        self.run("claim_number", scope.as_str(), move |conn, sql, key| {
+            let claim = claim.clone();
+            Box::pin(async move {
+                conn.exec_drop(&sql.registry.claim_number, (&claim, key, number, stale))
+                    .await?;
+                if conn.affected_rows() == 1 {
+                    return Ok(Ok(Claim::Claimed));
+                }
+                let row: Option<(String, Option<u64>, Option<String>)> = conn
+                    .exec_first(&sql.registry.number_state, (key, number))
+                    .await?;
+                Ok(match row {
+                    None => Err(Error::Unexpected(format!(
+                        "number {number} of series `{key}` is not in the registry"
+                    ))),
+                    Some((status, post_id, holder)) => match (status.as_str(), post_id) {
+                        ("issued", Some(post_id)) => Ok(Claim::Issued { post_id }),
+                        ("void", _) => Ok(Claim::Void),
+                        // A retry of our own claim whose answer was lost.
+                        ("creating", _) if holder.as_deref() == Some(claim.as_str()) => {
+                            Ok(Claim::Claimed)
+                        }
+                        ("creating", _) => Ok(Claim::Busy),
+                        (other, _) => Err(Error::Unexpected(format!(
+                            "number {number} of series `{key}` is `{other}` without an invoice"
+                        ))),
+                    },
+                })
+            })
+        })
+        .await
+    }
+
+    /// Marks a number this caller claimed as issued to `post_id`, and the
+    /// payment's row with its post, in one transaction. `false` when the
+    /// claim was lost (taken over as stale): nothing changed.
+    pub async fn issue_claimed(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+        post_id: u64,
+        payment: Option<&PaymentRef>,
+    ) -> Result<bool> {
+        crate::payment::check_claim_id(claim)?;
+        let claim = claim.to_owned();
+        let payment = payment.map(|p| (p.gateway().to_owned(), p.transaction_id().to_owned()));
+        self.run("issue_claimed", scope.as_str(), move |conn, sql, key| {
+            let (claim, payment) = (claim.clone(), payment.clone());
+            Box::pin(async move {
+                conn.query_drop("START TRANSACTION").await?;
+                let outcome = async {
+                    conn.exec_drop(&sql.registry.issue_claimed, (post_id, key, number, &claim))
+                        .await?;
+                    if conn.affected_rows() != 1 {
+                        return Ok(Ok(false));
+                    }
+                    if let Some((gateway, txn)) = &payment {
+                        conn.exec_drop(&sql.registry.set_payment_post, (post_id, gateway, txn))
+                            .await?;
+                    }
+                    Ok(Ok(true))
+                }
+                .await;
+                finish_transaction(conn, outcome).await
+            })
+        })
+        .await
+    }
+
+    /// Gives a claim back after a failure: the number is reserved again and
+    /// the next delivery completes it. `false` when the claim was not held.
+    pub async fn release_claim(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+    ) -> Result<bool> {
+        crate::payment::check_claim_id(claim)?;
+        let claim = claim.to_owned();
+        self.run("release_claim", scope.as_str(), move |conn, sql, key| {
+            let claim = claim.clone();
+            Box::pin(async move {
+                conn.exec_drop(&sql.registry.release_claim, (key, number, &claim))
+                    .await?;
+                Ok(Ok(conn.affected_rows() == 1))
             })
         })
         .await
