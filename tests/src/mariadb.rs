@@ -310,7 +310,7 @@ impl MariaDb {
                         stat.rsplit_once(')')
                             .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
                     })
-                    .is_none_or(|state| state == "T" || state == "t")
+                    .map_or(true, |state| state == "T" || state == "t")
             });
             if all_stopped {
                 return Ok(());
