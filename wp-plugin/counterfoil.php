@@ -30,6 +30,7 @@ if ( ! extension_loaded( 'mysqli' ) ) {
 }
 
 require_once __DIR__ . '/includes/exceptions.php';
+require_once __DIR__ . '/includes/class-counterfoil-log.php';
 require_once __DIR__ . '/includes/class-counterfoil-rules.php';
 require_once __DIR__ . '/includes/interface-counterfoil-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-php-backend.php';
@@ -48,8 +49,10 @@ register_deactivation_hook( __FILE__, 'counterfoil_deactivate' );
 add_action( 'plugins_loaded', array( 'Counterfoil_Schema', 'maybe_upgrade' ) );
 // With the extension loaded, its global allocate_invoice_number() reads the
 // process settings: configure them (DB_*, $wpdb->prefix, format, registry)
-// before any other plugin can call it.
-add_action( 'plugins_loaded', 'counterfoil_backend', 0 );
+// before any other plugin can call it. A backend that cannot be built is an
+// admin notice and 503s on the webhook, never a fatal error for the site.
+add_action( 'plugins_loaded', 'counterfoil_boot_backend', 0 );
+add_action( 'admin_notices', 'counterfoil_backend_notice' );
 Counterfoil_Invoice_Type::init();
 add_action( 'init', 'counterfoil_load_textdomain' );
 add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );

@@ -23,6 +23,14 @@ try {
   const backend = await page.locator('#counterfoil-backend').innerText();
   check(/Backend:/.test(backend), `the page shows the backend (${backend.trim()})`);
 
+  // The webhook secret is masked until "Show".
+  check(await page.getAttribute('#counterfoil-secret', 'type') === 'password', 'the webhook secret is masked');
+  await page.click('#counterfoil-secret-reveal');
+  check(await page.getAttribute('#counterfoil-secret', 'type') === 'text', '"Show" reveals it');
+  check((await page.inputValue('#counterfoil-secret')).length >= 32, 'the revealed secret is the secret');
+  await page.click('#counterfoil-secret-reveal');
+  check(await page.getAttribute('#counterfoil-secret', 'type') === 'password', '"Hide" masks it again');
+
   // Create series 1:2026 starting at 2.
   await page.fill('#counterfoil-create input[name=user_id]', '1');
   await page.fill('#counterfoil-create input[name=year]', '2026');

@@ -249,3 +249,231 @@ fn killed_wpdb_between_claim_and_insert_extension() {
 fn killed_wpdb_between_claim_and_insert_pure_php() {
     killed_wpdb_between_claim_and_insert(false);
 }
+
+/// What a gateway is told: a 503 says what to do and carries a request id,
+/// never the database's words or hosts, and the detail is logged once per
+/// cause however often it recurs; every signature failure reads the same; no
+/// secret is 503; an oversized body is refused before any HMAC; a reused
+/// transaction id with another issuer, amount or currency is 409.
+#[test]
+fn errors_to_gateways_say_nothing_internal() {
+    let wp = WordPress::install(MariaDb::shared(), "gateway_errors", None).unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(false, 2).unwrap();
+    let port = site.port();
+    let body = |txn: &str, user: u64, amount: &str| {
+        format!(
+            r#"{{"gateway":"stripe","transaction_id":"{txn}","user_id":{user},"year":2026,"amount":"{amount}","currency":"EUR"}}"#
+        )
+    };
+    // A reused transaction id with other facts: 409; the same facts: 200.
+    assert_eq!(
+        deliver(port, &secret, body("t1", 1, "10.00").as_bytes(), 0)
+            .unwrap()
+            .status,
+        201
+    );
+    assert_eq!(
+        deliver(port, &secret, body("t1", 1, "10.00").as_bytes(), 0)
+            .unwrap()
+            .status,
+        200
+    );
+    for (other, field) in [
+        (body("t1", 1, "99.00"), "amount"),
+        (body("t1", 2, "10.00"), "issuer"),
+    ] {
+        let r = deliver(port, &secret, other.as_bytes(), 0).unwrap();
+        assert_eq!(r.status, 409, "{}", r.body);
+        assert!(
+            r.body.contains("counterfoil_payment_mismatch") && r.body.contains(field),
+            "{}",
+            r.body
+        );
+    }
+    // The database fails: three deliveries, three generic 503s, one log line.
+    MariaDb::shared()
+        .exec(
+            wp.database(),
+            "RENAME TABLE wp_invoice_sequences TO wp_invoice_sequences_away",
+        )
+        .unwrap();
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let r = deliver(
+            port,
+            &secret,
+            body(&format!("down-{i}"), 1, "1.00").as_bytes(),
+            0,
+        )
+        .unwrap();
+        assert_eq!(r.status, 503, "{}", r.body);
+        assert_eq!(r.header("Retry-After"), vec!["5"]);
+        for secret_detail in [
+            "invoice_sequences",
+            "doesn't exist",
+            "127.0.0.1",
+            "1146",
+            "mysqli",
+        ] {
+            assert!(
+                !r.body.contains(secret_detail),
+                "the 503 body leaks `{secret_detail}`: {}",
+                r.body
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        ids.push(v["request_id"].as_str().unwrap().to_owned());
+    }
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2],
+        "a request id per request"
+    );
+    let logs = site.logs();
+    // php-fpm's own log (nginx repeats FastCGI stderr in its error log).
+    let fpm_log = logs.split("--- nginx-error.log").next().unwrap();
+    assert_eq!(
+        fpm_log.matches("invoice_sequences' doesn't exist").count(),
+        1,
+        "the detail is logged once per cause: {logs}"
+    );
+    assert!(
+        logs.contains(&ids[0]),
+        "the log line names the first request"
+    );
+    MariaDb::shared()
+        .exec(
+            wp.database(),
+            "RENAME TABLE wp_invoice_sequences_away TO wp_invoice_sequences",
+        )
+        .unwrap();
+    // Every signature failure reads the same.
+    let signed = body("sig", 1, "1.00");
+    let ts = counterfoil_tests::webhook::now().to_string();
+    let post = |headers: &[(&str, &str)]| {
+        counterfoil_tests::php::http(
+            port,
+            "POST",
+            counterfoil_tests::webhook::PATH,
+            headers,
+            signed.as_bytes(),
+        )
+        .unwrap()
+    };
+    let wrong = counterfoil_tests::webhook::sign("not-the-secret", &ts, signed.as_bytes());
+    let answers = [
+        post(&[]),
+        post(&[
+            ("X-Counterfoil-Timestamp", &ts),
+            ("X-Counterfoil-Signature", &wrong),
+        ]),
+        post(&[
+            ("X-Counterfoil-Timestamp", "abc"),
+            ("X-Counterfoil-Signature", "sha256=00"),
+        ]),
+        deliver(port, &secret, signed.as_bytes(), 900).unwrap(),
+    ];
+    for a in &answers {
+        assert_eq!(a.status, 401);
+        assert_eq!(
+            a.body, answers[0].body,
+            "one message for every signature failure"
+        );
+    }
+    // An oversized body is refused before any signature work (even unsigned).
+    let huge = "x".repeat(70_000);
+    let r = counterfoil_tests::php::http(
+        port,
+        "POST",
+        counterfoil_tests::webhook::PATH,
+        &[],
+        huge.as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(r.status, 400, "{}", r.body);
+    // No secret configured: 503, the gateway delivers again later.
+    wp.eval(false, "update_option('counterfoil_webhook_secret', '');")
+        .unwrap();
+    let r = deliver(port, "", signed.as_bytes(), 0).unwrap();
+    assert_eq!(r.status, 503, "{}", r.body);
+}
+
+/// A backend that cannot be built (here: the timeout filter answers -5, which
+/// the extension refuses) never takes the site down: the front page works,
+/// the admin sees a notice, the webhook answers 503 with a request id.
+#[test]
+fn a_backend_that_cannot_be_built_is_a_notice_and_503_not_a_fatal_error() {
+    let wp = WordPress::install(MariaDb::shared(), "bad_backend", None).unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let mu = wp.dir().join("wp-content/mu-plugins");
+    std::fs::create_dir_all(&mu).unwrap();
+    std::fs::write(
+        mu.join("counterfoil-test-bad-timeout.php"),
+        "<?php add_filter('counterfoil_timeout_ms', function () { return -5; });\n",
+    )
+    .unwrap();
+    let site = wp.serve(true, 2).unwrap();
+    let home = counterfoil_tests::php::http(site.port(), "GET", "/", &[], b"").unwrap();
+    assert_eq!(home.status, 200, "the site works");
+    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
+    let page = admin
+        .get("/wp-admin/options-general.php?page=counterfoil")
+        .unwrap();
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("counterfoil-backend-error"),
+        "the admin sees why"
+    );
+    let r = deliver(
+        site.port(),
+        &secret,
+        br#"{"gateway":"stripe","transaction_id":"b1","user_id":1,"year":2026}"#,
+        0,
+    )
+    .unwrap();
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(r.body.contains("request_id"), "{}", r.body);
+}
+
+/// A secret from the COUNTERFOIL_WEBHOOK_SECRET constant is never shown on
+/// the settings page, and "generate a new secret" is disabled; callbacks
+/// signed with it are accepted.
+#[test]
+fn a_secret_from_the_constant_is_never_displayed() {
+    let wp = WordPress::install(MariaDb::shared(), "secret_constant", None).unwrap();
+    let option_secret = wp.webhook_secret().unwrap();
+    let constant = "constant-secret-6f1d2c0e9a8b7f5e4d3c2b1a";
+    let mu = wp.dir().join("wp-content/mu-plugins");
+    std::fs::create_dir_all(&mu).unwrap();
+    std::fs::write(
+        mu.join("counterfoil-test-secret.php"),
+        format!("<?php define('COUNTERFOIL_WEBHOOK_SECRET', '{constant}');\n"),
+    )
+    .unwrap();
+    let site = wp.serve(false, 2).unwrap();
+    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
+    let page = admin
+        .get("/wp-admin/options-general.php?page=counterfoil")
+        .unwrap();
+    assert_eq!(page.status, 200);
+    assert!(
+        !page.body.contains(constant),
+        "the constant's secret is shown"
+    );
+    assert!(
+        !page.body.contains(&option_secret),
+        "the unused option secret is shown"
+    );
+    assert!(page.body.contains("counterfoil-secret-constant"));
+    assert!(page
+        .body
+        .contains(r#"name="regenerate_secret" value="1" disabled"#));
+    let body = br#"{"gateway":"stripe","transaction_id":"c1","user_id":1,"year":2026}"#;
+    assert_eq!(deliver(site.port(), constant, body, 0).unwrap().status, 201);
+    assert_eq!(
+        deliver(site.port(), &option_secret, body, 0)
+            .unwrap()
+            .status,
+        401
+    );
+}

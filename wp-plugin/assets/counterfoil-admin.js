@@ -11,6 +11,18 @@ const say = (el, text, ok) => {
   el.classList.toggle('counterfoil-refused', !ok);
 };
 
+// The webhook secret is masked; "Show" reveals it (no wasm needed).
+const reveal = $('counterfoil-secret-reveal');
+if (reveal) {
+  const show = reveal.textContent;
+  reveal.addEventListener('click', () => {
+    const field = $('counterfoil-secret');
+    const hidden = field.type === 'password';
+    field.type = hidden ? 'text' : 'password';
+    reveal.textContent = hidden ? reveal.dataset.hide : show;
+  });
+}
+
 let cf;
 try {
   cf = await loadCounterfoil(new URL('counterfoil.wasm', import.meta.url));

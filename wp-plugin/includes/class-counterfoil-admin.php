@@ -162,7 +162,7 @@ final class Counterfoil_Admin {
 		update_option( 'counterfoil_new_series_start', $start );
 		update_option( 'counterfoil_format', $format );
 		update_option( 'counterfoil_delete_data_on_uninstall', ! empty( $_POST['delete_data_on_uninstall'] ) ? 1 : 0 );
-		if ( ! empty( $_POST['regenerate_secret'] ) ) {
+		if ( ! empty( $_POST['regenerate_secret'] ) && ! Counterfoil_Rest::secret_from_constant() ) {
 			update_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), false );
 		}
 		self::back( 'success', __( 'Settings saved.', 'counterfoil' ) );
@@ -332,7 +332,7 @@ final class Counterfoil_Admin {
 		}
 		$notice = get_transient( 'counterfoil_notice_' . get_current_user_id() );
 		delete_transient( 'counterfoil_notice_' . get_current_user_id() );
-		$backend = counterfoil_backend()->name();
+		$backend = null === counterfoil_backend_error() ? counterfoil_backend()->name() : 'none';
 		$post    = esc_url( admin_url( 'admin-post.php' ) );
 		?>
 		<div class="wrap" id="counterfoil-settings">
@@ -344,6 +344,8 @@ final class Counterfoil_Admin {
 				<?php
 				if ( 'extension' === $backend ) {
 					esc_html_e( 'Backend: the counterfoil PHP extension (Rust core).', 'counterfoil' );
+				} elseif ( 'none' === $backend ) {
+					esc_html_e( 'Backend: unavailable (see the notice above).', 'counterfoil' );
 				} else {
 					esc_html_e( 'Backend: pure PHP (the counterfoil extension is not loaded on this server).', 'counterfoil' );
 				}
@@ -441,8 +443,15 @@ final class Counterfoil_Admin {
 					</p>
 				</fieldset>
 				<p><?php esc_html_e( 'Webhook endpoint:', 'counterfoil' ); ?> <code><?php echo esc_html( rest_url( Counterfoil_Rest::NAMESPACE_V1 . '/payments' ) ); ?></code><br>
-					<?php esc_html_e( 'Webhook secret:', 'counterfoil' ); ?> <code id="counterfoil-secret"><?php echo esc_html( Counterfoil_Rest::secret() ); ?></code>
-					<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
+					<?php esc_html_e( 'Webhook secret:', 'counterfoil' ); ?>
+					<?php if ( Counterfoil_Rest::secret_from_constant() ) : ?>
+						<span id="counterfoil-secret-constant"><?php esc_html_e( 'set by the COUNTERFOIL_WEBHOOK_SECRET constant in wp-config.php (not shown here; change it there).', 'counterfoil' ); ?></span>
+						<label><input type="checkbox" name="regenerate_secret" value="1" disabled> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
+					<?php else : ?>
+						<input type="password" id="counterfoil-secret" class="regular-text code" readonly autocomplete="off" value="<?php echo esc_attr( Counterfoil_Rest::secret() ); ?>">
+						<button type="button" class="button" id="counterfoil-secret-reveal" data-hide="<?php esc_attr_e( 'Hide', 'counterfoil' ); ?>"><?php esc_html_e( 'Show', 'counterfoil' ); ?></button>
+						<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
+					<?php endif; ?>
 				<p><label><input type="checkbox" name="delete_data_on_uninstall" value="1" <?php checked( (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 ), 1 ); ?>>
 					<?php esc_html_e( 'Delete all invoice numbers, payments and invoices when the plugin is uninstalled (otherwise they are kept).', 'counterfoil' ); ?></label></p>
 				<?php submit_button( __( 'Save settings', 'counterfoil' ) ); ?>

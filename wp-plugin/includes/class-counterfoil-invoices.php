@@ -54,9 +54,14 @@ final class Counterfoil_Invoices {
 				return $bad( sprintf( __( 'The field %s is required and must be a string.', 'counterfoil' ), $key ) );
 			}
 		}
-		// The gateway and transaction id rules are the backend's (the core's
-		// PaymentRef, or Counterfoil_Rules::payment_ref): checked by
-		// record_payment before it writes anything, answered with 400.
+		// The gateway and transaction id rules (the core's PaymentRef, held to
+		// this twin by the shared vectors), checked here so that any refusal
+		// from the backend afterwards is the site's problem (503), never 400.
+		try {
+			Counterfoil_Rules::payment_ref( $payment['gateway'], $payment['transaction_id'] );
+		} catch ( InvalidArgumentException $e ) {
+			return $bad( $e->getMessage() );
+		}
 		if ( ! isset( $payment['user_id'] ) || ! is_int( $payment['user_id'] ) || $payment['user_id'] < 0 ) {
 			return $bad( __( 'The field user_id is required and must be a whole number, 0 or more.', 'counterfoil' ) );
 		}
@@ -113,10 +118,10 @@ final class Counterfoil_Invoices {
 	 * @return array|WP_Error
 	 */
 	private static function issue( $scope, array $payment, array $now, $may_create ) {
-		$backend = counterfoil_backend();
 		$started = microtime( true );
 		try {
-			$record = self::record( $backend, $scope, $payment, $now, $may_create );
+			$backend = counterfoil_backend();
+			$record  = self::record( $backend, $scope, $payment, $now, $may_create );
 		} catch ( Throwable $e ) {
 			return self::error_from( $e, $payment );
 		} finally {
@@ -133,6 +138,17 @@ final class Counterfoil_Invoices {
 					'held'        => true,
 				)
 			);
+		}
+		if ( ! $record['created'] ) {
+			$differs = self::differs( $record, $payment );
+			if ( null !== $differs ) {
+				return new WP_Error(
+					'counterfoil_payment_mismatch',
+					/* translators: %s: the field that differs */
+					sprintf( __( 'This transaction id was already recorded with another %s; a payment is never re-invoiced under a reused transaction id.', 'counterfoil' ), $differs ),
+					array( 'status' => 409 )
+				);
+			}
 		}
 		$year   = Counterfoil_Rules::issuer_and_year( $record['scope_key'] );
 		$period = empty( $record['period'] ) ? null : array_map( 'intval', explode( '-', $record['period'] ) );
@@ -182,6 +198,31 @@ final class Counterfoil_Invoices {
 			}
 		}
 		return $backend->hold_payment( $missing, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'], $now[0], $now[1] );
+	}
+
+	/**
+	 * What differs between a repeated delivery and the payment as first
+	 * recorded: 'issuer', 'amount', 'currency', or null when it is the same
+	 * payment.
+	 */
+	private static function differs( array $record, array $payment ) {
+		global $wpdb;
+		$t     = Counterfoil_Schema::tables();
+		$first = $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, amount, currency FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $payment['gateway'], $payment['transaction_id'] ) );
+		if ( ! $first ) {
+			return null;
+		}
+		$owner = Counterfoil_Rules::issuer_and_year( $first->scope_key );
+		if ( null !== $owner && (string) $owner[0] !== (string) $payment['user_id'] ) {
+			return 'issuer';
+		}
+		if ( (string) $first->amount !== (string) $payment['amount'] ) {
+			return 'amount';
+		}
+		if ( (string) $first->currency !== (string) $payment['currency'] ) {
+			return 'currency';
+		}
+		return null;
 	}
 
 	/** The series a held payment waits for, or null. */
@@ -388,11 +429,13 @@ final class Counterfoil_Invoices {
 	private static function incomplete( $rendered, Throwable $e ) {
 		return new WP_Error(
 			'counterfoil_incomplete',
-			/* translators: 1: number, 2: reason */
-			sprintf( __( 'Number %1$s is reserved for this payment but its invoice could not be created yet (%2$s). Deliver the payment again to complete it.', 'counterfoil' ), $rendered, $e->getMessage() ),
+			/* translators: %s: number */
+			sprintf( __( 'Number %s is reserved for this payment but its invoice could not be created yet. Deliver the payment again to complete it.', 'counterfoil' ), $rendered ),
 			array(
 				'status'      => 503,
 				'retry_after' => 5,
+				'cause'       => get_class( $e ) . ':' . $e->getCode(),
+				'detail'      => $e->getMessage(),
 			)
 		);
 	}
@@ -421,17 +464,22 @@ final class Counterfoil_Invoices {
 		return true;
 	}
 
-	/** A backend exception as a WP_Error with the HTTP status it deserves. */
+	/**
+	 * A backend exception as a WP_Error: the payment was validated before, so
+	 * whatever the backend refuses is the site's problem (503, delivered
+	 * again later). The message names the kind of problem; the detail (the
+	 * database's words, hosts) is in the data, for the server log only.
+	 */
 	private static function error_from( Throwable $e, array $payment ) {
-		if ( $e instanceof InvalidArgumentException ) {
-			return new WP_Error( 'counterfoil_invalid_payment', $e->getMessage(), array( 'status' => 400 ) );
-		}
+		unset( $payment );
 		return new WP_Error(
 			'counterfoil_unavailable',
-			__( 'The invoice database is busy or unavailable; deliver the payment again shortly.', 'counterfoil' ) . ' (' . $e->getMessage() . ')',
+			__( 'The invoice database is busy or unavailable; deliver the payment again shortly.', 'counterfoil' ),
 			array(
 				'status'      => 503,
 				'retry_after' => 5,
+				'cause'       => get_class( $e ) . ':' . $e->getCode(),
+				'detail'      => $e->getMessage(),
 			)
 		);
 	}

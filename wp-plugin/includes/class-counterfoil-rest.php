@@ -8,8 +8,12 @@
  * the server's clock (an older or replayed request is refused).
  *
  * Answers: 201 created; 200 a repeated delivery, with the first answer's
- * invoice; 400 invalid input; 401 bad or stale signature; 503 with
- * Retry-After when the database is locked or unavailable.
+ * invoice; 400 invalid input or a body over 64 KiB (checked before the
+ * HMAC); 401 bad or stale signature (one message for every cause); 409 a
+ * reused transaction id with another issuer, amount or currency, or a voided
+ * number; 503 with Retry-After when the database is locked or unavailable,
+ * the payment waits for its series, or no secret is configured. A 5xx body
+ * says what to do and carries a request id; the detail is in the server log.
  *
  * @package Counterfoil
  */
@@ -42,10 +46,15 @@ final class Counterfoil_Rest {
 	 * option generated at activation.
 	 */
 	public static function secret() {
-		if ( defined( 'COUNTERFOIL_WEBHOOK_SECRET' ) && COUNTERFOIL_WEBHOOK_SECRET ) {
+		if ( self::secret_from_constant() ) {
 			return (string) COUNTERFOIL_WEBHOOK_SECRET;
 		}
 		return (string) get_option( 'counterfoil_webhook_secret', '' );
+	}
+
+	/** Whether the secret comes from the COUNTERFOIL_WEBHOOK_SECRET constant. */
+	public static function secret_from_constant() {
+		return defined( 'COUNTERFOIL_WEBHOOK_SECRET' ) && COUNTERFOIL_WEBHOOK_SECRET;
 	}
 
 	/**
@@ -61,29 +70,32 @@ final class Counterfoil_Rest {
 	}
 
 	/**
-	 * permission_callback: a valid, fresh signature.
+	 * permission_callback: a body of at most MAX_BODY bytes (checked before
+	 * any HMAC is computed), a configured secret (503 otherwise: the site is
+	 * not ready, the gateway delivers again), and a valid, fresh signature.
+	 * Every signature failure gets the same answer, so that nothing tells a
+	 * prober which part was wrong.
 	 *
 	 * @param WP_REST_Request $request Request.
 	 * @return true|WP_Error
 	 */
 	public static function verify_signature( $request ) {
-		$secret    = self::secret();
+		if ( strlen( $request->get_body() ) > self::MAX_BODY ) {
+			return new WP_Error( 'counterfoil_too_large', __( 'The body is larger than 64 KiB.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		$secret = self::secret();
+		if ( '' === $secret ) {
+			Counterfoil_Log::once( 'webhook:no-secret', 'a payment callback arrived but no webhook secret is set (Settings → Invoice numbers)' );
+			return new WP_Error( 'counterfoil_not_configured', __( 'The payment webhook is not configured yet.', 'counterfoil' ), array( 'status' => 503 ) );
+		}
 		$timestamp = (string) $request->get_header( 'x_counterfoil_timestamp' );
 		$signature = (string) $request->get_header( 'x_counterfoil_signature' );
-		$deny      = function ( $message ) {
-			return new WP_Error( 'counterfoil_unauthorized', $message, array( 'status' => 401 ) );
-		};
-		if ( '' === $secret ) {
-			return $deny( __( 'The webhook secret is not set.', 'counterfoil' ) );
-		}
-		if ( '' === $signature || ! preg_match( '/^[0-9]{1,12}$/', $timestamp ) ) {
-			return $deny( __( 'Missing or malformed signature headers.', 'counterfoil' ) );
-		}
-		if ( abs( time() - (int) $timestamp ) > self::MAX_CLOCK_SKEW ) {
-			return $deny( __( 'The signature timestamp is too old or in the future.', 'counterfoil' ) );
-		}
-		if ( ! hash_equals( self::sign( $timestamp, $request->get_body(), $secret ), $signature ) ) {
-			return $deny( __( 'The signature does not match.', 'counterfoil' ) );
+		$valid     = '' !== $signature
+			&& preg_match( '/^[0-9]{1,12}$/', $timestamp )
+			&& abs( time() - (int) $timestamp ) <= self::MAX_CLOCK_SKEW
+			&& hash_equals( self::sign( $timestamp, $request->get_body(), $secret ), $signature );
+		if ( ! $valid ) {
+			return new WP_Error( 'counterfoil_unauthorized', __( 'The request is not signed with this site\'s webhook secret, or its timestamp is more than 5 minutes off.', 'counterfoil' ), array( 'status' => 401 ) );
 		}
 		return true;
 	}
@@ -96,11 +108,7 @@ final class Counterfoil_Rest {
 	 */
 	public static function create_payment( $request ) {
 		$started = microtime( true );
-		$body    = $request->get_body();
-		if ( strlen( $body ) > self::MAX_BODY ) {
-			return new WP_Error( 'counterfoil_too_large', __( 'The body is larger than 64 KiB.', 'counterfoil' ), array( 'status' => 400 ) );
-		}
-		$payment = json_decode( $body, true );
+		$payment = json_decode( $request->get_body(), true );
 		if ( ! is_array( $payment ) ) {
 			return new WP_Error( 'counterfoil_invalid_json', __( 'The body must be a JSON object.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
@@ -108,13 +116,20 @@ final class Counterfoil_Rest {
 		if ( is_wp_error( $result ) ) {
 			$data   = $result->get_error_data();
 			$status = isset( $data['status'] ) ? (int) $data['status'] : 500;
-			$resp   = new WP_REST_Response(
-				array(
-					'code'    => $result->get_error_code(),
-					'message' => $result->get_error_message(),
-				),
-				$status
+			$body   = array(
+				'code'    => $result->get_error_code(),
+				'message' => $result->get_error_message(),
 			);
+			if ( $status >= 500 ) {
+				// The gateway learns what to do and a request id; the detail
+				// (the database's words, hosts, a hook's exception) goes to
+				// the server log, once per cause.
+				$body['request_id'] = Counterfoil_Log::request_id();
+				if ( ! empty( $data['detail'] ) ) {
+					Counterfoil_Log::once( $result->get_error_code() . '|' . ( isset( $data['cause'] ) ? $data['cause'] : '' ), $data['detail'] );
+				}
+			}
+			$resp = new WP_REST_Response( $body, $status );
 			if ( ! empty( $data['retry_after'] ) ) {
 				$resp->header( 'Retry-After', (string) (int) $data['retry_after'] );
 			}
@@ -129,7 +144,7 @@ final class Counterfoil_Rest {
 				'gateway'        => $payment['gateway'],
 				'transaction_id' => $payment['transaction_id'],
 				'repeated'       => ! $result['created'],
-				'backend'        => counterfoil_backend()->name(),
+				'backend'        => counterfoil_backend()->name(), // Built: it answered above.
 			),
 			$result['created'] ? 201 : 200
 		);

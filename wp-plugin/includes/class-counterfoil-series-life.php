@@ -173,6 +173,11 @@ final class Counterfoil_Series_Life {
 	}
 
 	public static function test_backend() {
+		$error = counterfoil_backend_error();
+		if ( null !== $error ) {
+			/* translators: %s: the reason */
+			return self::result( 'backend', 'critical', __( 'Counterfoil cannot number invoices', 'counterfoil' ), sprintf( __( 'The backend cannot be built: %s. Payment callbacks are answered 503 until this is fixed.', 'counterfoil' ), $error ) );
+		}
 		if ( 'extension' === counterfoil_backend()->name() ) {
 			return self::result( 'backend', 'good', __( 'Invoice numbers come from the counterfoil PHP extension', 'counterfoil' ), __( 'The extension (Rust core) is loaded and keeps one database connection per PHP worker.', 'counterfoil' ) );
 		}

@@ -86,6 +86,7 @@ function counterfoil_backend() {
 	$format = counterfoil_format();
 	$now    = $wpdb->prefix . '|' . $format;
 	if ( null === $backend || $key !== $now ) {
+		$backend = null;
 		$force   = defined( 'COUNTERFOIL_FORCE_PHP_BACKEND' ) && COUNTERFOIL_FORCE_PHP_BACKEND;
 		$backend = ( extension_loaded( 'counterfoil' ) && ! $force )
 			? new Counterfoil_Extension_Backend( $wpdb->prefix, $format )
@@ -93,6 +94,41 @@ function counterfoil_backend() {
 		$key     = $now;
 	}
 	return $backend;
+}
+
+/**
+ * plugins_loaded: builds the backend; a failure is remembered for the admin
+ * notice and the webhook's 503, and never takes the site down.
+ */
+function counterfoil_boot_backend() {
+	counterfoil_backend_error();
+}
+
+/**
+ * Why the backend cannot be built, or null when it can.
+ *
+ * @return string|null
+ */
+function counterfoil_backend_error() {
+	try {
+		counterfoil_backend();
+		return null;
+	} catch ( Throwable $e ) {
+		Counterfoil_Log::once( 'backend:' . get_class( $e ), $e->getMessage() );
+		return $e->getMessage();
+	}
+}
+
+/** admin_notices: the backend cannot be built (to those who manage the site). */
+function counterfoil_backend_notice() {
+	if ( ! current_user_can( 'manage_options' ) ) {
+		return;
+	}
+	$error = counterfoil_backend_error();
+	if ( null !== $error ) {
+		/* translators: %s: the reason */
+		echo '<div class="notice notice-error" id="counterfoil-backend-error"><p>' . esc_html( sprintf( __( 'Counterfoil cannot number invoices: %s. Payment callbacks are answered 503 (the gateway delivers them again) until this is fixed.', 'counterfoil' ), $error ) ) . '</p></div>';
+	}
 }
 
 /**

@@ -76,7 +76,8 @@ final class InvoiceTypeTest extends TestCase {
 		$this->assertSame( $post->post_title, $after->post_title );
 		$this->assertSame( 'publish', $after->post_status );
 		// A repeated delivery still answers with the invoice.
-		$again = counterfoil_create_invoice_for_payment( array( 'gateway' => 'stripe', 'transaction_id' => get_post_meta( $post->ID, '_counterfoil_transaction_id', true ), 'user_id' => (int) $post->post_author, 'year' => 2026 ) );
+		$again = counterfoil_create_invoice_for_payment( array( 'gateway' => 'stripe', 'transaction_id' => get_post_meta( $post->ID, '_counterfoil_transaction_id', true ), 'user_id' => (int) strtok( get_post_meta( $post->ID, '_counterfoil_scope_key', true ), ':' ), 'year' => 2026 ) );
+		$this->assertInstanceOf( WP_Post::class, $again, is_wp_error( $again ) ? $again->get_error_message() : '' );
 		$this->assertSame( $post->ID, $again->ID );
 	}
 
