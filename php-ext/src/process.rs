@@ -66,7 +66,7 @@ pub fn with_store<T>(
 }
 
 /// What this process's store for `settings` has done (zero if unused).
-pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32) {
+pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32, Option<usize>) {
     let guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     let pid = std::process::id();
     let store = guard
@@ -77,5 +77,6 @@ pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32) {
         store.map(|s| s.stats()).unwrap_or_default(),
         store.and_then(|s| s.connection_id()),
         pid,
+        store.and_then(|s| s.node()),
     )
 }

@@ -58,7 +58,7 @@ fn record_array(r: &PaymentRecord) -> PhpResult<ZBox<ZendHashTable>> {
 
 /// Connection facts for tests and monitoring.
 pub fn info(settings: &Settings) -> HashMap<String, i64> {
-    let (stats, connection_id, pid) = process::stats(settings);
+    let (stats, connection_id, pid, node) = process::stats(settings);
     HashMap::from([
         ("pid".to_string(), i64::from(pid)),
         ("connects".to_string(), stats.connects as i64),
@@ -68,6 +68,8 @@ pub fn info(settings: &Settings) -> HashMap<String, i64> {
             "connection_id".to_string(),
             i64::from(connection_id.unwrap_or(0)),
         ),
+        // Which node of the list the connection goes to (0 = the first; -1 = none).
+        ("node".to_string(), node.map_or(-1, |n| n as i64)),
     ])
 }
 

@@ -68,8 +68,8 @@ impl Settings {
             let text = scalar(&key, value)?;
             match key.as_str() {
                 "database_url" => out.database_url = Some(text).filter(|u| !u.is_empty()),
-                "host" | "user" | "password" | "database" => {
-                    let k = ["host", "user", "password", "database"]
+                "host" | "nodes" | "user" | "password" | "database" => {
+                    let k = ["host", "nodes", "user", "password", "database"]
                         .into_iter()
                         .find(|k| *k == key)
                         .expect("matched above");
@@ -87,28 +87,33 @@ impl Settings {
                 }
                 other => {
                     return Err(invalid_argument(format!(
-                        "unknown option `{other}`; known options: database_url, host, user, \
-                         password, database, table_prefix, timeout_ms, format, registry"
+                        "unknown option `{other}`; known options: database_url, host, nodes, \
+                         user, password, database, table_prefix, timeout_ms, format, registry"
                     )))
                 }
             }
         }
         if !parts.is_empty() {
             let get = |k: &str| parts.get(k).cloned().unwrap_or_default();
-            if get("host").is_empty() || get("database").is_empty() {
+            // `nodes`: DB_HOST-style hosts separated by commas, in order of
+            // preference (a Galera cluster: the first healthy one writes).
+            let hosts = if get("nodes").is_empty() {
+                get("host")
+            } else {
+                get("nodes")
+            };
+            if hosts.trim().is_empty() || get("database").is_empty() {
                 return Err(invalid_argument(
-                    "options host and database go together (with user and password)".into(),
+                    "options host (or nodes) and database go together (with user and password)"
+                        .into(),
                 ));
             }
-            out.database_url = Some(
-                url_from_parts(
-                    &get("host"),
-                    &get("user"),
-                    &get("password"),
-                    &get("database"),
-                )
-                .map_err(crate::exceptions::to_php)?,
-            );
+            let urls = hosts
+                .split(',')
+                .map(|h| url_from_parts(h, &get("user"), &get("password"), &get("database")))
+                .collect::<counterfoil_core::Result<Vec<String>>>()
+                .map_err(crate::exceptions::to_php)?;
+            out.database_url = Some(urls.join(","));
         }
         Ok(out)
     }

@@ -477,3 +477,167 @@ fn a_secret_from_the_constant_is_never_displayed() {
         401
     );
 }
+
+/// Rewrites one `define('NAME', …);` line of a site's wp-config.php, or adds
+/// a line before WordPress loads.
+fn wp_config_set(wp: &WordPress, name: &str, php_value: &str) {
+    let path = wp.dir().join("wp-config.php");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = format!("define('{name}', {php_value});");
+    let prefix = format!("define('{name}',");
+    let text = if let Some(old) = text.lines().find(|l| l.starts_with(&prefix)) {
+        text.replace(old, &line)
+    } else {
+        text.replace(
+            "if (!defined('ABSPATH'))",
+            &format!("{line}\nif (!defined('ABSPATH'))"),
+        )
+    };
+    std::fs::write(path, text).unwrap();
+}
+
+/// One payment through the plugin from PHP: the backend's name and the number.
+fn pay(wp: &WordPress, extension: bool, txn: &str) -> String {
+    wp.eval(
+        extension,
+        &format!(
+            "$p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => '{txn}', 'user_id' => 1, 'year' => 2026));
+             echo counterfoil_backend()->name(), ' ', is_wp_error($p) ? $p->get_error_message() . ' ' . json_encode($p->get_error_data()) : $p->post_title;"
+        ),
+    )
+    .unwrap()
+}
+
+/// The plugin connects as WordPress does, whatever form DB_HOST takes:
+/// host:port, localhost:/socket and [::1]:port, on both backends.
+#[test]
+fn every_db_host_form_on_both_backends() {
+    let server = MariaDb::start_with("hostforms", &["--bind-address=127.0.0.1,::1"]).unwrap();
+    let wp = WordPress::install(&server, "hostforms", None).unwrap();
+    let forms = [
+        format!("127.0.0.1:{}", server.port()),
+        format!("localhost:{}", server.socket().display()),
+        format!("[::1]:{}", server.port()),
+    ];
+    let mut n = 0;
+    for form in &forms {
+        wp_config_set(&wp, "DB_HOST", &format!("'{form}'"));
+        for extension in [true, false] {
+            n += 1;
+            let out = pay(&wp, extension, &format!("host-{n}"));
+            let backend = if extension { "extension" } else { "php" };
+            assert_eq!(out, format!("{backend} 2026-{n:04}"), "DB_HOST {form}");
+        }
+    }
+    // A node list (COUNTERFOIL_DB_NODES) or a URL list in php.ini is what the
+    // extension uses, not DB_HOST alone: with a dead node first, it writes to
+    // the second node of the list.
+    let node = |wp: &WordPress, ini: Option<&str>| {
+        let mut php = wp.php(true);
+        if let Some(url) = ini {
+            php.arg("-d")
+                .arg(format!("counterfoil.database_url=\"{url}\""));
+        }
+        let out = php
+            .arg("-r")
+            .arg(
+                "require './wp-load.php';
+                 counterfoil_backend()->current('1:2026');
+                 echo Counterfoil\\connection_info()['node'];",
+            )
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    wp_config_set(&wp, "DB_HOST", &format!("'{}'", forms[0]));
+    assert_eq!(node(&wp, None), "0", "DB_HOST alone: one node");
+    wp_config_set(
+        &wp,
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:1', '{}')", forms[0]),
+    );
+    assert_eq!(node(&wp, None), "1", "the node list reaches the extension");
+    wp_config_set(&wp, "COUNTERFOIL_DB_NODES", "array()");
+    let ini = format!(
+        "mysql://cf:cf@127.0.0.1:1/{db},mysql://cf:cf@{}/{db}",
+        forms[0],
+        db = wp.database()
+    );
+    assert_eq!(node(&wp, Some(&ini)), "1", "php.ini's node list is kept");
+}
+
+/// WordPress connects with TLS (MYSQL_CLIENT_FLAGS = MYSQLI_CLIENT_SSL) as a
+/// user the server only lets in over TLS: the plugin's own connection uses
+/// TLS too. The extension does not speak TLS, so with it loaded the plugin
+/// takes the pure-PHP backend (and says so) rather than connect in clear.
+#[test]
+fn the_plugin_connects_with_tls_when_wordpress_does() {
+    let dir = counterfoil_tests::target_dir()
+        .join("harness")
+        .join(format!("tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let server = MariaDb::start_with(
+        "tls",
+        &[
+            &format!("--ssl-cert={}", cert.display()),
+            &format!("--ssl-key={}", key.display()),
+        ],
+    )
+    .unwrap();
+    let wp = WordPress::install(&server, "tls", None).unwrap();
+    server
+        .exec(
+            wp.database(),
+            "CREATE USER 'cftls'@'%' IDENTIFIED BY 'cftls-password' REQUIRE SSL; GRANT ALL PRIVILEGES ON *.* TO 'cftls'@'%'",
+        )
+        .unwrap();
+    wp_config_set(&wp, "DB_USER", "'cftls'");
+    wp_config_set(&wp, "DB_PASSWORD", "'cftls-password'");
+    wp_config_set(
+        &wp,
+        "MYSQL_CLIENT_FLAGS",
+        "MYSQLI_CLIENT_SSL | MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT",
+    );
+    assert_eq!(pay(&wp, false, "tls-1"), "php 2026-0001");
+    assert_eq!(
+        pay(&wp, true, "tls-2"),
+        "php 2026-0002",
+        "with the extension loaded"
+    );
+    let health = wp
+        .eval(
+            true,
+            "echo Counterfoil_Series_Life::test_backend()['label'];",
+        )
+        .unwrap();
+    assert!(health.contains("TLS"), "{health}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -16,22 +16,36 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 	private $sequences;
 
 	/**
-	 * Configures the extension from wp-config.php's constants.
+	 * Configures the extension with the connection WordPress uses: DB_HOST in
+	 * any of its forms (host, host:port, host:/socket, [IPv6]:port), or the
+	 * node list COUNTERFOIL_DB_NODES (an array of such hosts, in order of
+	 * preference: a Galera cluster's writer first). A database URL set in
+	 * php.ini (counterfoil.database_url, possibly a node list) is kept, not
+	 * replaced by DB_HOST.
 	 *
 	 * @param string $table_prefix $wpdb->prefix.
 	 * @param string $format       Number template.
 	 */
 	public function __construct( $table_prefix, $format ) {
 		$options = array(
-			'host'         => DB_HOST,
-			'user'         => DB_USER,
-			'password'     => DB_PASSWORD,
-			'database'     => DB_NAME,
 			'table_prefix' => $table_prefix,
 			'format'       => $format,
 			'registry'     => true,
 			'timeout_ms'   => (int) apply_filters( 'counterfoil_timeout_ms', 5000 ),
 		);
+		if ( '' === (string) ini_get( 'counterfoil.database_url' ) ) {
+			$options += array(
+				'user'     => DB_USER,
+				'password' => DB_PASSWORD,
+				'database' => DB_NAME,
+			);
+			$nodes = counterfoil_db_nodes();
+			if ( count( $nodes ) > 1 ) {
+				$options['nodes'] = implode( ',', $nodes );
+			} else {
+				$options['host'] = $nodes[0];
+			}
+		}
 		\Counterfoil\configure( $options );
 		$this->sequences = new \Counterfoil\Sequences();
 	}

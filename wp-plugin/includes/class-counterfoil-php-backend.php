@@ -13,7 +13,8 @@
  * - a deadline: connect and read timeouts on its connection.
  *
  * It uses its own mysqli connection, opened with WordPress's DB_* settings
- * (parsed by $wpdb), not $wpdb's handle: $wpdb silently reconnects after a
+ * (parsed by $wpdb, with MYSQL_CLIENT_FLAGS), not $wpdb's handle (hence
+ * mysqli used directly, where the coding standards expect $wpdb): $wpdb silently reconnects after a
  * lost connection and re-runs the failed statement outside its transaction,
  * which could record a payment without its number.
  *
@@ -462,7 +463,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( $this->db ) {
 			return;
 		}
-		$hosts = defined( 'COUNTERFOIL_DB_NODES' ) && is_array( COUNTERFOIL_DB_NODES ) && COUNTERFOIL_DB_NODES ? COUNTERFOIL_DB_NODES : array( DB_HOST );
+		$hosts = counterfoil_db_nodes();
 		$last  = null;
 		foreach ( $hosts as $host ) {
 			try {
@@ -490,7 +491,9 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$db->options( MYSQLI_OPT_CONNECT_TIMEOUT, $seconds );
 		$db->options( MYSQLI_OPT_READ_TIMEOUT, $seconds );
 		try {
-			$ok = @$db->real_connect( $host, DB_USER, DB_PASSWORD, DB_NAME, $port ? (int) $port : null, $socket );
+			// The client flags WordPress uses (TLS among them), as wpdb does.
+			$flags = defined( 'MYSQL_CLIENT_FLAGS' ) ? (int) MYSQL_CLIENT_FLAGS : 0;
+			$ok    = @$db->real_connect( $host, DB_USER, DB_PASSWORD, DB_NAME, $port ? (int) $port : null, $socket, $flags ); // phpcs:ignore WordPress.PHP.NoSilencedErrors -- the error is read from connect_error below.
 		} catch ( mysqli_sql_exception $e ) {
 			$ok = false;
 		}
@@ -521,7 +524,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			throw new DatabaseUnavailableException( 'refusing to use this server: innodb_flush_log_at_trx_commit = 0, so a server crash can roll the counter back and issue numbers twice; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1 and in my.cnf), or define COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' );
 		}
 		if ( 2 === $setting ) {
-			error_log( 'counterfoil: innodb_flush_log_at_trx_commit = 2: numbers survive a server crash but not an OS crash or power loss; set it to 1 for full durability' );
+			Counterfoil_Log::once( 'durability:2', 'innodb_flush_log_at_trx_commit = 2: numbers survive a server crash but not an OS crash or power loss; set it to 1 for full durability' );
 		}
 	}
 

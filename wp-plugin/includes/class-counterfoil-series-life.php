@@ -178,6 +178,9 @@ final class Counterfoil_Series_Life {
 			/* translators: %s: the reason */
 			return self::result( 'backend', 'critical', __( 'Counterfoil cannot number invoices', 'counterfoil' ), sprintf( __( 'The backend cannot be built: %s. Payment callbacks are answered 503 until this is fixed.', 'counterfoil' ), $error ) );
 		}
+		if ( extension_loaded( 'counterfoil' ) && counterfoil_needs_tls() ) {
+			return self::result( 'backend', 'recommended', __( 'Invoice numbers come from the pure-PHP backend, because WordPress connects with TLS', 'counterfoil' ), __( 'The counterfoil extension is loaded but does not speak TLS (MYSQL_CLIENT_FLAGS asks for it), so the pure-PHP backend connects as WordPress does, encrypted. Nothing is lost but a little speed.', 'counterfoil' ) );
+		}
 		if ( 'extension' === counterfoil_backend()->name() ) {
 			return self::result( 'backend', 'good', __( 'Invoice numbers come from the counterfoil PHP extension', 'counterfoil' ), __( 'The extension (Rust core) is loaded and keeps one database connection per PHP worker.', 'counterfoil' ) );
 		}

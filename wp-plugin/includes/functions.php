@@ -74,8 +74,34 @@ function counterfoil_format() {
 }
 
 /**
+ * The database hosts the plugin's own connection may use, in order of
+ * preference: COUNTERFOIL_DB_NODES (an array of DB_HOST-style hosts, for a
+ * Galera cluster) or DB_HOST.
+ *
+ * @return string[]
+ */
+function counterfoil_db_nodes() {
+	if ( defined( 'COUNTERFOIL_DB_NODES' ) && is_array( COUNTERFOIL_DB_NODES ) && COUNTERFOIL_DB_NODES ) {
+		return array_values( array_map( 'strval', COUNTERFOIL_DB_NODES ) );
+	}
+	return array( (string) DB_HOST );
+}
+
+/**
+ * Whether WordPress connects with TLS (MYSQL_CLIENT_FLAGS has
+ * MYSQLI_CLIENT_SSL): the plugin's connection must too.
+ *
+ * @return bool
+ */
+function counterfoil_needs_tls() {
+	return defined( 'MYSQL_CLIENT_FLAGS' ) && ( (int) MYSQL_CLIENT_FLAGS & MYSQLI_CLIENT_SSL );
+}
+
+/**
  * The active backend: the counterfoil extension when it is loaded (unless
- * COUNTERFOIL_FORCE_PHP_BACKEND is true), else pure PHP.
+ * COUNTERFOIL_FORCE_PHP_BACKEND is true, or WordPress connects with TLS,
+ * which the extension does not speak: then the pure-PHP backend connects as
+ * WordPress does), else pure PHP.
  *
  * @return Counterfoil_Backend
  */
@@ -87,7 +113,7 @@ function counterfoil_backend() {
 	$now    = $wpdb->prefix . '|' . $format;
 	if ( null === $backend || $key !== $now ) {
 		$backend = null;
-		$force   = defined( 'COUNTERFOIL_FORCE_PHP_BACKEND' ) && COUNTERFOIL_FORCE_PHP_BACKEND;
+		$force   = ( defined( 'COUNTERFOIL_FORCE_PHP_BACKEND' ) && COUNTERFOIL_FORCE_PHP_BACKEND ) || counterfoil_needs_tls();
 		$backend = ( extension_loaded( 'counterfoil' ) && ! $force )
 			? new Counterfoil_Extension_Backend( $wpdb->prefix, $format )
 			: new Counterfoil_Php_Backend( $wpdb->prefix, $format );
@@ -123,6 +149,9 @@ function counterfoil_backend_error() {
 function counterfoil_backend_notice() {
 	if ( ! current_user_can( 'manage_options' ) ) {
 		return;
+	}
+	if ( file_exists( WP_CONTENT_DIR . '/db.php' ) ) {
+		echo '<div class="notice notice-warning" id="counterfoil-db-dropin"><p>' . esc_html__( 'A database drop-in (wp-content/db.php) is active. Counterfoil numbers invoices on its own connection to DB_HOST (or COUNTERFOIL_DB_NODES) while WordPress writes the invoice posts through the drop-in: make sure both reach the same database, or the registry and the invoices can part ways.', 'counterfoil' ) . '</p></div>';
 	}
 	$error = counterfoil_backend_error();
 	if ( null !== $error ) {

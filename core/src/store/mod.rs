@@ -103,9 +103,21 @@ impl SeriesStore {
             .map(|url| {
                 let opts =
                     Opts::from_url(url).map_err(|e| Error::Config(format!("database URL: {e}")))?;
+                // An IPv6 literal keeps its URL brackets in mysql_async's host
+                // (`[::1]`), which then fails as a name lookup: connect to the
+                // address itself.
+                let bare = opts
+                    .ip_or_hostname()
+                    .strip_prefix('[')
+                    .and_then(|h| h.strip_suffix(']'))
+                    .map(str::to_owned);
+                let mut builder = OptsBuilder::from_opts(opts);
+                if let Some(address) = bare {
+                    builder = builder.ip_or_hostname(address);
+                }
                 // Rows *changed*, not matched: allocation always changes its
                 // row, and advance relies on "changed" to report whether it moved.
-                Ok(OptsBuilder::from_opts(opts).client_found_rows(false).into())
+                Ok(builder.client_found_rows(false).into())
             })
             .collect::<Result<Vec<Opts>>>()?;
         let sql = Sql {
