@@ -5,7 +5,7 @@
  * Description:       Sequential invoice numbers that are never issued twice: one invoice per payment, every number accounted for.
  * Version:           0.1.0
  * Requires at least: 6.1
- * Requires PHP:      7.4
+ * Requires PHP:      8.0
  * Author:            The Counterfoil team
  * License:           GPL-2.0-or-later
  * Text Domain:       counterfoil

@@ -14,6 +14,7 @@ APT_PACKAGES=(
   wordpress chromium                     # the real WordPress under test; the browser for admin pages
   gawk
   faketime                               # libfaketime: New Year's night under a fake clock
+  gettext                                # xgettext: the plugin's translation template
 )
 CARGO_PHP_VERSION=0.2.2
 

@@ -641,3 +641,77 @@ fn the_plugin_connects_with_tls_when_wordpress_does() {
     assert!(health.contains("TLS"), "{health}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Plugin-directory hygiene: the admin script and style are enqueued files on
+/// the plugin's own pages only (no inline script or style), the script's
+/// sentences come translated from the server, and readme.txt's headers are
+/// true of the WordPress the tests run and of the plugin file.
+#[test]
+fn assets_only_on_our_pages_and_true_readme_headers() {
+    let wp = WordPress::install(MariaDb::shared(), "hygiene", None).unwrap();
+    let site = wp.serve(false, 2).unwrap();
+    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
+    for page in [
+        "/wp-admin/options-general.php?page=counterfoil",
+        "/wp-admin/tools.php?page=counterfoil-awb",
+    ] {
+        let html = admin.get(page).unwrap().body;
+        assert!(
+            html.contains(r#"<script type="module" src=""#)
+                && html.contains("counterfoil-admin.js"),
+            "{page}: the module script"
+        );
+        assert!(
+            html.contains("assets/counterfoil-admin.css"),
+            "{page}: the stylesheet"
+        );
+        assert!(
+            !html.contains(".counterfoil-ok{") && !html.contains(".counterfoil-ok {"),
+            "{page}: no inline style"
+        );
+        assert!(
+            html.contains(r#"id="counterfoil-i18n" hidden data-strings=""#),
+            "{page}: translated sentences"
+        );
+    }
+    let dashboard = admin.get("/wp-admin/index.php").unwrap().body;
+    assert!(
+        !dashboard.contains("counterfoil-admin.js") && !dashboard.contains("counterfoil-admin.css"),
+        "other pages load nothing of ours"
+    );
+    // readme.txt: Tested up to = the WordPress under test; Requires PHP and
+    // the version as in the plugin header.
+    let version = std::fs::read_to_string("/usr/share/wordpress/wp-includes/version.php").unwrap();
+    let wp_version = version
+        .lines()
+        .find_map(|l| l.strip_prefix("$wp_version = '"))
+        .and_then(|v| v.split('\'').next())
+        .unwrap();
+    let major_minor: String = wp_version.split('.').take(2).collect::<Vec<_>>().join(".");
+    let root = counterfoil_tests::php::repo_root().join("wp-plugin");
+    let readme = std::fs::read_to_string(root.join("readme.txt")).unwrap();
+    let header = std::fs::read_to_string(root.join("counterfoil.php")).unwrap();
+    let field = |text: &str, name: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.trim_start_matches([' ', '*'])
+                    .strip_prefix(&format!("{name}:"))
+            })
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    assert_eq!(field(&readme, "Tested up to"), major_minor);
+    assert_eq!(
+        field(&readme, "Requires PHP"),
+        field(&header, "Requires PHP")
+    );
+    assert_eq!(
+        field(&readme, "Requires at least"),
+        field(&header, "Requires at least")
+    );
+    assert_eq!(field(&readme, "Stable tag"), field(&header, "Version"));
+    assert!(
+        readme.contains("counterfoil.wasm") && readme.contains("cargo build"),
+        "the wasm's source is named"
+    );
+}

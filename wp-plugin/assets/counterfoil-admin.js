@@ -11,6 +11,14 @@ const say = (el, text, ok) => {
   el.classList.toggle('counterfoil-refused', !ok);
 };
 
+// The sentences, translated by the server (data-strings of #counterfoil-i18n),
+// with sprintf-style placeholders (%s, %1$s, …).
+const strings = JSON.parse($('counterfoil-i18n')?.dataset.strings ?? '{}');
+const t = (key, ...args) => {
+  let i = 0;
+  return (strings[key] ?? key).replace(/%(?:(\d+)\$)?s/g, (_, n) => String(args[n ? Number(n) - 1 : i++]));
+};
+
 // The webhook secret is masked; "Show" reveals it (no wasm needed).
 const reveal = $('counterfoil-secret-reveal');
 if (reveal) {
@@ -45,7 +53,7 @@ if (cf) {
     const preview = () => {
       const r = cf.format(format.value, BigInt(next), year, month);
       say($('counterfoil-format-preview'), r.ok
-        ? (scope ? `Series ${scope} continues with ${r.text}` : `The first number will read ${r.text}`)
+        ? (scope ? t('continues', scope, r.text) : t('first', r.text))
         : `${r.error}`, r.ok);
     };
     format.addEventListener('input', preview);
@@ -69,12 +77,12 @@ if (cf) {
     try {
       r = cf.advance(BigInt(row.dataset.current), BigInt(nextInput.value));
     } catch {
-      r = { ok: false, error: 'the next number must be a whole number' };
+      r = { ok: false, error: t('notWhole') };
     }
     const refused = !r.ok || !r.moves;
     say(out, !r.ok ? r.error : r.moves
-      ? `Series ${row.dataset.scope} will continue at ${nextInput.value}.`
-      : `Refused: series ${row.dataset.scope} cannot go back to ${nextInput.value}; its next number is already ${r.next}. To start again lower, create a new series.`, !refused);
+      ? t('willContinue', row.dataset.scope, nextInput.value)
+      : t('refused', row.dataset.scope, nextInput.value, r.next), !refused);
     if (submit) submit.disabled = refused;
   };
   if (scopeInput && nextInput) {
@@ -92,10 +100,10 @@ if (cf) {
       }
       const r = cf.awb(awb.value);
       say($('counterfoil-awb-result'), r.ok
-        ? `Valid: ${r.canonical} (check digit ${r.check_digit})`
+        ? t('awbValid', r.canonical, r.check_digit)
         : r.kind === 'check_digit'
-          ? `Invalid: the check digit should be ${r.expected}, not ${r.got}. ${r.error}`
-          : `Invalid: ${r.error}`, r.ok);
+          ? t('awbCheck', r.expected, r.got, r.error)
+          : t('awbInvalid', r.error), r.ok);
     };
     awb.addEventListener('input', show);
     show();

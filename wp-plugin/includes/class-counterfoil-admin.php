@@ -20,20 +20,25 @@ final class Counterfoil_Admin {
 	/** Hooks. */
 	public static function init() {
 		add_action( 'admin_menu', array( __CLASS__, 'menu' ) );
+		add_action( 'admin_enqueue_scripts', array( __CLASS__, 'enqueue' ) );
+		add_filter( 'script_loader_tag', array( __CLASS__, 'module_tag' ), 10, 3 );
 		foreach ( array( 'create_series', 'advance_series', 'save_settings', 'void_number', 'create_next_year', 'complete_waiting' ) as $action ) {
 			add_action( 'admin_post_counterfoil_' . $action, array( __CLASS__, 'handle_' . $action ) );
 		}
 	}
 
+	/** @var string[] The hook suffixes of the plugin's own admin pages. */
+	private static $pages = array();
+
 	public static function menu() {
-		add_options_page(
+		self::$pages[] = add_options_page(
 			__( 'Invoice numbers', 'counterfoil' ),
 			__( 'Invoice numbers', 'counterfoil' ),
 			self::CAPABILITY,
 			self::SLUG,
 			array( __CLASS__, 'render' )
 		);
-		add_management_page(
+		self::$pages[] = add_management_page(
 			__( 'AWB check', 'counterfoil' ),
 			__( 'AWB check', 'counterfoil' ),
 			self::CAPABILITY,
@@ -43,13 +48,51 @@ final class Counterfoil_Admin {
 	}
 
 	/**
-	 * The live checks: counterfoil-admin.js with the Rust core as WebAssembly
-	 * (assets/counterfoil.wasm, built from core/ by the project's scripts).
+	 * The live checks, on the plugin's own pages only: counterfoil-admin.js
+	 * (a module) with the Rust core as WebAssembly (assets/counterfoil.wasm,
+	 * built from core/ by the project's scripts) and its stylesheet.
+	 *
+	 * @param string $hook The page's hook suffix.
+	 */
+	public static function enqueue( $hook ) {
+		if ( ! in_array( $hook, self::$pages, true ) ) {
+			return;
+		}
+		wp_enqueue_style( 'counterfoil-admin', plugins_url( 'assets/counterfoil-admin.css', COUNTERFOIL_FILE ), array(), COUNTERFOIL_VERSION );
+		wp_enqueue_script( 'counterfoil-admin', plugins_url( 'assets/counterfoil-admin.js', COUNTERFOIL_FILE ), array(), COUNTERFOIL_VERSION, true );
+	}
+
+	/**
+	 * counterfoil-admin.js is an ES module (it imports the wasm loader).
+	 *
+	 * @param string $tag    The script tag.
+	 * @param string $handle Its handle.
+	 * @param string $src    Its URL.
+	 * @return string
+	 */
+	public static function module_tag( $tag, $handle, $src ) {
+		if ( 'counterfoil-admin' !== $handle ) {
+			return $tag;
+		}
+		return '<script type="module" src="' . esc_url( $src ) . '" id="counterfoil-admin-js"></script>' . "\n";
+	}
+
+	/**
+	 * The live checks' sentences, translated, for the script to read from a
+	 * data attribute (no inline script). Placeholders as in sprintf.
 	 */
 	private static function live_checks() {
-		$url = plugins_url( 'assets/counterfoil-admin.js', COUNTERFOIL_FILE ) . '?ver=' . rawurlencode( COUNTERFOIL_VERSION );
-		echo '<style>.counterfoil-ok{color:#00701a}.counterfoil-refused{color:#b32d2e;font-weight:600}</style>';
-		echo '<script type="module" src="' . esc_url( $url ) . '"></script>';
+		$strings = array(
+			'continues'    => /* translators: 1: series, 2: rendered number */ __( 'Series %1$s continues with %2$s', 'counterfoil' ),
+			'first'        => /* translators: %s: rendered number */ __( 'The first number will read %s', 'counterfoil' ),
+			'notWhole'     => __( 'the next number must be a whole number', 'counterfoil' ),
+			'willContinue' => /* translators: 1: series, 2: next number */ __( 'Series %1$s will continue at %2$s.', 'counterfoil' ),
+			'refused'      => /* translators: 1: series, 2: requested number, 3: next number */ __( 'Refused: series %1$s cannot go back to %2$s; its next number is already %3$s. To start again lower, create a new series.', 'counterfoil' ),
+			'awbValid'     => /* translators: 1: canonical number, 2: check digit */ __( 'Valid: %1$s (check digit %2$s)', 'counterfoil' ),
+			'awbCheck'     => /* translators: 1: expected digit, 2: given digit, 3: explanation */ __( 'Invalid: the check digit should be %1$s, not %2$s. %3$s', 'counterfoil' ),
+			'awbInvalid'   => /* translators: %s: explanation */ __( 'Invalid: %s', 'counterfoil' ),
+		);
+		echo '<div id="counterfoil-i18n" hidden data-strings="' . esc_attr( wp_json_encode( $strings ) ) . '"></div>';
 	}
 
 	/** Tools → AWB check: checks an air waybill number as it is typed. */

@@ -486,7 +486,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( $is_ipv6 && extension_loaded( 'mysqlnd' ) ) {
 			$host = "[$host]";
 		}
-		$db      = mysqli_init();
+		$db      = mysqli_init(); // phpcs:ignore WordPress.DB.RestrictedFunctions.mysql_mysqli_init -- our own connection: $wpdb reconnects silently and re-runs statements outside their transaction (see the class doc).
 		$seconds = (int) ceil( $this->timeout_ms / 1000 );
 		$db->options( MYSQLI_OPT_CONNECT_TIMEOUT, $seconds );
 		$db->options( MYSQLI_OPT_READ_TIMEOUT, $seconds );
@@ -553,7 +553,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$started = microtime( true );
 		try {
 			if ( '' === $types ) {
-				$ok     = $this->db->query( $sql );
+				$ok     = $this->db->query( $sql ); // phpcs:ignore WordPress.DB.RestrictedClasses -- own connection (class doc); $sql holds ? placeholders only.
 				$result = array(
 					'errno'     => $ok ? 0 : $this->db->errno,
 					'error'     => $ok ? '' : $this->db->error,
@@ -563,7 +563,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				);
 			} else {
 				if ( ! isset( $this->statements[ $sql ] ) ) {
-					$stmt = $this->db->prepare( $sql );
+					$stmt = $this->db->prepare( $sql ); // phpcs:ignore WordPress.DB.RestrictedClasses -- own connection (class doc); values are bound below.
 					if ( ! $stmt ) {
 						return $this->failure( $this->db->errno, $this->db->error, $started );
 					}
