@@ -45,6 +45,8 @@ require_once __DIR__ . '/includes/functions.php';
 
 register_activation_hook( __FILE__, 'counterfoil_activate' );
 register_deactivation_hook( __FILE__, 'counterfoil_deactivate' );
+add_action( 'wp_initialize_site', 'counterfoil_initialize_site', 200 );
+add_filter( 'wpmu_drop_tables', 'counterfoil_drop_site_tables', 10, 2 );
 
 add_action( 'plugins_loaded', array( 'Counterfoil_Schema', 'maybe_upgrade' ) );
 // With the extension loaded, its global allocate_invoice_number() reads the

@@ -11,48 +11,71 @@
 
 defined( 'WP_UNINSTALL_PLUGIN' ) || exit;
 
-global $wpdb;
+if ( ! function_exists( 'counterfoil_uninstall_site' ) ) :
+/**
+ * Uninstalls from the current site, by its own owner's choice.
+ */
+function counterfoil_uninstall_site() {
+	global $wpdb;
 
-$counterfoil_delete = ( defined( 'COUNTERFOIL_DELETE_DATA_ON_UNINSTALL' ) && COUNTERFOIL_DELETE_DATA_ON_UNINSTALL )
-	|| 1 === (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 );
+	$counterfoil_delete = ( defined( 'COUNTERFOIL_DELETE_DATA_ON_UNINSTALL' ) && COUNTERFOIL_DELETE_DATA_ON_UNINSTALL )
+		|| 1 === (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 );
 
-wp_clear_scheduled_hook( 'counterfoil_prepare_next_year' );
-delete_option( 'counterfoil_delete_data_on_uninstall' );
+	wp_clear_scheduled_hook( 'counterfoil_prepare_next_year' );
+	delete_option( 'counterfoil_delete_data_on_uninstall' );
 
-if ( ! $counterfoil_delete ) {
-	// The format, the series settings, the secret and the schema version stay
-	// with the data they belong to.
-	return;
-}
+	if ( ! $counterfoil_delete ) {
+		// The format, the series settings, the secret and the schema version stay
+		// with the data they belong to.
+		return;
+	}
 
-// The owner asked for deletion of what is ours, and only that: our invoice
-// posts (by our meta: another plugin's `invoice` posts stay), our tables (a
-// sequences table that was there before us — the article's, adopted — stays).
-$counterfoil_posts = $wpdb->get_col(
-	$wpdb->prepare(
-		"SELECT p.ID FROM {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key' WHERE p.post_type IN (%s, %s)",
-		'counterfoil_invoice',
-		'invoice'
-	)
-);
-foreach ( $counterfoil_posts as $counterfoil_post_id ) {
-	wp_delete_post( (int) $counterfoil_post_id, true );
-}
-$counterfoil_tables = array( 'counterfoil_payments', 'counterfoil_numbers' );
-if ( 1 !== (int) get_option( 'counterfoil_sequences_preexisting', 1 ) ) {
-	$counterfoil_tables[] = 'invoice_sequences';
-}
-foreach ( $counterfoil_tables as $counterfoil_table ) {
-	$wpdb->query( "DROP TABLE IF EXISTS `{$wpdb->prefix}{$counterfoil_table}`" ); // phpcs:ignore WordPress.DB -- fixed names.
-}
-foreach ( array( 'administrator', 'editor', 'author', 'contributor', 'shop_manager' ) as $counterfoil_role_name ) {
-	$counterfoil_role = get_role( $counterfoil_role_name );
-	if ( $counterfoil_role ) {
-		foreach ( array( 'edit_counterfoil_invoices', 'edit_others_counterfoil_invoices', 'edit_published_counterfoil_invoices', 'read_private_counterfoil_invoices' ) as $counterfoil_cap ) {
-			$counterfoil_role->remove_cap( $counterfoil_cap );
+	// The owner asked for deletion of what is ours, and only that: our invoice
+	// posts (by our meta: another plugin's `invoice` posts stay), our tables (a
+	// sequences table that was there before us — the article's, adopted — stays).
+	$counterfoil_posts = $wpdb->get_col(
+		$wpdb->prepare(
+			"SELECT p.ID FROM {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key' WHERE p.post_type IN (%s, %s)",
+			'counterfoil_invoice',
+			'invoice'
+		)
+	);
+	foreach ( $counterfoil_posts as $counterfoil_post_id ) {
+		wp_delete_post( (int) $counterfoil_post_id, true );
+	}
+	$counterfoil_tables = array( 'counterfoil_payments', 'counterfoil_numbers' );
+	if ( 1 !== (int) get_option( 'counterfoil_sequences_preexisting', 1 ) ) {
+		$counterfoil_tables[] = 'invoice_sequences';
+	}
+	foreach ( $counterfoil_tables as $counterfoil_table ) {
+		$wpdb->query( "DROP TABLE IF EXISTS `{$wpdb->prefix}{$counterfoil_table}`" ); // phpcs:ignore WordPress.DB -- fixed names.
+	}
+	foreach ( array( 'administrator', 'editor', 'author', 'contributor', 'shop_manager' ) as $counterfoil_role_name ) {
+		$counterfoil_role = get_role( $counterfoil_role_name );
+		if ( $counterfoil_role ) {
+			foreach ( array( 'edit_counterfoil_invoices', 'edit_others_counterfoil_invoices', 'edit_published_counterfoil_invoices', 'read_private_counterfoil_invoices' ) as $counterfoil_cap ) {
+				$counterfoil_role->remove_cap( $counterfoil_cap );
+			}
 		}
 	}
+	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared' ) as $counterfoil_option ) {
+		delete_option( $counterfoil_option );
+	}
 }
-foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared' ) as $counterfoil_option ) {
-	delete_option( $counterfoil_option );
+endif;
+
+if ( is_multisite() ) {
+	// Each site of the network decides for itself.
+	foreach ( get_sites(
+		array(
+			'fields' => 'ids',
+			'number' => 0,
+		)
+	) as $counterfoil_site_id ) {
+		switch_to_blog( $counterfoil_site_id );
+		counterfoil_uninstall_site();
+		restore_current_blog();
+	}
+} else {
+	counterfoil_uninstall_site();
 }

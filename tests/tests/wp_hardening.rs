@@ -715,3 +715,161 @@ fn assets_only_on_our_pages_and_true_readme_headers() {
         "the wasm's source is named"
     );
 }
+
+/// Turns a freshly installed single site into a subdirectory network
+/// (domain example.test, for PHP-CLI use only).
+fn make_network(wp: &WordPress) {
+    wp_config_set(wp, "WP_ALLOW_MULTISITE", "true");
+    std::fs::write(
+        wp.dir().join("counterfoil-network.php"),
+        "<?php
+define('WP_INSTALLING_NETWORK', true);
+require __DIR__ . '/wp-load.php';
+require_once ABSPATH . 'wp-admin/includes/upgrade.php';
+require_once ABSPATH . 'wp-admin/includes/network.php';
+// As wp-admin/network.php does: name the network tables, then create them.
+global $wpdb;
+foreach ($wpdb->tables('ms_global') as $table => $prefixed) { $wpdb->$table = $prefixed; }
+install_network();
+$r = populate_network(1, 'example.test', 'admin@example.invalid', 'Network', '/', false);
+if (is_wp_error($r)) { fwrite(STDERR, $r->get_error_message()); exit(1); }
+echo 'network';
+",
+    )
+    .unwrap();
+    let out = wp
+        .php(false)
+        .arg("counterfoil-network.php")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "network",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (name, value) in [
+        ("MULTISITE", "true"),
+        ("SUBDOMAIN_INSTALL", "false"),
+        ("DOMAIN_CURRENT_SITE", "'example.test'"),
+        ("PATH_CURRENT_SITE", "'/'"),
+        ("SITE_ID_CURRENT_SITE", "1"),
+        ("BLOG_ID_CURRENT_SITE", "1"),
+    ] {
+        wp_config_set(wp, name, value);
+    }
+    // The harness's single-site URL constants would pin every site's URLs.
+    let path = wp.dir().join("wp-config.php");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text
+        .lines()
+        .filter(|l| !l.starts_with("define('WP_HOME'") && !l.starts_with("define('WP_SITEURL'"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(path, text).unwrap();
+}
+
+/// PHP on the network's main site (HTTP_HOST example.test), WordPress loaded.
+fn network_eval(wp: &WordPress, extension: bool, code: &str) -> String {
+    let out = wp
+        .php(extension)
+        .arg("-r")
+        .arg(format!(
+            "$_SERVER['HTTP_HOST'] = 'example.test'; $_SERVER['REQUEST_URI'] = '/';
+             require './wp-load.php'; require_once ABSPATH . 'wp-admin/includes/plugin.php';
+             require_once ABSPATH . 'wp-admin/includes/ms.php';\n{code}"
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Multisite (subdirectory network): network activation creates every
+/// site's tables and its own secret; a site created later gets them; each
+/// site numbers in its own tables; a deleted site's tables are dropped; and
+/// uninstall honours each site's own opt-in.
+#[test]
+fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
+    let server = MariaDb::shared();
+    let wp = WordPress::install_with(server, "multisite", None, false).unwrap();
+    make_network(&wp);
+    let tables = || {
+        MariaDb::scalar(
+            wp.database_url(),
+            "SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME LIKE '%counterfoil_numbers' OR TABLE_NAME LIKE '%counterfoil_payments' OR TABLE_NAME LIKE '%invoice_sequences')",
+        )
+        .unwrap()
+        .unwrap_or_default()
+    };
+    let out = network_eval(
+        &wp,
+        false,
+        "$two = wpmu_create_blog('example.test', '/two/', 'Two', 1);
+         $r = activate_plugin('counterfoil/counterfoil.php', '', true);
+         if (is_wp_error($r)) { echo $r->get_error_message(); exit(1); }
+         $three = wpmu_create_blog('example.test', '/three/', 'Three', 1);
+         $secrets = array();
+         foreach (array(1, $two, $three) as $id) { $secrets[] = get_blog_option($id, 'counterfoil_webhook_secret'); }
+         echo $two, ' ', $three, ' ', count(array_unique(array_filter($secrets)));",
+    );
+    let ids: Vec<&str> = out.split(' ').collect();
+    assert_eq!(
+        ids,
+        ["2", "3", "3"],
+        "three sites, three secrets of their own"
+    );
+    assert_eq!(
+        tables(),
+        "wp_2_counterfoil_numbers,wp_2_counterfoil_payments,wp_2_invoice_sequences,\
+         wp_3_counterfoil_numbers,wp_3_counterfoil_payments,wp_3_invoice_sequences,\
+         wp_counterfoil_numbers,wp_counterfoil_payments,wp_invoice_sequences"
+    );
+    // Each site numbers in its own tables.
+    for extension in [false, true] {
+        let out = network_eval(
+            &wp,
+            extension,
+            &format!(
+                "switch_to_blog(3);
+                 $p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => 'ms-{extension}', 'user_id' => 1, 'year' => 2026));
+                 echo is_wp_error($p) ? $p->get_error_message() : $p->post_title;"
+            ),
+        );
+        assert_eq!(out, if extension { "2026-0002" } else { "2026-0001" });
+    }
+    let q = |sql: &str| {
+        MariaDb::scalar(wp.database_url(), sql)
+            .unwrap()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        q("SELECT COUNT(*) FROM wp_3_counterfoil_numbers WHERE status = 'issued'"),
+        "2"
+    );
+    assert_eq!(q("SELECT COUNT(*) FROM wp_counterfoil_numbers"), "0");
+    // A deleted site's tables go with it.
+    network_eval(&wp, false, "wpmu_delete_blog(2, true);");
+    assert!(!tables().contains("wp_2_"), "{}", tables());
+    // Uninstall: site 1 opted in, site 3 did not.
+    network_eval(
+        &wp,
+        false,
+        "update_blog_option(1, 'counterfoil_delete_data_on_uninstall', 1);
+         define('WP_UNINSTALL_PLUGIN', 'counterfoil/counterfoil.php');
+         include WP_PLUGIN_DIR . '/counterfoil/uninstall.php';",
+    );
+    assert_eq!(
+        tables(),
+        "wp_3_counterfoil_numbers,wp_3_counterfoil_payments,wp_3_invoice_sequences"
+    );
+    assert_eq!(
+        q("SELECT COUNT(*) FROM wp_3_posts WHERE post_type = 'counterfoil_invoice'"),
+        "2"
+    );
+}

@@ -7,8 +7,32 @@
 
 defined( 'ABSPATH' ) || exit;
 
-/** Activation: tables, the webhook secret. Running it again changes nothing. */
-function counterfoil_activate() {
+/**
+ * Activation: tables, the webhook secret, the settings — on this site, or on
+ * every site of the network when activated network-wide. Running it again
+ * changes nothing.
+ *
+ * @param bool $network_wide Network activation (multisite).
+ */
+function counterfoil_activate( $network_wide = false ) {
+	if ( is_multisite() && $network_wide ) {
+		foreach ( get_sites(
+			array(
+				'fields' => 'ids',
+				'number' => 0,
+			)
+		) as $site_id ) {
+			switch_to_blog( $site_id );
+			counterfoil_activate_site();
+			restore_current_blog();
+		}
+		return;
+	}
+	counterfoil_activate_site();
+}
+
+/** One site's tables, secret and settings. */
+function counterfoil_activate_site() {
 	Counterfoil_Schema::install();
 	add_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), '', false );
 	add_option( 'counterfoil_format', Counterfoil_Rules::DEFAULT_FORMAT );
@@ -56,6 +80,41 @@ function counterfoil_missing_series_plan() {
 function counterfoil_new_series_start() {
 	$start = (int) get_option( 'counterfoil_new_series_start', 1 );
 	return $start >= 1 ? $start : 1;
+}
+
+/**
+ * Multisite: a site created while the plugin is network-active gets its
+ * tables and secret at once.
+ *
+ * @param WP_Site $site The new site.
+ */
+function counterfoil_initialize_site( $site ) {
+	$active = (array) get_site_option( 'active_sitewide_plugins', array() );
+	if ( ! isset( $active[ plugin_basename( COUNTERFOIL_FILE ) ] ) ) {
+		return;
+	}
+	switch_to_blog( (int) $site->blog_id );
+	counterfoil_activate_site();
+	restore_current_blog();
+}
+
+/**
+ * Multisite: a deleted site's Counterfoil tables go with its other tables
+ * (a sequences table that was there before the plugin, adopted, stays).
+ *
+ * @param string[] $tables  Tables WordPress drops.
+ * @param int      $site_id The site (switched to by WordPress).
+ * @return string[]
+ */
+function counterfoil_drop_site_tables( $tables, $site_id ) {
+	global $wpdb;
+	$prefix   = $wpdb->get_blog_prefix( $site_id );
+	$tables[] = $prefix . 'counterfoil_numbers';
+	$tables[] = $prefix . 'counterfoil_payments';
+	if ( 1 !== (int) get_blog_option( $site_id, 'counterfoil_sequences_preexisting', 1 ) ) {
+		$tables[] = $prefix . 'invoice_sequences';
+	}
+	return $tables;
 }
 
 /** Deactivation: the daily job stops; every option and table stays. */
