@@ -15,6 +15,7 @@ APT_PACKAGES=(
   gawk
   faketime                               # libfaketime: New Year's night under a fake clock
   gettext                                # xgettext: the plugin's translation template
+  openssl                                # a certificate for the TLS test server
 )
 CARGO_PHP_VERSION=0.2.2
 
