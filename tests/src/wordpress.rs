@@ -154,6 +154,21 @@ impl WordPress {
         FpmSite::start_with_env("wp", &self.dir, children, extension, &[], env)
     }
 
+    /// One value from the site's database ("" for NULL or no row).
+    pub fn scalar(&self, sql: &str) -> String {
+        MariaDb::scalar(&self.url, sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .unwrap_or_default()
+    }
+
+    /// Installs a must-use plugin (`wp-content/mu-plugins/<name>.php`).
+    pub fn mu_plugin(&self, name: &str, php: &str) -> Result<()> {
+        let dir = self.dir.join("wp-content/mu-plugins");
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join(format!("{name}.php")), php)?;
+        Ok(())
+    }
+
     /// The webhook secret the plugin generated.
     pub fn webhook_secret(&self) -> Result<String> {
         let s = self.eval(false, "echo get_option('counterfoil_webhook_secret');")?;

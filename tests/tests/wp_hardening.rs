@@ -135,11 +135,7 @@ fn uninstall_deletes_only_what_is_ours() {
          include WP_PLUGIN_DIR . '/counterfoil/uninstall.php';",
     )
     .unwrap();
-    let q = |sql: &str| {
-        MariaDb::scalar(wp.database_url(), sql)
-            .unwrap()
-            .unwrap_or_default()
-    };
+    let q = |sql: &str| wp.scalar(sql);
     assert_eq!(
         q("SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('wp_invoice_sequences','wp_counterfoil_numbers','wp_counterfoil_payments')"),
         "wp_invoice_sequences"
@@ -189,9 +185,7 @@ fn killed_wpdb_between_claim_and_insert(extension: bool) {
         None,
     )
     .unwrap();
-    let mu = wp.dir().join("wp-content/mu-plugins");
-    std::fs::create_dir_all(&mu).unwrap();
-    std::fs::write(mu.join("counterfoil-test-kill.php"), KILL_WPDB).unwrap();
+    wp.mu_plugin("counterfoil-test-kill", KILL_WPDB).unwrap();
     let mark = wp.dir().join("kill-mark");
     let secret = wp.webhook_secret().unwrap();
     let site = wp
@@ -224,11 +218,7 @@ fn killed_wpdb_between_claim_and_insert(extension: bool) {
     assert_eq!(statuses, [200, 201], "{} / {}", first.body, repeat.body);
     let id = |b: &str| serde_json::from_str::<serde_json::Value>(b).unwrap()["invoice_id"].clone();
     assert_eq!(id(&first.body), id(&repeat.body));
-    let q = |sql: &str| {
-        MariaDb::scalar(wp.database_url(), sql)
-            .unwrap()
-            .unwrap_or_default()
-    };
+    let q = |sql: &str| wp.scalar(sql);
     assert_eq!(
         q("SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'"),
         "1",
@@ -405,10 +395,8 @@ fn errors_to_gateways_say_nothing_internal() {
 fn a_backend_that_cannot_be_built_is_a_notice_and_503_not_a_fatal_error() {
     let wp = WordPress::install(MariaDb::shared(), "bad_backend", None).unwrap();
     let secret = wp.webhook_secret().unwrap();
-    let mu = wp.dir().join("wp-content/mu-plugins");
-    std::fs::create_dir_all(&mu).unwrap();
-    std::fs::write(
-        mu.join("counterfoil-test-bad-timeout.php"),
+    wp.mu_plugin(
+        "counterfoil-test-bad-timeout",
         "<?php add_filter('counterfoil_timeout_ms', function () { return -5; });\n",
     )
     .unwrap();
@@ -443,11 +431,9 @@ fn a_secret_from_the_constant_is_never_displayed() {
     let wp = WordPress::install(MariaDb::shared(), "secret_constant", None).unwrap();
     let option_secret = wp.webhook_secret().unwrap();
     let constant = "constant-secret-6f1d2c0e9a8b7f5e4d3c2b1a";
-    let mu = wp.dir().join("wp-content/mu-plugins");
-    std::fs::create_dir_all(&mu).unwrap();
-    std::fs::write(
-        mu.join("counterfoil-test-secret.php"),
-        format!("<?php define('COUNTERFOIL_WEBHOOK_SECRET', '{constant}');\n"),
+    wp.mu_plugin(
+        "counterfoil-test-secret",
+        &format!("<?php define('COUNTERFOIL_WEBHOOK_SECRET', '{constant}');\n"),
     )
     .unwrap();
     let site = wp.serve(false, 2).unwrap();
@@ -843,11 +829,7 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
         );
         assert_eq!(out, if extension { "2026-0002" } else { "2026-0001" });
     }
-    let q = |sql: &str| {
-        MariaDb::scalar(wp.database_url(), sql)
-            .unwrap()
-            .unwrap_or_default()
-    };
+    let q = |sql: &str| wp.scalar(sql);
     assert_eq!(
         q("SELECT COUNT(*) FROM wp_3_counterfoil_numbers WHERE status = 'issued'"),
         "2"

@@ -68,9 +68,7 @@ fn client(
 }
 
 fn scalar(wp: &WordPress, sql: &str) -> String {
-    MariaDb::scalar(wp.database_url(), sql)
-        .unwrap()
-        .unwrap_or_default()
+    wp.scalar(sql)
 }
 
 /// 16 OS processes each deliver the first payment of a new issuer at the same
