@@ -41,6 +41,7 @@ require_once __DIR__ . '/includes/class-counterfoil-invoices.php';
 require_once __DIR__ . '/includes/class-counterfoil-rest.php';
 require_once __DIR__ . '/includes/class-counterfoil-series-life.php';
 require_once __DIR__ . '/includes/class-counterfoil-admin.php';
+require_once __DIR__ . '/includes/class-counterfoil-books.php';
 require_once __DIR__ . '/includes/functions.php';
 
 register_activation_hook( __FILE__, 'counterfoil_activate' );
@@ -61,5 +62,7 @@ add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );
 Counterfoil_Series_Life::init();
 if ( is_admin() ) {
+	require_once __DIR__ . '/includes/class-counterfoil-list-tables.php';
 	Counterfoil_Admin::init();
+	Counterfoil_Books::init();
 }

@@ -150,6 +150,9 @@ pub struct RegistrySql {
     pub add_period: String,
     /// Adds `claim` and `claimed_at` to a numbers table created before them.
     pub add_claim: String,
+    /// Adds the books' indexes (counts per series, stale reservations, dates)
+    /// to a numbers table created before them.
+    pub add_book_indexes: String,
     /// Claims a number for its invoice (claim, scope, number, stale seconds):
     /// from reserved, or from a claim older than the stale limit or whose
     /// holder's connection is gone (the holder died).
@@ -189,7 +192,10 @@ impl RegistrySql {
                  updated_at DATETIME NOT NULL,\n  \
                  PRIMARY KEY (id),\n  \
                  UNIQUE KEY scope_number (scope_key, number),\n  \
-                 KEY post_id (post_id)\n\
+                 KEY post_id (post_id),\n  \
+                 KEY scope_status (scope_key, status),\n  \
+                 KEY status_updated (status, updated_at),\n  \
+                 KEY created_at (created_at)\n\
                  ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
             ),
             create_payments: format!(
@@ -239,6 +245,10 @@ impl RegistrySql {
                 "ALTER TABLE `{numbers}` ADD COLUMN claim VARCHAR(40) NULL AFTER transaction_id, \
                  ADD COLUMN claim_connection BIGINT UNSIGNED NULL AFTER claim, \
                  ADD COLUMN claimed_at DATETIME NULL AFTER claim_connection"
+            ),
+            add_book_indexes: format!(
+                "ALTER TABLE `{numbers}` ADD KEY scope_status (scope_key, status), \
+                 ADD KEY status_updated (status, updated_at), ADD KEY created_at (created_at)"
             ),
             claim_number: format!(
                 "UPDATE `{numbers}` SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), \

@@ -146,6 +146,36 @@ fn series_plans() {
 }
 
 #[test]
+fn export_encodings() {
+    use counterfoil_core::export;
+    let v = load("export.json");
+    let columns: Vec<&str> = v["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(columns, export::COLUMNS);
+    for case in v["cells"].as_array().unwrap() {
+        assert_eq!(
+            export::csv_cell(case["value"].as_str()),
+            case["csv"].as_str().unwrap(),
+            "{case}"
+        );
+    }
+    for case in v["lines"].as_array().unwrap() {
+        let values: Vec<Option<&str>> = case["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str())
+            .collect();
+        assert_eq!(export::csv_line(&values), case["csv"].as_str().unwrap());
+        assert_eq!(export::jsonl_line(&values), case["jsonl"].as_str().unwrap());
+    }
+}
+
+#[test]
 fn payment_refs() {
     for case in load("payment_refs.json").as_array().unwrap() {
         let txn = match case["transaction_id"].as_str() {

@@ -54,6 +54,35 @@ pub enum Command {
     /// Air waybill numbers: validate, stock blocks, issue in order, void, status, report.
     #[command(subcommand)]
     Awb(AwbCommand),
+    /// The registry as CSV or JSON Lines (read-only, streamed): scope_key, number,
+    /// rendered, status, reason, gateway, transaction_id, amount, currency, post_id,
+    /// created_at, updated_at. Spreadsheet-safe CSV.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// One series.
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// The series of one year (keys ending in :YYYY).
+    #[arg(long)]
+    pub year: Option<u32>,
+    /// Numbers handed out on or after this day (YYYY-MM-DD, UTC).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Numbers handed out on or before this day (YYYY-MM-DD, UTC).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Only this status: reserved, creating, issued or void.
+    #[arg(long)]
+    pub status: Option<String>,
+    /// csv or jsonl.
+    #[arg(long, default_value = "csv")]
+    pub format: String,
+    /// Write to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

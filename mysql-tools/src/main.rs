@@ -8,6 +8,7 @@ mod audit_cmd;
 mod awb_cmd;
 mod cli;
 mod db;
+mod export_cmd;
 mod series_cmd;
 mod stress_cmd;
 mod verify_cmd;
@@ -65,6 +66,7 @@ fn main() {
             cli::Command::Verify(args) => verify_cmd::run(&cli.global, &args).await,
             cli::Command::Stress(args) => stress_cmd::run(&cli.global, &args).await,
             cli::Command::Awb(cmd) => awb_cmd::run(&cli.global, cmd).await,
+            cli::Command::Export(args) => export_cmd::run(&cli.global, &args).await,
         }
     });
     match result {

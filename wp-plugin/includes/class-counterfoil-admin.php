@@ -262,18 +262,6 @@ final class Counterfoil_Admin {
 		self::back( $done['failed'] ? 'error' : 'success', $text );
 	}
 
-	/** The series with their next number and counts. */
-	private static function series() {
-		global $wpdb;
-		$t = Counterfoil_Schema::tables();
-		return $wpdb->get_results(
-			"SELECT s.scope_key, s.current_value, s.start_value,
-			        SUM(n.status = 'issued') AS issued, SUM(n.status = 'reserved') AS reserved, SUM(n.status = 'void') AS voided
-			 FROM {$t['sequences']} s LEFT JOIN {$t['numbers']} n ON n.scope_key = s.scope_key
-			 GROUP BY s.scope_key, s.current_value, s.start_value ORDER BY s.scope_key LIMIT 500"
-		); // phpcs:ignore WordPress.DB.PreparedSQL -- no input.
-	}
-
 	/** Payments waiting for a series, with the button that completes them. */
 	private static function render_waiting( $post ) {
 		$waiting = Counterfoil_Invoices::waiting();
@@ -398,26 +386,15 @@ final class Counterfoil_Admin {
 			<?php self::render_waiting( $post ); ?>
 
 			<h2><?php esc_html_e( 'Series', 'counterfoil' ); ?></h2>
-			<table class="widefat striped" id="counterfoil-series">
-				<thead><tr>
-					<th><?php esc_html_e( 'Series (user:year)', 'counterfoil' ); ?></th>
-					<th><?php esc_html_e( 'Next number', 'counterfoil' ); ?></th>
-					<th><?php esc_html_e( 'Issued', 'counterfoil' ); ?></th>
-					<th><?php esc_html_e( 'Reserved', 'counterfoil' ); ?></th>
-					<th><?php esc_html_e( 'Void', 'counterfoil' ); ?></th>
-				</tr></thead>
-				<tbody>
-				<?php foreach ( self::series() as $s ) : ?>
-					<tr data-scope="<?php echo esc_attr( $s->scope_key ); ?>" data-current="<?php echo esc_attr( (string) $s->current_value ); ?>" data-next="<?php echo esc_attr( (string) ( (int) $s->current_value + 1 ) ); ?>">
-						<td><?php echo esc_html( $s->scope_key ); ?></td>
-						<td><?php echo esc_html( (string) ( (int) $s->current_value + 1 ) ); ?></td>
-						<td><?php echo esc_html( (string) (int) $s->issued ); ?></td>
-						<td><?php echo esc_html( (string) (int) $s->reserved ); ?></td>
-						<td><?php echo esc_html( (string) (int) $s->voided ); ?></td>
-					</tr>
-				<?php endforeach; ?>
-				</tbody>
-			</table>
+			<form method="get" id="counterfoil-series-search">
+				<input type="hidden" name="page" value="<?php echo esc_attr( self::SLUG ); ?>">
+				<?php
+				$series = new Counterfoil_Series_Table();
+				$series->prepare_items();
+				$series->search_box( __( 'Search series or issuer', 'counterfoil' ), 'counterfoil-series' );
+				?>
+			</form>
+			<div id="counterfoil-series"><?php $series->display(); ?></div>
 
 			<h2><?php esc_html_e( 'Create a series', 'counterfoil' ); ?></h2>
 			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped above. ?>" id="counterfoil-create">

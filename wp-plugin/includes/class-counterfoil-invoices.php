@@ -441,7 +441,8 @@ final class Counterfoil_Invoices {
 	}
 
 	/**
-	 * Marks a number void, with a reason. Only reserved or issued numbers.
+	 * Marks a number void, with a reason: a reserved or issued number, or a
+	 * number of the series' range that has no record (a gap).
 	 *
 	 * @param string $scope  Scope key.
 	 * @param int    $number Number.
@@ -457,7 +458,23 @@ final class Counterfoil_Invoices {
 		$t  = Counterfoil_Schema::tables();
 		$ok = $wpdb->query( $wpdb->prepare( "UPDATE {$t['numbers']} SET status = 'void', reason = %s, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d AND status IN ('reserved', 'issued')", $reason, $scope, $number ) );
 		if ( 1 !== $ok ) {
-			return new WP_Error( 'counterfoil_void_missing', __( 'No reserved or issued number matches.', 'counterfoil' ), array( 'status' => 404 ) );
+			// A number of the series' range that nothing records (a gap):
+			// recorded as void with the reason, so that the books account for it.
+			$ok = $wpdb->query(
+				$wpdb->prepare(
+					"INSERT IGNORE INTO {$t['numbers']} (scope_key, number, status, reason, source, created_at, updated_at)
+					 SELECT scope_key, %d, 'void', %s, 'gap', UTC_TIMESTAMP(), UTC_TIMESTAMP() FROM {$t['sequences']}
+					 WHERE scope_key = %s AND %d BETWEEN COALESCE(start_value, 1) AND current_value",
+					$number,
+					$reason,
+					$scope,
+					$number
+				)
+			);
+			if ( 1 !== $ok ) {
+				return new WP_Error( 'counterfoil_void_missing', __( 'No reserved or issued number matches, and the number is not a gap of the series (it was never handed out, or is already void).', 'counterfoil' ), array( 'status' => 404 ) );
+			}
+			return true;
 		}
 		$post_id = (int) $wpdb->get_var( $wpdb->prepare( "SELECT post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $scope, $number ) );
 		Counterfoil_Invoice_Type::mark_void( $post_id, $reason );

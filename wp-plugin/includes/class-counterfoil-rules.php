@@ -205,6 +205,59 @@ final class Counterfoil_Rules {
 		return $start;
 	}
 
+	/** The registry export's columns, in order (the core's export::COLUMNS). */
+	const EXPORT_COLUMNS = array( 'scope_key', 'number', 'rendered', 'status', 'reason', 'gateway', 'transaction_id', 'amount', 'currency', 'post_id', 'created_at', 'updated_at' );
+
+	/**
+	 * One CSV cell (the core's export::csv_cell): empty for null; `'` before
+	 * a formula-like start (= + - @ tab CR); quoted when it holds a comma,
+	 * quote or line break, or was escaped.
+	 *
+	 * @param string|null $value Value.
+	 * @return string
+	 */
+	public static function csv_cell( $value ) {
+		if ( null === $value ) {
+			return '';
+		}
+		$value = (string) $value;
+		$risky = '' !== $value && false !== strpos( "=+-@\t\r", $value[0] );
+		$text  = $risky ? "'" . $value : $value;
+		if ( $risky || strpbrk( $text, ",\"\n\r" ) !== false ) {
+			return '"' . str_replace( '"', '""', $text ) . '"';
+		}
+		return $text;
+	}
+
+	/**
+	 * A CSV line (with CRLF) of values.
+	 *
+	 * @param array $values Values (null for NULL).
+	 * @return string
+	 */
+	public static function csv_line( array $values ) {
+		return implode( ',', array_map( array( __CLASS__, 'csv_cell' ), $values ) ) . "\r\n";
+	}
+
+	/**
+	 * A JSON Lines line (with LF) of one row, keys EXPORT_COLUMNS; number and
+	 * post_id as numbers (the core's export::jsonl_line).
+	 *
+	 * @param array $values Values in column order.
+	 * @return string
+	 */
+	public static function jsonl_line( array $values ) {
+		$row = array();
+		foreach ( self::EXPORT_COLUMNS as $i => $name ) {
+			$v = isset( $values[ $i ] ) ? $values[ $i ] : null;
+			if ( null !== $v && in_array( $name, array( 'number', 'post_id' ), true ) && ctype_digit( (string) $v ) ) {
+				$v = (int) $v;
+			}
+			$row[ $name ] = $v;
+		}
+		return wp_json_encode( $row, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_LINE_TERMINATORS ) . "\n";
+	}
+
 	/**
 	 * Checks a claim id: 1–40 ASCII letters, digits, - or _ (the core's
 	 * payment::check_claim_id).

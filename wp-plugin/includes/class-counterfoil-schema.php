@@ -16,7 +16,9 @@
  * Versions: 1 the tables; 2 payments.period (payments held for a series);
  * 3 the post type counterfoil_invoice (our `invoice` posts migrated), its
  * capabilities, whether the sequences table was there before us, and the
- * registry's claim columns (status `creating`: an invoice being created).
+ * registry's claim columns (status `creating`: an invoice being created);
+ * 4 the books' indexes on the registry (counts per series, stale
+ * reservations, dates).
  *
  * The definitions equal counterfoil-core's (core/src/schema.rs); a test
  * compares SHOW CREATE TABLE of both.
@@ -30,7 +32,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 3;
+	const VERSION        = 4;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -114,7 +116,10 @@ final class Counterfoil_Schema {
   updated_at datetime NOT NULL,
   PRIMARY KEY  (id),
   UNIQUE KEY scope_number (scope_key,number),
-  KEY post_id (post_id)
+  KEY post_id (post_id),
+  KEY scope_status (scope_key,status),
+  KEY status_updated (status,updated_at),
+  KEY created_at (created_at)
 ) ENGINE=InnoDB $charset;",
 			"CREATE TABLE {$prefix}counterfoil_payments (
   id bigint(20) unsigned NOT NULL AUTO_INCREMENT,

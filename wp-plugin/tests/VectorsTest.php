@@ -114,6 +114,18 @@ final class VectorsTest extends TestCase {
 		$this->assertGreaterThan( 18, $ran );
 	}
 
+	public function test_export_encodings() {
+		$v = self::load( 'export.json' );
+		$this->assertSame( $v['columns'], Counterfoil_Rules::EXPORT_COLUMNS );
+		foreach ( $v['cells'] as $case ) {
+			$this->assertSame( $case['csv'], Counterfoil_Rules::csv_cell( $case['value'] ), json_encode( $case ) );
+		}
+		foreach ( $v['lines'] as $case ) {
+			$this->assertSame( $case['csv'], Counterfoil_Rules::csv_line( $case['values'] ) );
+			$this->assertSame( $case['jsonl'], Counterfoil_Rules::jsonl_line( $case['values'] ) );
+		}
+	}
+
 	public function test_payment_refs() {
 		foreach ( self::load( 'payment_refs.json' ) as $case ) {
 			$txn = isset( $case['transaction_id'] ) ? $case['transaction_id'] : str_repeat( $case['transaction_id_repeat'][0], $case['transaction_id_repeat'][1] );

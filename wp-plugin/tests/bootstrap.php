@@ -12,11 +12,16 @@ if ( ! $counterfoil_wp || ! is_file( $counterfoil_wp . '/wp-load.php' ) ) {
 	fwrite( STDERR, "COUNTERFOIL_WP_DIR must name an installed WordPress\n" );
 	exit( 2 );
 }
+// As a request to the admin would have them (list tables build their links from these).
+$_SERVER['HTTP_HOST']   = isset( $_SERVER['HTTP_HOST'] ) ? $_SERVER['HTTP_HOST'] : '127.0.0.1';
+$_SERVER['REQUEST_URI'] = isset( $_SERVER['REQUEST_URI'] ) ? $_SERVER['REQUEST_URI'] : '/wp-admin/options-general.php?page=counterfoil';
 require $counterfoil_wp . '/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/plugin.php';
 // The admin forms and page, as admin-post.php and the settings screen load them.
 require_once ABSPATH . 'wp-admin/includes/admin.php';
+require_once WP_PLUGIN_DIR . '/counterfoil/includes/class-counterfoil-list-tables.php';
 Counterfoil_Admin::init();
+Counterfoil_Books::init();
 if ( ! is_plugin_active( 'counterfoil/counterfoil.php' ) ) {
 	fwrite( STDERR, "the counterfoil plugin is not active\n" );
 	exit( 2 );

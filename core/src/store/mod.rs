@@ -326,6 +326,16 @@ impl SeriesStore {
                 if !columns.iter().any(|c| c.eq_ignore_ascii_case("claim")) {
                     conn.query_drop(&sql.registry.add_claim).await?;
                 }
+                let indexes: Vec<String> = conn
+                    .exec(
+                        "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
+                         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+                        (&sql.registry.numbers,),
+                    )
+                    .await?;
+                if !indexes.iter().any(|i| i == "scope_status") {
+                    conn.query_drop(&sql.registry.add_book_indexes).await?;
+                }
                 Ok(Ok(()))
             })
         })

@@ -1,0 +1,290 @@
+//! The registry export: one definition of the columns, the filters and the
+//! encodings, used by the CLI (`counterfoil export`) and, through the shared
+//! vectors (`tests/vectors/export.json`), by the plugin's export.
+//!
+//! Invariants:
+//! - the columns are [`COLUMNS`], in that order, in every format;
+//! - rows come in registry order (`scope_key`, `number`), read in keyset
+//!   chunks ([`ExportQuery`]), so an export of any size runs in constant memory;
+//! - a CSV cell that a spreadsheet would run as a formula (starting with `=`,
+//!   `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`, and any
+//!   cell with a comma, quote or line break is quoted (RFC 4180);
+//! - only the validated table prefix is interpolated into SQL; every filter
+//!   value is a bound parameter.
+
+use crate::error::{Error, Result};
+use crate::payment::NumberStatus;
+use crate::scope::YEARS;
+
+/// The export's columns, in order.
+pub const COLUMNS: [&str; 12] = [
+    "scope_key",
+    "number",
+    "rendered",
+    "status",
+    "reason",
+    "gateway",
+    "transaction_id",
+    "amount",
+    "currency",
+    "post_id",
+    "created_at",
+    "updated_at",
+];
+
+/// Columns whose values are numbers in JSON Lines.
+const NUMERIC: [&str; 2] = ["number", "post_id"];
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// RFC 4180 CSV with a header line, spreadsheet-safe.
+    Csv,
+    /// One JSON object per line, keys as [`COLUMNS`].
+    Jsonl,
+}
+
+impl ExportFormat {
+    /// Parses `csv` or `jsonl`.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "csv" => Ok(ExportFormat::Csv),
+            "jsonl" => Ok(ExportFormat::Jsonl),
+            other => Err(Error::InvalidArgument {
+                name: "format",
+                reason: format!("unknown export format `{other}`; use csv or jsonl"),
+            }),
+        }
+    }
+}
+
+/// One CSV cell: empty for NULL; `'` before a formula-like start; quoted
+/// when it holds a comma, quote or line break (or was escaped).
+pub fn csv_cell(value: Option<&str>) -> String {
+    let Some(value) = value else {
+        return String::new();
+    };
+    let risky = value.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    let text = if risky {
+        format!("'{value}")
+    } else {
+        value.to_owned()
+    };
+    if risky || text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
+/// A CSV line (with `\r\n`) of cells.
+pub fn csv_line<S: AsRef<str>>(values: &[Option<S>]) -> String {
+    let mut line = values
+        .iter()
+        .map(|v| csv_cell(v.as_ref().map(AsRef::as_ref)))
+        .collect::<Vec<_>>()
+        .join(",");
+    line.push_str("\r\n");
+    line
+}
+
+/// The CSV header line.
+pub fn csv_header() -> String {
+    csv_line(&COLUMNS.map(Some))
+}
+
+/// A JSON Lines line (with `\n`) of one row's values, in [`COLUMNS`] order.
+pub fn jsonl_line<S: AsRef<str>>(values: &[Option<S>]) -> String {
+    let mut out = String::from("{");
+    for (i, (name, value)) in COLUMNS.iter().zip(values).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&json_string(name));
+        out.push(':');
+        match value.as_ref().map(AsRef::as_ref) {
+            None => out.push_str("null"),
+            Some(v)
+                if NUMERIC.contains(name)
+                    && !v.is_empty()
+                    && v.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                out.push_str(v)
+            }
+            Some(v) => out.push_str(&json_string(v)),
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Which rows to export.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportFilter {
+    /// One series.
+    pub scope: Option<String>,
+    /// The series of one year (keys ending in `:YYYY`).
+    pub year: Option<u32>,
+    /// Handed out on or after this day (`YYYY-MM-DD`, UTC).
+    pub from: Option<String>,
+    /// Handed out on or before this day (`YYYY-MM-DD`, UTC).
+    pub to: Option<String>,
+    /// One status.
+    pub status: Option<NumberStatus>,
+}
+
+impl ExportFilter {
+    /// Checks the values (a bad one changes nothing and says what is wrong).
+    pub fn validate(&self) -> Result<()> {
+        if let Some(y) = self.year {
+            if !YEARS.contains(&y) {
+                return Err(Error::InvalidArgument {
+                    name: "year",
+                    reason: format!("year {y} is outside 1..=9999"),
+                });
+            }
+        }
+        for (name, day) in [("from", &self.from), ("to", &self.to)] {
+            if let Some(d) = day {
+                if !is_day(d) {
+                    return Err(Error::InvalidArgument {
+                        name,
+                        reason: format!("`{d}` is not a date of the form YYYY-MM-DD"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_day(d: &str) -> bool {
+    let b = d.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && d.bytes()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+        && (1..=12).contains(&d[5..7].parse::<u32>().unwrap_or(0))
+        && (1..=31).contains(&d[8..10].parse::<u32>().unwrap_or(0))
+}
+
+/// The keyset-paginated SELECT of an export: the WHERE clause and its
+/// parameters for `filter`, then `(scope_key, number) > (?, ?)` from the
+/// last row of the previous chunk, in registry order.
+#[derive(Clone, Debug)]
+pub struct ExportQuery {
+    /// The statement; its last three parameters are the last scope key, the
+    /// last number and the chunk size.
+    pub sql: String,
+    /// The filter's parameters, in order (strings).
+    pub params: Vec<String>,
+}
+
+impl ExportQuery {
+    /// The query on `numbers` (and `posts` for the rendered number, when the
+    /// site has WordPress's posts table).
+    pub fn new(numbers: &str, posts: Option<&str>, filter: &ExportFilter) -> Result<Self> {
+        filter.validate()?;
+        let mut wheres = Vec::new();
+        let mut params = Vec::new();
+        if let Some(s) = &filter.scope {
+            wheres.push("n.scope_key = ?".to_owned());
+            params.push(s.clone());
+        }
+        if let Some(y) = filter.year {
+            wheres.push("n.scope_key LIKE ?".to_owned());
+            params.push(format!("%:{y:04}"));
+        }
+        if let Some(d) = &filter.from {
+            wheres.push("n.created_at >= ?".to_owned());
+            params.push(format!("{d} 00:00:00"));
+        }
+        if let Some(d) = &filter.to {
+            wheres.push("n.created_at <= ?".to_owned());
+            params.push(format!("{d} 23:59:59"));
+        }
+        if let Some(st) = filter.status {
+            wheres.push("n.status = ?".to_owned());
+            params.push(st.as_str().to_owned());
+        }
+        wheres.push("(n.scope_key > ? OR (n.scope_key = ? AND n.number > ?))".to_owned());
+        let (rendered, join) = match posts {
+            Some(p) => (
+                "p.post_title",
+                format!(" LEFT JOIN `{p}` p ON p.ID = n.post_id"),
+            ),
+            None => ("NULL", String::new()),
+        };
+        let sql = format!(
+            "SELECT n.scope_key, CAST(n.number AS CHAR), {rendered}, n.status, n.reason, n.gateway, \
+             n.transaction_id, pay.amount, pay.currency, CAST(n.post_id AS CHAR), \
+             CAST(n.created_at AS CHAR), CAST(n.updated_at AS CHAR) \
+             FROM `{numbers}` n{join} \
+             LEFT JOIN `{payments}` pay ON pay.gateway = n.gateway AND pay.transaction_id = n.transaction_id \
+             WHERE {} ORDER BY n.scope_key, n.number LIMIT ?",
+            wheres.join(" AND "),
+            payments = numbers.replace("counterfoil_numbers", "counterfoil_payments"),
+        );
+        Ok(Self { sql, params })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells() {
+        assert_eq!(csv_cell(None), "");
+        assert_eq!(csv_cell(Some("2026-0001")), "2026-0001");
+        assert_eq!(
+            csv_cell(Some("=HYPERLINK(\"x\")")),
+            "\"'=HYPERLINK(\"\"x\"\")\""
+        );
+        assert_eq!(csv_cell(Some("a,b")), "\"a,b\"");
+        assert_eq!(csv_header().split(',').count(), COLUMNS.len());
+    }
+
+    #[test]
+    fn filters() {
+        assert!(ExportFilter {
+            from: Some("2026-13-01".into()),
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+        let q = ExportQuery::new(
+            "wp_counterfoil_numbers",
+            Some("wp_posts"),
+            &ExportFilter {
+                year: Some(2026),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(q.params, vec!["%:2026".to_owned()]);
+        assert!(q.sql.contains("wp_counterfoil_payments"));
+    }
+}
