@@ -77,6 +77,31 @@ final class Counterfoil_Books {
 		);
 	}
 
+	/**
+	 * WHERE and parameters for the filters (the registry screen and the export).
+	 *
+	 * @param array $f scope, year, status.
+	 * @return array [sql, params]
+	 */
+	public static function where( array $f ) {
+		global $wpdb;
+		$parts  = array();
+		$params = array();
+		if ( '' !== $f['scope'] ) {
+			$parts[]  = 'n.scope_key = %s';
+			$params[] = $f['scope'];
+		}
+		if ( $f['year'] ) {
+			$parts[]  = 'n.scope_key LIKE %s';
+			$params[] = '%:' . $wpdb->esc_like( sprintf( '%04d', $f['year'] ) );
+		}
+		if ( '' !== $f['status'] ) {
+			$parts[]  = 'n.status = %s';
+			$params[] = $f['status'];
+		}
+		return array( $parts ? implode( ' AND ', $parts ) : '1=1', $params );
+	}
+
 	/** Invoices → Registry. */
 	public static function render_registry() {
 		if ( ! current_user_can( Counterfoil_Admin::CAPABILITY ) ) {
@@ -273,7 +298,7 @@ final class Counterfoil_Books {
 	public static function export( array $f, $from, $to, $format, $target ) {
 		global $wpdb;
 		$t                      = Counterfoil_Schema::tables();
-		list( $where, $params ) = Counterfoil_Registry_Table::where( $f );
+		list( $where, $params ) = self::where( $f );
 		if ( '' !== $from ) {
 			$where   .= ' AND n.created_at >= %s';
 			$params[] = $from . ' 00:00:00';
@@ -466,7 +491,9 @@ final class Counterfoil_Books {
 		}
 		$orderby = (string) $query->get( 'orderby' );
 		if ( '' === $orderby || 'counterfoil_number' === $orderby || 'menu_order title' === $orderby ) {
-			$order              = 'DESC' === strtoupper( (string) $query->get( 'order' ) ) ? 'DESC' : 'ASC';
+			// Register order (ascending) unless the column header asked otherwise.
+			$asked              = isset( $_GET['order'] ) ? sanitize_key( wp_unslash( $_GET['order'] ) ) : 'asc'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+			$order              = 'desc' === $asked ? 'DESC' : 'ASC';
 			$clauses['orderby'] = "cfn.scope_key $order, cfn.number $order";
 		}
 		return $clauses;

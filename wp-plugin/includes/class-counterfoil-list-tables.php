@@ -187,35 +187,10 @@ final class Counterfoil_Registry_Table extends WP_List_Table {
 		);
 	}
 
-	/**
-	 * WHERE and parameters for the filters (shared with the export).
-	 *
-	 * @param array $f scope, year, status.
-	 * @return array [sql, params]
-	 */
-	public static function where( array $f ) {
-		global $wpdb;
-		$parts  = array();
-		$params = array();
-		if ( '' !== $f['scope'] ) {
-			$parts[]  = 'n.scope_key = %s';
-			$params[] = $f['scope'];
-		}
-		if ( $f['year'] ) {
-			$parts[]  = 'n.scope_key LIKE %s';
-			$params[] = '%:' . $wpdb->esc_like( sprintf( '%04d', $f['year'] ) );
-		}
-		if ( '' !== $f['status'] ) {
-			$parts[]  = 'n.status = %s';
-			$params[] = $f['status'];
-		}
-		return array( $parts ? implode( ' AND ', $parts ) : '1=1', $params );
-	}
-
 	public function prepare_items() {
 		global $wpdb;
 		$t                      = Counterfoil_Schema::tables();
-		list( $where, $params ) = self::where( $this->filters );
+		list( $where, $params ) = Counterfoil_Books::where( $this->filters );
 		$page                   = $this->get_pagenum();
 		$count_sql              = "SELECT COUNT(*) FROM {$t['numbers']} n WHERE $where";
 		$total                  = (int) $wpdb->get_var( $params ? $wpdb->prepare( $count_sql, $params ) : $count_sql ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
