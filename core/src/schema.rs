@@ -153,6 +153,8 @@ pub struct RegistrySql {
     /// Adds the books' indexes (counts per series, stale reservations, dates)
     /// to a numbers table created before them.
     pub add_book_indexes: String,
+    /// Adds the index that finds payments held for a series (no number yet).
+    pub add_held_index: String,
     /// Claims a number for its invoice (claim, scope, number, stale seconds):
     /// from reserved, or from a claim older than the stale limit or whose
     /// holder's connection is gone (the holder died).
@@ -212,7 +214,8 @@ impl RegistrySql {
                  created_at DATETIME NOT NULL,\n  \
                  PRIMARY KEY (id),\n  \
                  UNIQUE KEY gateway_transaction (gateway, transaction_id),\n  \
-                 KEY scope_number (scope_key, number)\n\
+                 KEY scope_number (scope_key, number),\n  \
+                 KEY number_id (number, id)\n\
                  ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
             ),
             insert_number: format!(
@@ -250,6 +253,7 @@ impl RegistrySql {
                 "ALTER TABLE `{numbers}` ADD KEY scope_status (scope_key, status), \
                  ADD KEY status_updated (status, updated_at), ADD KEY created_at (created_at)"
             ),
+            add_held_index: format!("ALTER TABLE `{payments}` ADD KEY number_id (number, id)"),
             claim_number: format!(
                 "UPDATE `{numbers}` SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), \
                  claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() \

@@ -16,6 +16,8 @@ defined( 'ABSPATH' ) || exit;
 final class Counterfoil_Admin {
 	const SLUG       = 'counterfoil';
 	const CAPABILITY = 'manage_options';
+	/** Next year's series listed for review (the rest: one checkbox). */
+	const NEXT_YEAR_ROWS = 20;
 
 	/** Hooks. */
 	public static function init() {
@@ -238,9 +240,17 @@ final class Counterfoil_Admin {
 			}
 			$starts[ $scope ] = (int) $raw;
 		}
+		if ( ! empty( $_POST['create_all_missing'] ) ) { // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
+			foreach ( Counterfoil_Series_Life::next_year_proposals( counterfoil_local_period()[0], 0, true ) as $p ) {
+				if ( ! isset( $starts[ $p['scope_key'] ] ) ) {
+					$starts[ $p['scope_key'] ] = $p['start'];
+				}
+			}
+		}
 		if ( ! $starts ) {
 			self::back( 'error', __( 'Choose at least one series to create.', 'counterfoil' ) );
 		}
+		delete_transient( 'counterfoil_next_year_counts_' . counterfoil_local_period()[0] );
 		$done = Counterfoil_Series_Life::create_series( $starts );
 		/* translators: 1: created count, 2: list, 3: existing count */
 		$text = sprintf( __( 'Created %1$d series (%2$s); %3$d already existed and were left unchanged.', 'counterfoil' ), count( $done['created'] ), implode( ', ', $done['created'] ), count( $done['existed'] ) );
@@ -304,8 +314,9 @@ final class Counterfoil_Admin {
 
 	/** Next year's series for every issuer with one this year, with editable first numbers. */
 	private static function render_next_year( $post ) {
-		$year      = counterfoil_local_period()[0];
-		$proposals = Counterfoil_Series_Life::next_year_proposals( $year );
+		$year                        = counterfoil_local_period()[0];
+		list( $issuers, $missing )   = Counterfoil_Series_Life::next_year_counts( $year );
+		$proposals                   = Counterfoil_Series_Life::next_year_proposals( $year, self::NEXT_YEAR_ROWS, true );
 		?>
 		<h2>
 			<?php
@@ -313,8 +324,19 @@ final class Counterfoil_Admin {
 			echo esc_html( sprintf( __( 'Series for %d, ahead of time', 'counterfoil' ), $year + 1 ) );
 			?>
 		</h2>
-		<?php if ( ! $proposals ) : ?>
+		<?php if ( ! $issuers ) : ?>
 			<p><?php esc_html_e( 'No issuer has a series this year yet.', 'counterfoil' ); ?></p>
+			<?php
+			return;
+		endif;
+		?>
+		<p id="counterfoil-next-year-counts">
+			<?php
+			/* translators: 1: issuers, 2: this year, 3: missing, 4: next year */
+			echo esc_html( sprintf( __( '%1$d issuers have a series for %2$d; %3$d of them have none for %4$d yet.', 'counterfoil' ), $issuers, $year, $missing, $year + 1 ) );
+			?>
+		</p>
+		<?php if ( ! $proposals ) : ?>
 			<?php
 			return;
 		endif;
@@ -352,6 +374,14 @@ final class Counterfoil_Admin {
 				<?php endforeach; ?>
 				</tbody>
 			</table>
+			<?php if ( $missing > count( $proposals ) ) : ?>
+				<p><label><input type="checkbox" name="create_all_missing" value="1">
+					<?php
+					/* translators: %d: count */
+					echo esc_html( sprintf( __( 'Also create the other %d missing series, each at the first number its plan proposes (the list shows the first ones).', 'counterfoil' ), $missing - count( $proposals ) ) );
+					?>
+				</label></p>
+			<?php endif; ?>
 			<?php submit_button( __( "Create next year's series", 'counterfoil' ), 'secondary', 'submit', false ); ?>
 		</form>
 		<?php

@@ -18,7 +18,7 @@
  * capabilities, whether the sequences table was there before us, and the
  * registry's claim columns (status `creating`: an invoice being created);
  * 4 the books' indexes on the registry (counts per series, stale
- * reservations, dates).
+ * reservations, dates) and on payments (those held for a series).
  *
  * The definitions equal counterfoil-core's (core/src/schema.rs); a test
  * compares SHOW CREATE TABLE of both.
@@ -134,7 +134,8 @@ final class Counterfoil_Schema {
   created_at datetime NOT NULL,
   PRIMARY KEY  (id),
   UNIQUE KEY gateway_transaction (gateway,transaction_id),
-  KEY scope_number (scope_key,number)
+  KEY scope_number (scope_key,number),
+  KEY number_id (number,id)
 ) ENGINE=InnoDB $charset;",
 		);
 	}

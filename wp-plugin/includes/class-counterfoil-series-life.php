@@ -42,42 +42,71 @@ final class Counterfoil_Series_Life {
 	}
 
 	/**
-	 * Next year's series for every issuer that has a series in $year: the
-	 * key, this year's counter, whether it exists, and the start the site's
-	 * plan would give it.
+	 * Next year's series for issuers that have a series in $year: the key,
+	 * this year's counter, whether it exists, and the start the site's plan
+	 * would give it. One query (the next year's key is this key with the year
+	 * replaced), in scope order.
 	 *
-	 * @param int $year This year (local).
+	 * @param int  $year         This year (local).
+	 * @param int  $limit        At most this many (0: all).
+	 * @param bool $only_missing Only those whose next year's series is missing.
 	 * @return array List of arrays: scope_key, from (this year's key), current, exists, start.
 	 */
-	public static function next_year_proposals( $year ) {
+	public static function next_year_proposals( $year, $limit = 0, $only_missing = false ) {
 		global $wpdb;
+		if ( $year >= 9999 ) {
+			return array();
+		}
 		$t    = Counterfoil_Schema::tables();
-		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT scope_key, current_value FROM {$t['sequences']} WHERE scope_key LIKE %s ORDER BY scope_key", '%:' . $wpdb->esc_like( sprintf( '%04d', $year ) ) ) );
-		$next = array();
+		$sql  = "SELECT s.scope_key, s.current_value, n.scope_key IS NOT NULL AS next_exists
+			FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - 4), %s)
+			WHERE s.scope_key LIKE %s" . ( $only_missing ? ' AND n.scope_key IS NULL' : '' ) . ' ORDER BY s.scope_key' . ( $limit > 0 ? ' LIMIT ' . (int) $limit : '' );
+		$rows = $wpdb->get_results( $wpdb->prepare( $sql, sprintf( '%04d', $year + 1 ), '%:' . $wpdb->esc_like( sprintf( '%04d', $year ) ) ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders and an int.
+		$plan = 'continue' === counterfoil_missing_series_plan() ? 'continue' : 'create';
+		$out  = array();
 		foreach ( $rows as $row ) {
 			$owner = Counterfoil_Rules::issuer_and_year( $row->scope_key );
-			if ( null !== $owner && $owner[1] === $year && $year < 9999 ) {
-				$next[ $owner[0] . ':' . ( $year + 1 ) ] = $row;
+			if ( null === $owner || $owner[1] !== $year ) {
+				continue;
 			}
-		}
-		$existing = array();
-		foreach ( array_chunk( array_keys( $next ), 500 ) as $chunk ) {
-			$marks    = implode( ',', array_fill( 0, count( $chunk ), '%s' ) );
-			$existing = array_merge( $existing, $wpdb->get_col( $wpdb->prepare( "SELECT scope_key FROM {$t['sequences']} WHERE scope_key IN ($marks)", $chunk ) ) ); // phpcs:ignore WordPress.DB.PreparedSQLPlaceholders -- one %s per key.
-		}
-		$existing = array_flip( $existing );
-		$plan     = 'continue' === counterfoil_missing_series_plan() ? 'continue' : 'create';
-		$out      = array();
-		foreach ( $next as $scope => $row ) {
 			$out[] = array(
-				'scope_key' => (string) $scope,
+				'scope_key' => $owner[0] . ':' . sprintf( '%04d', $year + 1 ),
 				'from'      => $row->scope_key,
 				'current'   => (int) $row->current_value,
-				'exists'    => isset( $existing[ $scope ] ),
+				'exists'    => (bool) (int) $row->next_exists,
 				'start'     => Counterfoil_Rules::start_for_new_series( $plan, counterfoil_new_series_start(), (int) $row->current_value ),
 			);
 		}
 		return $out;
+	}
+
+	/**
+	 * How many issuers have a series in $year, and how many of them have
+	 * none for the next year (cached for 5 minutes: one pass over the series).
+	 *
+	 * @param int $year This year (local).
+	 * @return int[] [with a series this year, missing next year's].
+	 */
+	public static function next_year_counts( $year ) {
+		global $wpdb;
+		$key    = 'counterfoil_next_year_counts_' . $year;
+		$cached = get_transient( $key );
+		if ( is_array( $cached ) ) {
+			return $cached;
+		}
+		$t      = Counterfoil_Schema::tables();
+		$row    = $wpdb->get_row(
+			$wpdb->prepare(
+				"SELECT COUNT(*) AS issuers, COALESCE(SUM(n.scope_key IS NULL), 0) AS missing
+				 FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - 4), %s)
+				 WHERE s.scope_key LIKE %s",
+				sprintf( '%04d', $year + 1 ),
+				'%:' . $wpdb->esc_like( sprintf( '%04d', $year ) )
+			)
+		);
+		$counts = array( (int) $row->issuers, (int) $row->missing );
+		set_transient( $key, $counts, 5 * MINUTE_IN_SECONDS );
+		return $counts;
 	}
 
 	/**
@@ -116,12 +145,11 @@ final class Counterfoil_Series_Life {
 			return null;
 		}
 		$starts = array();
-		foreach ( self::next_year_proposals( $year ) as $p ) {
-			if ( ! $p['exists'] ) {
-				$starts[ $p['scope_key'] ] = $p['start'];
-			}
+		foreach ( self::next_year_proposals( $year, 0, true ) as $p ) {
+			$starts[ $p['scope_key'] ] = $p['start'];
 		}
 		$done = self::create_series( $starts );
+		delete_transient( 'counterfoil_next_year_counts_' . $year );
 		update_option( 'counterfoil_next_year_prepared', array( 'at' => time(), 'created' => count( $done['created'] ), 'failed' => count( $done['failed'] ) ), false );
 		return $done;
 	}
@@ -199,10 +227,7 @@ final class Counterfoil_Series_Life {
 		if ( 12 !== $month ) {
 			return self::result( 'next_year', 'good', __( "Next year's invoice series are checked in December", 'counterfoil' ), __( 'In December this test lists the issuers whose series for the coming year does not exist yet.', 'counterfoil' ) );
 		}
-		$missing = 0;
-		foreach ( self::next_year_proposals( $year ) as $p ) {
-			$missing += $p['exists'] ? 0 : 1;
-		}
+		$missing = self::next_year_counts( $year )[1];
 		if ( 0 === $missing ) {
 			return self::result( 'next_year', 'good', __( "Next year's invoice series exist", 'counterfoil' ), __( 'Every issuer with a series this year has one for next year.', 'counterfoil' ) );
 		}

@@ -336,6 +336,16 @@ impl SeriesStore {
                 if !indexes.iter().any(|i| i == "scope_status") {
                     conn.query_drop(&sql.registry.add_book_indexes).await?;
                 }
+                let indexes: Vec<String> = conn
+                    .exec(
+                        "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
+                         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+                        (&sql.registry.payments,),
+                    )
+                    .await?;
+                if !indexes.iter().any(|i| i == "number_id") {
+                    conn.query_drop(&sql.registry.add_held_index).await?;
+                }
                 Ok(Ok(()))
             })
         })
