@@ -18,7 +18,7 @@ use crate::db::{Db, Tables};
 use crate::Outcome;
 
 /// Rows per query.
-const CHUNK: u64 = 20_000;
+const CHUNK: u64 = 50_000;
 
 type Row = (
     String,

@@ -196,7 +196,8 @@ final class Counterfoil_Registry_Table extends WP_List_Table {
 		$count_sql              = $params ? $wpdb->prepare( $count_sql, $params ) : $count_sql; // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
 		// One series counts on its index at once; wider filters count up to a
 		// million rows, so their total (for the pages only) is kept a minute.
-		$cache = '' === $this->filters['scope'] ? 'counterfoil_registry_count_' . md5( $count_sql ) : '';
+		// (Keyed by the filters: prepared SQL carries a per-request placeholder hash.)
+		$cache = '' === $this->filters['scope'] ? 'counterfoil_registry_count_' . md5( wp_json_encode( $this->filters ) ) : '';
 		$total = $cache ? get_transient( $cache ) : false;
 		if ( false === $total ) {
 			$total = (int) $wpdb->get_var( $count_sql ); // phpcs:ignore WordPress.DB.PreparedSQL -- prepared above.
