@@ -74,3 +74,26 @@ fn the_cli_and_the_plugin_export_the_same_file() {
         let _ = std::fs::remove_file(wp_file);
     }
 }
+
+/// Bad filters are one line on stderr, exit 2, and nothing on stdout.
+#[test]
+fn bad_export_arguments_are_one_line_and_exit_2() {
+    let url = MariaDb::shared().fresh_database("export_bad").unwrap();
+    for args in [
+        &["export", "--from", "2026-13-01"][..],
+        &["export", "--year", "0"][..],
+        &["export", "--status", "paid"][..],
+        &["export", "--format", "xlsx"][..],
+        &["export"][..], // no registry in this database
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_counterfoil"))
+            .args(args)
+            .env("DATABASE_URL", &url)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
