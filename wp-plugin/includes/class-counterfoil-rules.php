@@ -20,6 +20,11 @@ final class Counterfoil_Rules {
 	const MAX_BATCH       = 100000;
 	const MAX_PAD         = 20;
 	const DEFAULT_FORMAT  = '{year}-{seq:04}';
+	/**
+	 * Unicode White_Space, as Rust's char::is_whitespace (PCRE's \s follows
+	 * another Unicode version: it counts U+180E, which Rust does not).
+	 */
+	const WHITESPACE = '[\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]';
 
 	/**
 	 * Validates a scope key; returns it unchanged.
@@ -56,7 +61,7 @@ final class Counterfoil_Rules {
 		if ( preg_match( '/[\x{0}-\x{1F}\x{7F}-\x{9F}]/u', $key, $m, PREG_OFFSET_CAPTURE ) ) {
 			return array( 'control_character', sprintf( 'scope key holds control character U+%04X at byte %d', mb_ord( $m[0][0], 'UTF-8' ), $m[0][1] ) );
 		}
-		if ( preg_match( '/^\s|\s$/u', $key ) ) {
+		if ( preg_match( '/^' . self::WHITESPACE . '|' . self::WHITESPACE . '$/u', $key ) ) {
 			return array( 'surrounding_whitespace', 'scope key starts or ends with whitespace' );
 		}
 		return null;
@@ -291,7 +296,7 @@ final class Counterfoil_Rules {
 		if ( ! preg_match( '//u', $transaction_id ) || preg_match( '/[\x{0}-\x{1F}\x{7F}-\x{9F}]/u', $transaction_id ) ) {
 			throw new InvalidArgumentException( 'invalid argument `transaction_id`: the transaction id holds a control character' );
 		}
-		if ( preg_match( '/^\s|\s$/u', $transaction_id ) ) {
+		if ( preg_match( '/^' . self::WHITESPACE . '|' . self::WHITESPACE . '$/u', $transaction_id ) ) {
 			throw new InvalidArgumentException( 'invalid argument `transaction_id`: the transaction id starts or ends with whitespace' );
 		}
 	}
@@ -387,7 +392,9 @@ final class Counterfoil_Rules {
 				continue;
 			}
 			$ord = ord( $c );
-			if ( $ord < 0x20 || 0x7F === $ord ) {
+			// Every control character, as Rust's char::is_control: C0, DEL
+			// and C1 (U+0080–U+009F: 0xC2 0x80–0x9F in UTF-8).
+			if ( $ord < 0x20 || 0x7F === $ord || ( 0xC2 === $ord && $i + 1 < $len && ord( $t[ $i + 1 ] ) >= 0x80 && ord( $t[ $i + 1 ] ) <= 0x9F ) ) {
 				return array( 'control_character', $i, 'control character in the template' );
 			}
 			$literal .= $c;
