@@ -161,6 +161,25 @@ pub mod codes {
     pub const ER_NO_SUCH_TABLE: u16 = 1146;
     /// Galera: the node is not ready for application use (not synced).
     pub const ER_WSREP_NOT_READY: u16 = 1047;
+    /// Access denied to the database (`ER_DBACCESS_DENIED_ERROR`).
+    pub const ER_DBACCESS_DENIED: u16 = 1044;
+    /// Access denied for the user (`ER_ACCESS_DENIED_ERROR`).
+    pub const ER_ACCESS_DENIED: u16 = 1045;
+    /// Unknown database (`ER_BAD_DB_ERROR`).
+    pub const ER_BAD_DB: u16 = 1049;
+    /// Access denied, no password given (`ER_ACCESS_DENIED_NO_PASSWORD_ERROR`).
+    pub const ER_ACCESS_DENIED_NO_PASSWORD: u16 = 1698;
+
+    /// Errors at connect that the next node (or a retry) cannot cure: the
+    /// credentials or the database name are wrong. Every other refusal at
+    /// connect — too many connections (1040), host blocked (1129), a user's
+    /// connection limit (1226), a node not ready (1047) — tries the next node.
+    pub fn is_configuration_error(code: u16) -> bool {
+        matches!(
+            code,
+            ER_DBACCESS_DENIED | ER_ACCESS_DENIED | ER_BAD_DB | ER_ACCESS_DENIED_NO_PASSWORD
+        )
+    }
 }
 
 /// Every failure of a Counterfoil operation.

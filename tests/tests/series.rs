@@ -346,3 +346,44 @@ fn a_killed_connection_is_replaced_and_no_number_repeats() {
         assert_ne!(s.connection_id(), Some(id));
     });
 }
+
+/// A node that refuses connections for a reason of its own (here a user's
+/// connection limit, error 1226; too many connections and a blocked host are
+/// alike) is skipped for the next node of the list; wrong credentials are a
+/// configuration error at once, the same on every node, retried nowhere.
+#[test]
+fn a_node_refusing_connections_fails_over_and_bad_credentials_do_not() {
+    let url = fresh("node_refusal");
+    let db = MariaDb::database_name(&url);
+    let port = MariaDb::shared().port();
+    MariaDb::shared()
+        .exec(
+            &db,
+            &format!(
+                "CREATE USER 'limited_{db}'@'%' IDENTIFIED BY 'lim' WITH MAX_USER_CONNECTIONS 1;
+                 GRANT ALL PRIVILEGES ON *.* TO 'limited_{db}'@'%'"
+            ),
+        )
+        .unwrap();
+    let limited = format!("mysql://limited_{db}:lim@127.0.0.1:{port}/{db}");
+    block_on(async {
+        // The limited user's one connection is taken.
+        let _held = mysql_async::Conn::new(mysql_async::Opts::from_url(&limited).unwrap())
+            .await
+            .unwrap();
+        let mut s = SeriesStore::connect(StoreConfig::new(format!("{limited},{url}")))
+            .await
+            .unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key("n:2026"), 1).await.unwrap();
+        assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 1);
+        assert_eq!(s.node(), Some(1), "written through the second node");
+        // A wrong password on the first node: Config, no failover, no retry.
+        let wrong = format!("mysql://cf:not-the-password@127.0.0.1:{port}/{db},{url}");
+        let e = SeriesStore::connect(StoreConfig::new(wrong))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::Config(_)), "{e:?}");
+        assert!(e.to_string().contains("1045"), "{e}");
+    });
+}

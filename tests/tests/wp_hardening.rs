@@ -855,3 +855,84 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
         "2"
     );
 }
+
+/// Both backends treat a node's refusal as the core does: a user's
+/// connection limit (1226; 1040 and 1129 alike) on the first node of COUNTERFOIL_DB_NODES fails
+/// over to the next; wrong credentials (1045) on it are a configuration
+/// error at once, on every node, without retries.
+#[test]
+fn node_refusals_fail_over_and_bad_credentials_stop_on_both_backends() {
+    let wp = WordPress::install(MariaDb::shared(), "node_refusals", None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let main = format!("127.0.0.1:{}", MariaDb::shared().port());
+    // Node B: the same user, limited to one connection, which is taken.
+    let b = MariaDb::start("refusing").unwrap();
+    b.exec(
+        "mysql",
+        &format!(
+            "CREATE DATABASE `{}`; ALTER USER 'cf'@'%', 'cf'@'localhost' WITH MAX_USER_CONNECTIONS 1",
+            wp.database()
+        ),
+    )
+    .unwrap();
+    // Each account's one connection is taken: over TCP ('cf'@'%') and over
+    // the socket ('cf'@'localhost', where mysql_async moves a loopback
+    // connection).
+    let tcp = format!(
+        "mysql://cf:cf@127.0.0.1:{}/mysql?prefer_socket=false",
+        b.port()
+    );
+    let _held = counterfoil_tests::mariadb::block_on(async {
+        let a = mysql_async::Conn::new(mysql_async::Opts::from_url(&tcp).unwrap()).await?;
+        let s =
+            mysql_async::Conn::new(mysql_async::Opts::from_url(&b.socket_url("mysql")).unwrap())
+                .await?;
+        Ok::<_, mysql_async::Error>((a, s))
+    })
+    .unwrap();
+    wp_config_set(
+        &wp,
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}', '{main}')", b.port()),
+    );
+    for (extension, n) in [(true, 1), (false, 2)] {
+        let out = wp
+            .eval(
+                extension,
+                "echo allocate_invoice_number(1, 2026), ' ', counterfoil_backend()->name();",
+            )
+            .unwrap();
+        let backend = if extension { "extension" } else { "php" };
+        assert_eq!(
+            out,
+            format!("2026-{n:04} {backend}"),
+            "a connection limit on node B: node A writes"
+        );
+    }
+    // Node C: the same user with another password: 1045 stops at once.
+    let c = MariaDb::start("wrongpass").unwrap();
+    c.exec("mysql", "ALTER USER 'cf'@'%' IDENTIFIED BY 'another'")
+        .unwrap();
+    wp_config_set(
+        &wp,
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}', '{main}')", c.port()),
+    );
+    for extension in [true, false] {
+        let out = wp
+            .eval(
+                extension,
+                "$t = microtime(true);
+                 try { allocate_invoice_number(1, 2026); echo 'allocated'; }
+                 catch (Counterfoil\\DatabaseUnavailableException $e) {
+                     echo 'refused ', $e->getCode(), ' ', $e->getMessage(), ' ', round((microtime(true) - $t) * 1000) < 1000 ? 'fast' : 'slow';
+                 }",
+            )
+            .unwrap();
+        assert!(
+            out.starts_with("refused") && out.contains("1045") && out.ends_with("fast"),
+            "{extension}: {out}"
+        );
+    }
+}

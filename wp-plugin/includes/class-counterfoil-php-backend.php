@@ -8,8 +8,11 @@
  *   when exactly one row changed; an unknown series is an error, never a number;
  * - the durability check: innodb_flush_log_at_trx_commit = 0 is refused
  *   (unless COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 is defined true), 2 is logged;
- * - bounded, jittered retries of 1213, 1205 and lost connections, each with a
- *   fresh transaction and a fresh number;
+ * - bounded, jittered retries of 1213, 1205, 1317, 1047 (another node) and
+ *   lost connections, each with a fresh transaction and a fresh number;
+ * - at connect, wrong credentials or database (1044, 1045, 1049, 1698) stop at
+ *   once; any other refusal tries the next node of COUNTERFOIL_DB_NODES; a
+ *   Galera node gets causal reads (wsrep_sync_wait = 1);
  * - a deadline: connect and read timeouts on its connection.
  *
  * It uses its own mysqli connection, opened with WordPress's DB_* settings
@@ -35,6 +38,8 @@ use Counterfoil\TimeoutException;
 final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	const MAX_ATTEMPTS = 5;
 	const ER_DUP_ENTRY = 1062;
+	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
+	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
 
 	/** @var string */
 	private $prefix;
@@ -498,10 +503,15 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			$ok = false;
 		}
 		if ( ! $ok ) {
-			$errno = $db->connect_errno;
-			throw new Counterfoil_Retryable(
-				new DatabaseUnavailableException( 'database unavailable: cannot connect: ' . $db->connect_error, (int) $errno )
-			);
+			$errno = (int) $db->connect_errno;
+			$error = new DatabaseUnavailableException( 'database unavailable: cannot connect: ' . $db->connect_error, $errno );
+			// As the core: wrong credentials or database are the same on every
+			// node and at every retry; any other refusal (too many connections,
+			// a blocked host, a user's limit, a node not ready) tries the next node.
+			if ( in_array( $errno, self::CONFIGURATION_ERRORS, true ) ) {
+				throw $error;
+			}
+			throw new Counterfoil_Retryable( $error );
 		}
 		$db->set_charset( 'utf8mb4' );
 		++$this->stats['connects'];
@@ -517,6 +527,9 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				$this->disconnect();
 				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is not ready (wsrep_ready)" ) );
 			}
+			// Causal reads, as the core: without them current() on this node
+			// could return a counter older than a number handed out elsewhere.
+			$this->check( $this->execute( 'SET SESSION wsrep_sync_wait = 1' ) );
 		}
 		$setting = (int) ( isset( $vars['innodb_flush_log_at_trx_commit'] ) ? $vars['innodb_flush_log_at_trx_commit'] : 1 );
 		if ( 0 === $setting && ! ( defined( 'COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' ) && COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 ) ) {
@@ -604,7 +617,16 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			}
 			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: connection lost: $error", $errno ) );
 		}
-		if ( 1213 === $errno || 1205 === $errno ) {
+		if ( 1047 === $errno ) {
+			// The node left the cluster's primary component: drop it; the
+			// retry connects to the first ready node of the list.
+			$this->disconnect();
+			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database error $errno: $error", $errno ) );
+		}
+		if ( 1213 === $errno || 1205 === $errno || 1317 === $errno ) {
+			// Deadlock or certification conflict, lock wait timeout, or a
+			// statement interrupted (a brute-force abort on Percona XtraDB
+			// Cluster): nothing of this try remains; try again afresh.
 			$this->rollback_quietly();
 			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database error $errno: $error", $errno ) );
 		}

@@ -710,11 +710,17 @@ impl SeriesStore {
             Ok(Ok(conn)) => conn,
             Ok(Err(e)) => {
                 return Err(match classify(e).error {
-                    // Access denied, unknown database: not worth retrying,
-                    // but say plainly what happened.
-                    Error::Server { code, message, .. } if code != codes::ER_WSREP_NOT_READY => {
+                    // Access denied, unknown database: the same on every node
+                    // and at every retry; say plainly what happened.
+                    Error::Server { code, message, .. } if codes::is_configuration_error(code) => {
                         Error::Config(format!("cannot connect: error {code}: {message}"))
                     }
+                    // Too many connections, host blocked, a user's limit, a
+                    // node not ready: this node refuses now; try the next.
+                    Error::Server { code, message, .. } => Error::Unavailable {
+                        reason: format!("cannot connect: error {code}: {message}"),
+                        may_have_run: false,
+                    },
                     Error::Unavailable { reason, .. } => Error::Unavailable {
                         reason: format!(
                             "cannot connect: {}",
