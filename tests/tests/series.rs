@@ -349,8 +349,10 @@ fn a_killed_connection_is_replaced_and_no_number_repeats() {
 
 /// A node that refuses connections for a reason of its own (here a user's
 /// connection limit, error 1226; too many connections and a blocked host are
-/// alike) is skipped for the next node of the list; wrong credentials are a
-/// configuration error at once, the same on every node, retried nowhere.
+/// alike) is skipped for the next node of the list, and the store comes back
+/// to it once it answers again and the fail-back time has passed; wrong
+/// credentials are a configuration error at once, on every node, retried
+/// nowhere.
 #[test]
 fn a_node_refusing_connections_fails_over_and_bad_credentials_do_not() {
     let url = fresh("node_refusal");
@@ -368,16 +370,24 @@ fn a_node_refusing_connections_fails_over_and_bad_credentials_do_not() {
     let limited = format!("mysql://limited_{db}:lim@127.0.0.1:{port}/{db}");
     block_on(async {
         // The limited user's one connection is taken.
-        let _held = mysql_async::Conn::new(mysql_async::Opts::from_url(&limited).unwrap())
+        let held = mysql_async::Conn::new(mysql_async::Opts::from_url(&limited).unwrap())
             .await
             .unwrap();
-        let mut s = SeriesStore::connect(StoreConfig::new(format!("{limited},{url}")))
-            .await
-            .unwrap();
+        let config = StoreConfig::new(format!("{limited},{url}"))
+            .fail_back_after(std::time::Duration::from_millis(300));
+        let mut s = SeriesStore::connect(config).await.unwrap();
         s.ensure_schema().await.unwrap();
         s.initialize(&key("n:2026"), 1).await.unwrap();
         assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 1);
         assert_eq!(s.node(), Some(1), "written through the second node");
+        // Not before the fail-back time, even with the first node back…
+        held.disconnect().await.unwrap();
+        assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 2);
+        assert_eq!(s.node(), Some(1));
+        // …and after it, back to the first node, the series continuing.
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 3);
+        assert_eq!(s.node(), Some(0), "failed back to the preferred node");
         // A wrong password on the first node: Config, no failover, no retry.
         let wrong = format!("mysql://cf:not-the-password@127.0.0.1:{port}/{db},{url}");
         let e = SeriesStore::connect(StoreConfig::new(wrong))

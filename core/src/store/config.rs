@@ -50,6 +50,10 @@ pub struct StoreConfig {
     pub retry: RetryPolicy,
     /// What to do with `innodb_flush_log_at_trx_commit`.
     pub durability: DurabilityPolicy,
+    /// A store writing to a later node of the list (after a failover) tries
+    /// the earlier ones again once this long has passed since it moved, so
+    /// that every process comes back to the preferred writer.
+    pub fail_back_after: Duration,
 }
 
 impl StoreConfig {
@@ -57,6 +61,8 @@ impl StoreConfig {
     pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(5);
     /// Default connect timeout.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+    /// Default time on a later node before trying the earlier ones again.
+    pub const DEFAULT_FAIL_BACK_AFTER: Duration = Duration::from_secs(30);
 
     /// Settings for `url` with the defaults: prefix `wp_`, 5 s deadline.
     pub fn new(url: impl Into<String>) -> Self {
@@ -67,6 +73,7 @@ impl StoreConfig {
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             retry: RetryPolicy::default(),
             durability: DurabilityPolicy::Require,
+            fail_back_after: Self::DEFAULT_FAIL_BACK_AFTER,
         }
     }
 
@@ -93,6 +100,13 @@ impl StoreConfig {
     /// Sets the retry policy.
     pub fn retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// Sets how long a store stays on a later node before trying the
+    /// earlier ones again.
+    pub fn fail_back_after(mut self, after: Duration) -> Self {
+        self.fail_back_after = after;
         self
     }
 

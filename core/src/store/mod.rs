@@ -11,7 +11,9 @@
 //! - every public call finishes within `StoreConfig::deadline`, connect and
 //!   retries included, or fails with [`Error::Timeout`];
 //! - each new connection checks `innodb_flush_log_at_trx_commit` first and
-//!   refuses `0` unless the unsafe override was given.
+//!   refuses `0` unless the unsafe override was given;
+//! - with a node list, the writer is the first node that accepts; a store on a
+//!   later node tries the earlier ones again after `fail_back_after`.
 
 mod awb_stock;
 mod classify;
@@ -70,6 +72,8 @@ pub struct SeriesStore {
     node: usize,
     sql: Sql,
     conn: Option<Conn>,
+    /// When the open connection to a later node was made (for fail-back).
+    on_later_node_since: Option<Instant>,
     durability: Option<Durability>,
     stats: StoreStats,
 }
@@ -131,6 +135,7 @@ impl SeriesStore {
             node: 0,
             sql,
             conn: None,
+            on_later_node_since: None,
             durability: None,
             stats: StoreStats::default(),
         })
@@ -682,14 +687,36 @@ impl SeriesStore {
     /// to one writer node, and moves to the next only when it fails.
     async fn connection(&mut self) -> Result<()> {
         if self.conn.is_some() {
+            let fail_back = self.node > 0
+                && self
+                    .on_later_node_since
+                    .is_some_and(|t| t.elapsed() >= self.config.fail_back_after);
+            if !fail_back {
+                return Ok(());
+            }
+            // Failed over a while ago: try the preferred nodes again; keep
+            // the current connection if none of them answers yet.
+            // A short probe: a preferred node that is still away must not eat
+            // the call's deadline.
+            let probe = self.config.connect_timeout.min(self.config.deadline / 5);
+            for node in 0..self.node {
+                if let Ok(conn) = self.connect_node(node, probe).await {
+                    self.conn = Some(conn);
+                    self.node = node;
+                    self.on_later_node_since = None;
+                    return Ok(());
+                }
+            }
+            self.on_later_node_since = Some(Instant::now());
             return Ok(());
         }
         let mut last = None;
         for node in 0..self.nodes.len() {
-            match self.connect_node(node).await {
+            match self.connect_node(node, self.config.connect_timeout).await {
                 Ok(conn) => {
                     self.conn = Some(conn);
                     self.node = node;
+                    self.on_later_node_since = (node > 0).then(Instant::now);
                     return Ok(());
                 }
                 // A server refusing us by policy is the same on every node.
@@ -702,8 +729,7 @@ impl SeriesStore {
         Err(last.unwrap_or_else(|| Error::Config("no database node configured".into())))
     }
 
-    async fn connect_node(&mut self, node: usize) -> Result<Conn> {
-        let timeout = self.config.connect_timeout;
+    async fn connect_node(&mut self, node: usize, timeout: std::time::Duration) -> Result<Conn> {
         let mut conn = match tokio::time::timeout(timeout, Conn::new(self.nodes[node].clone()))
             .await
         {
