@@ -212,6 +212,41 @@ fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
         let (n, holder) = tokio::join!(s.allocate(&k), release);
         assert_eq!(n.unwrap(), 1, "the retried statement got the first number");
         assert!(s.stats().retries >= 1, "{:?}", s.stats());
+
+        // A lock held past five lock-wait timeouts, with a deadline long
+        // enough for all of them: exactly the configured tries, then the
+        // typed 1205 — and no number used.
+        let mut patient =
+            SeriesStore::connect(StoreConfig::new(&url).deadline(Duration::from_secs(30)))
+                .await
+                .unwrap();
+        let attempts = patient.config().retry.max_attempts;
+        assert_eq!(attempts, 5);
+        let mut holder = holder;
+        holder.query_drop("BEGIN").await.unwrap();
+        holder
+            .query_drop("SELECT * FROM wp_invoice_sequences FOR UPDATE")
+            .await
+            .unwrap();
+        let before = patient.stats().retries;
+        let started = std::time::Instant::now();
+        let e = patient.allocate(&key()).await.unwrap_err();
+        assert_eq!(e.server_code(), Some(1205), "{e:?}");
+        assert_eq!(
+            patient.stats().retries - before,
+            u64::from(attempts - 1),
+            "exactly {attempts} tries"
+        );
+        assert!(
+            started.elapsed() >= Duration::from_secs(u64::from(attempts)),
+            "each try waited out the lock"
+        );
+        holder.query_drop("ROLLBACK").await.unwrap();
+        assert_eq!(
+            patient.allocate(&key()).await.unwrap(),
+            2,
+            "the failed tries used no number"
+        );
         holder.disconnect().await.unwrap();
 
         // Without retries, the 1205 reaches the caller, typed and retryable.
@@ -232,7 +267,7 @@ fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
         holder.query_drop("ROLLBACK").await.unwrap();
         assert_eq!(
             once.allocate(&key()).await.unwrap(),
-            2,
+            3,
             "the failed try used no number"
         );
         holder.disconnect().await.unwrap();
