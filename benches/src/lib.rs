@@ -11,6 +11,15 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use counterfoil_tests::workers::run_together;
 
+/// `-h`/`--help`: prints `usage` and exits 0, before anything is started
+/// (a benchmark starts servers and runs for minutes).
+pub fn help_or_go(usage: &str) {
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{}", usage.trim());
+        std::process::exit(0);
+    }
+}
+
 /// What one cell of a benchmark measured.
 #[derive(Clone, Debug, Default)]
 pub struct Measured {

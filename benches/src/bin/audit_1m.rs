@@ -16,6 +16,9 @@ use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
 
 fn main() -> Result<()> {
+    counterfoil_benches::help_or_go("Usage: audit-1m [POSTS]
+
+Builds POSTS invoice posts (default 1000000) in a private WordPress schema and times `counterfoil audit` over them (time and peak RSS). Needs the release `counterfoil` beside it.");
     let posts: u64 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())

@@ -309,6 +309,9 @@ fn svg(results: &BTreeMap<(usize, usize, usize), Cell>, series: usize) -> String
 }
 
 fn main() -> Result<()> {
+    counterfoil_benches::help_or_go("Usage: bench-table [--seconds S] [--svg PATH]
+
+Every contender side by side at 1-64 clients, one hot series and 1000 series, S seconds a cell (default 1.5). Writes its plot to PATH (default target/benchmarks-clients.svg; docs/benchmarks-clients.svg is refreshed only when asked).");
     let args: Vec<String> = std::env::args().collect();
     let seconds: f64 = args
         .iter()
@@ -321,7 +324,7 @@ fn main() -> Result<()> {
         .position(|a| a == "--svg")
         .and_then(|i| args.get(i + 1))
         .cloned()
-        .unwrap_or_else(|| "docs/benchmarks-clients.svg".into());
+        .unwrap_or_else(|| "target/benchmarks-clients.svg".into());
     eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1, binlog off) …");
     let server = MariaDb::start_with(
         "bench-table",

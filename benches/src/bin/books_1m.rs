@@ -38,6 +38,9 @@ fn median_ms(session: &Session, path: &str) -> Result<f64> {
 }
 
 fn main() -> Result<()> {
+    counterfoil_benches::help_or_go("Usage: books-1m [SERIES] [PER_SERIES]
+
+Builds SERIES series (default 100000) with PER_SERIES numbers each (default 10) on a private MariaDB and WordPress, times every books screen beside the dashboard, then `counterfoil export` of all rows.");
     let series: u64 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())

@@ -82,6 +82,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<()> {
+    counterfoil_benches::help_or_go("Usage: php-side-by-side [--seconds S] [--rounds R]
+
+The PHP extension beside the raw mysql_async loop and the article's mysqli code, at 1 and 8 processes, R rounds of S seconds.");
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str, default: f64| -> f64 {
         args.iter()

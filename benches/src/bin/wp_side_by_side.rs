@@ -92,6 +92,9 @@ fn run(port: u16, secret: &str, tag: &str, callbacks: usize, clients: usize) -> 
 }
 
 fn main() -> Result<()> {
+    counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R]
+
+Signed payment callbacks to WordPress on both backends, callbacks/s and the share of request time spent allocating.");
     let args: Vec<String> = std::env::args().collect();
     let callbacks = opt(&args, "--callbacks", 400);
     let clients = opt(&args, "--clients", 8);
