@@ -77,5 +77,23 @@ Builds POSTS invoice posts (default 1000000) in a private WordPress schema and t
         if elapsed < 30.0 { "met" } else { "NOT met" },
         if peak_mb < 200.0 { "met" } else { "NOT met" }
     );
+    // The audit must have found what was planted: exit 1 (findings), one
+    // duplicate per 1,000 posts, and gaps.
+    let exit = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    if exit != Some(1) {
+        bail!("the audit exited with {exit:?}, not 1 (findings)");
+    }
+    let v: serde_json::Value = serde_json::from_str(summary)?;
+    if v["duplicates"].as_u64() != Some(posts / 1000) || v["gaps"].as_u64().unwrap_or(0) == 0 {
+        bail!(
+            "the audit missed what was planted: {summary} (expected {} duplicates and some gaps)",
+            posts / 1000
+        );
+    }
+    println!(
+        "planted findings reported: {} duplicates, {} gaps",
+        posts / 1000,
+        v["gaps"]
+    );
     Ok(())
 }
