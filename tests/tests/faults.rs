@@ -207,16 +207,34 @@ fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
 /// payment ends with one invoice once the gateway has delivered again the
 /// ones it got no answer for, and every number is issued.
 #[test]
-fn php_fpm_workers_killed_mid_request() {
+fn php_fpm_workers_killed_mid_request_extension() {
+    php_fpm_workers_killed_mid_request(true);
+}
+
+#[test]
+fn php_fpm_workers_killed_mid_request_pure_php() {
+    php_fpm_workers_killed_mid_request(false);
+}
+
+fn php_fpm_workers_killed_mid_request(extension: bool) {
     use counterfoil_tests::burst;
     use counterfoil_tests::webhook::deliver;
     use counterfoil_tests::wordpress::WordPress;
 
-    let wp = WordPress::install(MariaDb::shared(), "fpmkill", None).unwrap();
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension {
+            "fpmkill_ext"
+        } else {
+            "fpmkill_php"
+        },
+        None,
+    )
+    .unwrap();
     wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
         .unwrap();
     let secret = wp.webhook_secret().unwrap();
-    let site = wp.serve(true, 4).unwrap();
+    let site = wp.serve(extension, 4).unwrap();
     let payments: Vec<String> = (0..(120 * rounds())).map(|i| format!("k-{i:04}")).collect();
     let stop = AtomicBool::new(false);
     let killed = Mutex::new(0usize);
@@ -304,6 +322,10 @@ fn php_fpm_workers_killed_mid_request() {
         check.series
     );
     assert!(*killed.lock().unwrap() > 0);
+    assert!(
+        !retry.is_empty(),
+        "the fault was felt: some requests were cut off (502 or no answer) and delivered again"
+    );
     assert_eq!(
         check.invoices,
         payments.len() as u64,
