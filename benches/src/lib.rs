@@ -20,6 +20,37 @@ pub fn help_or_go(usage: &str) {
     }
 }
 
+/// Runs `cmd` to its end (its stdout captured) and measures it: exit code,
+/// wall seconds and peak RSS in MB (wait4's rusage of that child alone).
+pub fn run_measured(mut cmd: std::process::Command) -> Result<(Option<i32>, f64, f64, String)> {
+    let started = std::time::Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .context("spawn the measured command")?;
+    let pid = child.id() as i32;
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    #[allow(unsafe_code)]
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child's pid with valid pointers.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let elapsed = started.elapsed().as_secs_f64();
+    if rc != pid {
+        bail!("wait4 failed");
+    }
+    let out = reader.join().expect("reader")?;
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    Ok((code, elapsed, usage.ru_maxrss as f64 / 1024.0, out))
+}
+
 /// What one cell of a benchmark measured.
 #[derive(Clone, Debug, Default)]
 pub struct Measured {

@@ -118,7 +118,9 @@ pub fn jsonl_line<S: AsRef<str>>(values: &[Option<S>]) -> String {
     out
 }
 
-fn json_string(s: &str) -> String {
+/// A JSON string literal (quotes included) for `s`; the one encoder of the
+/// pure core (the export, the WebAssembly answers).
+pub fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -5,31 +5,12 @@
 
 use std::process::Command;
 
-use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::wordpress::books_site;
 use counterfoil_tests::MariaDb;
-
-/// A site with two series: 5:2026 crossing 9999 → 10000 (for the numeric
-/// order), and 6:2026 with a void number whose reason a spreadsheet would run.
-fn site(name: &str) -> WordPress {
-    let wp = WordPress::install(MariaDb::shared(), name, None).unwrap();
-    wp.eval(
-        false,
-        "initialize_invoice_sequence(5, 2026, 9998);
-         initialize_invoice_sequence(6, 2026, 1);
-         foreach (array(5, 5, 5, 6, 6, 6) as $i => $u) {
-             $p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => \"books-$i\",
-                 'user_id' => $u, 'year' => 2026, 'amount' => '12.50', 'currency' => 'EUR'));
-             if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }
-         }
-         counterfoil_void_number('6:2026', 2, '=SUM(A1:A9), then \"quoted\"');",
-    )
-    .unwrap();
-    wp
-}
 
 #[test]
 fn the_cli_and_the_plugin_export_the_same_file() {
-    let wp = site("books_export");
+    let wp = books_site(MariaDb::shared(), "books_export").unwrap();
     let dir = counterfoil_tests::target_dir().join("harness");
     for format in ["csv", "jsonl"] {
         let cli_file = dir.join(format!("export-cli-{}.{format}", std::process::id()));

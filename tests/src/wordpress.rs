@@ -187,6 +187,24 @@ impl Drop for WordPress {
     }
 }
 
+/// A site with two series: 5:2026 crossing 9999 → 10000 (for the numeric
+/// order), and 6:2026 with a void number whose reason a spreadsheet would run.
+pub fn books_site(server: &MariaDb, name: &str) -> Result<WordPress> {
+    let wp = WordPress::install(server, name, None)?;
+    wp.eval(
+        false,
+        "initialize_invoice_sequence(5, 2026, 9998);
+         initialize_invoice_sequence(6, 2026, 1);
+         foreach (array(5, 5, 5, 6, 6, 6) as $i => $u) {
+             $p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => \"books-$i\",
+                 'user_id' => $u, 'year' => 2026, 'amount' => '12.50', 'currency' => 'EUR'));
+             if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }
+         }
+         counterfoil_void_number('6:2026', 2, '=SUM(A1:A9), then \"quoted\"');",
+    )?;
+    Ok(wp)
+}
+
 fn wp_config(db: &str, port: u16) -> String {
     let salts: String = [
         "AUTH_KEY",

@@ -4,32 +4,13 @@
 //! plugin, is `mysql-tools/tests/export.rs`.)
 
 use counterfoil_tests::browser;
-use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::wordpress::books_site;
 use counterfoil_tests::wp_session::Session;
 use counterfoil_tests::MariaDb;
 
-/// A site with two series: 5:2026 crossing 9999 → 10000 (for the numeric
-/// order), and 6:2026 with a void number whose reason a spreadsheet would run.
-pub fn site(name: &str) -> WordPress {
-    let wp = WordPress::install(MariaDb::shared(), name, None).unwrap();
-    wp.eval(
-        false,
-        "initialize_invoice_sequence(5, 2026, 9998);
-         initialize_invoice_sequence(6, 2026, 1);
-         foreach (array(5, 5, 5, 6, 6, 6) as $i => $u) {
-             $p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => \"books-$i\",
-                 'user_id' => $u, 'year' => 2026, 'amount' => '12.50', 'currency' => 'EUR'));
-             if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }
-         }
-         counterfoil_void_number('6:2026', 2, '=SUM(A1:A9), then \"quoted\"');",
-    )
-    .unwrap();
-    wp
-}
-
 #[test]
 fn the_invoice_list_sorts_numerically_and_finds_a_transaction() {
-    let wp = site("books_list");
+    let wp = books_site(MariaDb::shared(), "books_list").unwrap();
     let site = wp.serve(false, 2).unwrap();
     let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
     let list = admin
@@ -78,7 +59,7 @@ fn the_invoice_list_sorts_numerically_and_finds_a_transaction() {
 
 #[test]
 fn the_books_in_a_browser() {
-    let wp = site("books_browser");
+    let wp = books_site(MariaDb::shared(), "books_browser").unwrap();
     wp.eval(
         false,
         "global $wpdb; $wpdb->query(\"DELETE FROM wp_counterfoil_numbers WHERE scope_key = '6:2026' AND number = 1\");",

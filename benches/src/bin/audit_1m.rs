@@ -8,7 +8,7 @@
 //!
 //! Usage: `cargo build --release -p counterfoil-tools -p counterfoil-benches && ./target/release/audit-1m [POSTS]`
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -39,37 +39,15 @@ Builds POSTS invoice posts (default 1000000) in a private WordPress schema and t
     )?;
     eprintln!("built {posts} posts in {:.1} s", t.elapsed().as_secs_f64());
     let bin = std::env::current_exe()?.with_file_name("counterfoil");
-    let started = Instant::now();
-    let child = Command::new(&bin)
+    let mut audit = Command::new(&bin);
+    audit
         .args(["--json", "audit"])
-        .env("DATABASE_URL", wp.database_url())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let pid = child.id() as i32;
-    // Read the output while it runs, then reap with wait4 for the peak RSS.
-    let mut stdout = child.stdout.expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
-    });
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    #[allow(unsafe_code)]
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own child's pid with valid pointers.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let elapsed = started.elapsed().as_secs_f64();
-    if rc != pid {
-        bail!("wait4 failed");
-    }
-    let out = reader.join().expect("reader")?;
+        .env("DATABASE_URL", wp.database_url());
+    let (exit, elapsed, peak_mb, out) = counterfoil_benches::run_measured(audit)?;
     let summary = out
         .lines()
         .find(|l| l.contains("\"summary\""))
         .unwrap_or("");
-    let peak_mb = usage.ru_maxrss as f64 / 1024.0;
     println!("audit of {posts} invoice posts: {elapsed:.1} s, peak RSS {peak_mb:.0} MB (targets: < 30 s, < 200 MB)");
     println!("summary: {summary}");
     println!(
@@ -79,7 +57,6 @@ Builds POSTS invoice posts (default 1000000) in a private WordPress schema and t
     );
     // The audit must have found what was planted: exit 1 (findings), one
     // duplicate per 1,000 posts, and gaps.
-    let exit = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
     if exit != Some(1) {
         bail!("the audit exited with {exit:?}, not 1 (findings)");
     }

@@ -11,7 +11,7 @@
 //!
 //! Usage: `cargo build --release -p counterfoil-tools -p counterfoil-benches && ./target/release/books-1m [SERIES] [PER_SERIES]`
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -126,8 +126,8 @@ Builds SERIES series (default 100000) with PER_SERIES numbers each (default 10) 
     }
     // The export of every row by the CLI: time and peak RSS.
     let bin = std::env::current_exe()?.with_file_name("counterfoil");
-    let started = Instant::now();
-    let child = Command::new(&bin)
+    let mut export = Command::new(&bin);
+    export
         .args([
             "--json",
             "export",
@@ -136,25 +136,11 @@ Builds SERIES series (default 100000) with PER_SERIES numbers each (default 10) 
             "--output",
             "/dev/null",
         ])
-        .env("DATABASE_URL", wp.database_url())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let pid = child.id() as i32;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    #[allow(unsafe_code)]
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own child's pid with valid pointers.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let elapsed = started.elapsed().as_secs_f64();
-    if rc != pid || status != 0 {
-        bail!("counterfoil export failed (status {status})");
+        .env("DATABASE_URL", wp.database_url());
+    let (code, elapsed, peak_mb, _) = counterfoil_benches::run_measured(export)?;
+    if code != Some(0) {
+        bail!("counterfoil export failed ({code:?})");
     }
-    println!(
-        "\ncounterfoil export of {rows} rows (CSV): {elapsed:.1} s, peak RSS {:.0} MB",
-        usage.ru_maxrss as f64 / 1024.0
-    );
+    println!("\ncounterfoil export of {rows} rows (CSV): {elapsed:.1} s, peak RSS {peak_mb:.0} MB");
     Ok(())
 }
