@@ -25,9 +25,21 @@ fn setup(label: &str, scope: &str, start: u64) -> String {
 }
 
 fn run(url: &str, scope: &str, processes: usize, calls: u64, batch_every: u64) -> Vec<Finished> {
+    run_mode(url, scope, processes, calls, batch_every, "")
+}
+
+fn run_mode(
+    url: &str,
+    scope: &str,
+    processes: usize,
+    calls: u64,
+    batch_every: u64,
+    mode: &str,
+) -> Vec<Finished> {
     let commands = (0..processes)
         .map(|_| {
             let mut c = Command::new(WORKER);
+            c.env("COUNTERFOIL_WORKER_MODE", mode);
             c.args([
                 url,
                 "wp_",
@@ -41,11 +53,26 @@ fn run(url: &str, scope: &str, processes: usize, calls: u64, batch_every: u64) -
     run_overlapping(commands, Duration::from_secs(300)).unwrap()
 }
 
+/// Every worker's allocations; a worker whose printed `count` differs from
+/// the lines parsed (a dropped or garbled line) fails the run.
 fn allocations(finished: &[Finished]) -> Vec<Allocation> {
-    finished
-        .iter()
-        .flat_map(|f| f.stdout.lines().filter_map(Allocation::parse_line))
-        .collect()
+    let mut all = Vec::new();
+    for f in finished {
+        let mine: Vec<Allocation> = f
+            .stdout
+            .lines()
+            .filter_map(Allocation::parse_line)
+            .collect();
+        let count: usize = f
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("count "))
+            .and_then(|c| c.trim().parse().ok())
+            .unwrap_or_else(|| panic!("a worker printed no count:\n{}", f.stdout));
+        assert_eq!(mine.len(), count, "a worker's history lost lines");
+        all.extend(mine);
+    }
+    all
 }
 
 fn counter(url: &str, scope: &str) -> u64 {
@@ -99,6 +126,24 @@ fn batches_interleaved_with_single_numbers_never_overlap() {
     let findings = check_contiguous(&allocs, start, last);
     assert!(findings.is_clean(), "{findings}");
     assert_eq!(findings.total, last - start + 1);
+}
+
+/// Negative controls: the broken allocators, run through the same
+/// overlapping processes, output, parser and checker, are caught.
+#[test]
+fn the_same_pipeline_catches_maxplusone_and_the_stale_read_back() {
+    for mode in ["maxplusone", "stale-read"] {
+        let scope = "neg:2026";
+        let url = setup(&format!("neg_{}", mode.replace('-', "_")), scope, 1);
+        let finished = run_mode(&url, scope, 4, 400, 0, mode);
+        let allocs = allocations(&finished);
+        assert_eq!(allocs.len(), 1600);
+        let findings = check_contiguous(&allocs, 1, counter(&url, scope));
+        assert!(
+            !findings.duplicates.is_empty(),
+            "{mode}: the checker must report duplicates: {findings}"
+        );
+    }
 }
 
 #[test]

@@ -4,7 +4,15 @@
 //! waits at the harness start line, then makes COUNT allocation calls; when
 //! BATCH_EVERY > 0, every BATCH_EVERY-th call is an `allocate_many` of 1 to 50
 //! numbers. Prints `start <ns>`, one `n N` or `r FIRST LAST` line per
-//! acknowledged call, then `end <ns>`. Exits 1 on the first error.
+//! acknowledged call, `count <calls>`, then `end <ns>`. Exits 1 on the first
+//! error.
+//!
+//! Negative controls (`COUNTERFOIL_WORKER_MODE`), the broken code the checker
+//! must catch through the same start line, output and parser:
+//! - `maxplusone`: read the counter, write it + 1 (no lock, two statements);
+//! - `stale-read`: the article's naive read-back, `UPDATE … LAST_INSERT_ID(…)`
+//!   then `SELECT LAST_INSERT_ID()`, where every third call names a series
+//!   that does not exist (0 rows) and reads the previous call's number.
 
 use anyhow::{Context, Result};
 use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
@@ -22,6 +30,10 @@ fn main() -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let mode = std::env::var("COUNTERFOIL_WORKER_MODE").unwrap_or_default();
+    if !mode.is_empty() {
+        return rt.block_on(naive(&mode, url, prefix, scope.as_str(), count));
+    }
     rt.block_on(async {
         let config = StoreConfig::new(url.as_str()).table_prefix(prefix)?;
         let mut store = SeriesStore::connect(config).await?;
@@ -41,8 +53,55 @@ fn main() -> Result<()> {
                 writeln!(out, "n {n}")?;
             }
         }
+        writeln!(out, "count {count}")?;
         writeln!(out, "end {}", now_ns())?;
         out.flush()?;
         Ok(())
     })
+}
+
+/// The broken allocators, for the negative controls.
+async fn naive(mode: &str, url: &str, prefix: &str, scope: &str, count: u64) -> Result<()> {
+    use mysql_async::prelude::Queryable;
+    let table = format!("{prefix}invoice_sequences");
+    let mut conn = mysql_async::Conn::new(mysql_async::Opts::from_url(url)?).await?;
+    wait_at_start_line()?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "start {}", now_ns())?;
+    for i in 1..=count {
+        let n: u64 = match mode {
+            "maxplusone" => {
+                let read: Option<u64> = conn
+                    .exec_first(
+                        format!("SELECT current_value FROM `{table}` WHERE scope_key = ?"),
+                        (scope,),
+                    )
+                    .await?;
+                let n = read.context("no series")? + 1;
+                conn.exec_drop(
+                    format!("UPDATE `{table}` SET current_value = ? WHERE scope_key = ?"),
+                    (n, scope),
+                )
+                .await?;
+                n
+            }
+            "stale-read" => {
+                let key = if i % 3 == 0 { "no-such-series" } else { scope };
+                conn.exec_drop(
+                    format!("UPDATE `{table}` SET current_value = LAST_INSERT_ID(current_value + 1) WHERE scope_key = ?"),
+                    (key,),
+                )
+                .await?;
+                conn.query_first::<u64, _>("SELECT LAST_INSERT_ID()")
+                    .await?
+                    .context("no LAST_INSERT_ID")?
+            }
+            other => anyhow::bail!("unknown COUNTERFOIL_WORKER_MODE `{other}`"),
+        };
+        writeln!(out, "n {n}")?;
+    }
+    writeln!(out, "count {count}")?;
+    writeln!(out, "end {}", now_ns())?;
+    out.flush()?;
+    Ok(())
 }
