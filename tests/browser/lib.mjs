@@ -21,12 +21,19 @@ export async function launch() {
   });
 }
 
+// Sends a form and waits for the page it leads to: the navigation itself,
+// then that page's load (waiting for the old page's load state passes at
+// once on a loaded machine, before the new page exists).
+export async function submitAndWait(page, send) {
+  await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 60000 }), send()]);
+}
+
 export async function loginAsAdmin(context, base) {
   const page = context.pages()[0] ?? await context.newPage();
   await page.goto(`${base}/wp-login.php`);
   await page.fill('#user_login', 'admin');
   await page.fill('#user_pass', 'admin-password');
-  await Promise.all([page.waitForURL(/wp-admin/), page.click('#wp-submit')]);
+  await Promise.all([page.waitForURL(/wp-admin/, { waitUntil: 'load', timeout: 60000 }), page.click('#wp-submit')]);
   check(page.url().includes('/wp-admin'), 'logged in as admin');
   return page;
 }

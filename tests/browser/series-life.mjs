@@ -9,7 +9,7 @@
 // Usage: node series-life.mjs BASE_URL OUT_DIR   (exit 0 when every check holds)
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { check, launch, loginAsAdmin } from './lib.mjs';
+import { check, launch, loginAsAdmin, submitAndWait } from './lib.mjs';
 
 const [base, outDir] = process.argv.slice(2);
 if (!base || !outDir) {
@@ -18,8 +18,7 @@ if (!base || !outDir) {
 }
 mkdirSync(outDir, { recursive: true });
 
-const submit = (page, form) =>
-  Promise.all([page.waitForLoadState('load'), page.click(`${form} [type=submit]`)]);
+const submit = (page, form) => submitAndWait(page, () => page.click(`${form} [type=submit]`));
 
 const context = await launch();
 try {

@@ -5,7 +5,7 @@
 // Usage: node settings.mjs BASE_URL OUT_DIR   (exit 0 when every check holds)
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { check, launch, loginAsAdmin } from './lib.mjs';
+import { check, launch, loginAsAdmin, submitAndWait } from './lib.mjs';
 
 const [base, outDir] = process.argv.slice(2);
 if (!base || !outDir) {
@@ -35,7 +35,7 @@ try {
   await page.fill('#counterfoil-create input[name=user_id]', '1');
   await page.fill('#counterfoil-create input[name=year]', '2026');
   await page.fill('#counterfoil-create input[name=start]', '2');
-  await Promise.all([page.waitForLoadState('load'), page.click('#counterfoil-create [type=submit]')]);
+  await submitAndWait(page, () => page.click('#counterfoil-create [type=submit]'));
   let notice = await page.locator('.counterfoil-notice').innerText();
   check(notice.includes('Series 1:2026 created') && notice.includes('2'), `create: "${notice.trim()}"`);
   const row = page.locator('#counterfoil-series tr', { hasText: '1:2026' });
@@ -44,7 +44,7 @@ try {
   // Advance to 200.
   await page.fill('#counterfoil-advance input[name=scope_key]', '1:2026');
   await page.fill('#counterfoil-advance input[name=next]', '200');
-  await Promise.all([page.waitForLoadState('load'), page.click('#counterfoil-advance [type=submit]')]);
+  await submitAndWait(page, () => page.click('#counterfoil-advance [type=submit]'));
   notice = await page.locator('.counterfoil-notice').innerText();
   check(notice.includes('the next number is now 200'), `advance to 200: "${notice.trim()}"`);
   check((await row.locator('td').nth(1).innerText()).trim() === '200', 'the table shows next number 200');
@@ -56,7 +56,7 @@ try {
   const live = await page.locator('#counterfoil-advance-check').innerText();
   check(live.includes('Refused'), `the browser refuses 100 before submit: "${live.trim()}"`);
   // …and by the server when the form is sent anyway (the wasm is convenience, not the guard).
-  await Promise.all([page.waitForLoadState('load'), page.$eval('#counterfoil-advance', (f) => HTMLFormElement.prototype.submit.call(f))]);
+  await submitAndWait(page, () => page.$eval('#counterfoil-advance', (f) => HTMLFormElement.prototype.submit.call(f)));
   notice = await page.locator('.counterfoil-notice.notice-error').innerText();
   check(notice.includes('Refused') && notice.includes('create a new series'), `the server refuses 100 too: "${notice.trim()}"`);
   check((await row.locator('td').nth(1).innerText()).trim() === '200', 'the series still continues at 200');
