@@ -80,23 +80,24 @@ final class Counterfoil_Books {
 	/**
 	 * WHERE and parameters for the filters (the registry screen and the export).
 	 *
-	 * @param array $f scope, year, status.
+	 * @param array  $f     scope, year, status ('' or 0 for none).
+	 * @param string $alias The table's alias in the query.
 	 * @return array [sql, params]
 	 */
-	public static function where( array $f ) {
+	public static function where( array $f, $alias = 'n' ) {
 		global $wpdb;
 		$parts  = array();
 		$params = array();
 		if ( '' !== $f['scope'] ) {
-			$parts[]  = 'n.scope_key = %s';
+			$parts[]  = "$alias.scope_key = %s";
 			$params[] = $f['scope'];
 		}
 		if ( $f['year'] ) {
-			$parts[]  = 'n.scope_key LIKE %s';
+			$parts[]  = "$alias.scope_key LIKE %s";
 			$params[] = '%:' . $wpdb->esc_like( sprintf( '%04d', $f['year'] ) );
 		}
-		if ( '' !== $f['status'] ) {
-			$parts[]  = 'n.status = %s';
+		if ( ! empty( $f['status'] ) ) {
+			$parts[]  = "$alias.status = %s";
 			$params[] = $f['status'];
 		}
 		return array( $parts ? implode( ' AND ', $parts ) : '1=1', $params );
@@ -162,19 +163,10 @@ final class Counterfoil_Books {
 	 */
 	public static function gaps( array $f ) {
 		global $wpdb;
-		$t      = Counterfoil_Schema::tables();
-		$parts  = array();
-		$params = array();
-		if ( '' !== $f['scope'] ) {
-			$parts[]  = 's.scope_key = %s';
-			$params[] = $f['scope'];
-		}
-		if ( $f['year'] ) {
-			$parts[]  = 's.scope_key LIKE %s';
-			$params[] = '%:' . sprintf( '%04d', $f['year'] );
-		}
-		$where   = $parts ? implode( ' AND ', $parts ) : '1=1';
-		$params[] = self::MAX_GAP_SERIES;
+		$t                      = Counterfoil_Schema::tables();
+		$series                 = array( 'status' => '' ) + $f;
+		list( $where, $params ) = self::where( $series, 's' );
+		$params[]               = self::MAX_GAP_SERIES;
 		// Series whose registry holds fewer rows than numbers handed out
 		// (counted on the (scope_key, status) index).
 		$short   = $wpdb->get_results(
@@ -200,17 +192,9 @@ final class Counterfoil_Books {
 				$missing[] = array( $s->scope_key, $expect, (int) $s->last );
 			}
 		}
-		$stale_where  = "status IN ('reserved', 'creating') AND updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE";
-		$stale_params = array( self::STALE_MINUTES );
-		if ( '' !== $f['scope'] ) {
-			$stale_where   .= ' AND scope_key = %s';
-			$stale_params[] = $f['scope'];
-		}
-		if ( $f['year'] ) {
-			$stale_where   .= ' AND scope_key LIKE %s';
-			$stale_params[] = '%:' . sprintf( '%04d', $f['year'] );
-		}
-		$stale = $wpdb->get_results( $wpdb->prepare( "SELECT scope_key, number, status, gateway, transaction_id, updated_at FROM {$t['numbers']} WHERE $stale_where ORDER BY updated_at LIMIT 200", $stale_params ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
+		list( $in_series, $stale_params ) = self::where( $series, 'n' );
+		array_unshift( $stale_params, self::STALE_MINUTES );
+		$stale = $wpdb->get_results( $wpdb->prepare( "SELECT n.scope_key, n.number, n.status, n.gateway, n.transaction_id, n.updated_at FROM {$t['numbers']} n WHERE n.status IN ('reserved', 'creating') AND n.updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE AND $in_series ORDER BY n.updated_at LIMIT 200", $stale_params ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
 		return array(
 			'missing' => $missing,
 			'stale'   => $stale,

@@ -210,24 +210,35 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				}
 				try {
 					$this->check( $r );
-					$payment_id = $r['insert_id'];
-					$number     = $this->allocate_in( $scope, 1 );
-					$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
-					$this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, $payment_id ) ) );
+					$record = $this->number_payment( $r['insert_id'], $scope, $gateway, $transaction_id, null );
 					$this->check( $this->execute( 'COMMIT' ) );
 				} catch ( Throwable $e ) {
 					$this->rollback_quietly();
 					throw $e;
 				}
-				return array(
-					'scope_key' => $scope,
-					'number'    => $number,
-					'created'   => true,
-					'status'    => 'reserved',
-					'post_id'   => null,
-					'period'    => null,
-				);
+				return $record;
 			}
+		);
+	}
+
+	/**
+	 * Numbers a recorded payment inside the caller's transaction: the
+	 * allocation, the registry row (reserved for the payment), the payment
+	 * row's number.
+	 *
+	 * @return array The payment's record, as record_payment() returns it.
+	 */
+	private function number_payment( $payment_id, $scope, $gateway, $transaction_id, $period ) {
+		$number = $this->allocate_in( $scope, 1 );
+		$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
+		$this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, $payment_id ) ) );
+		return array(
+			'scope_key' => $scope,
+			'number'    => $number,
+			'created'   => true,
+			'status'    => 'reserved',
+			'post_id'   => null,
+			'period'    => $period,
 		);
 	}
 
@@ -247,17 +258,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				if ( null !== $number ) {
 					return $this->find_payment( $gateway, $transaction_id ); // Numbered meanwhile.
 				}
-				$number = $this->allocate_in( $scope, 1 );
-				$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
-				$this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, (int) $id ) ) );
-				return array(
-					'scope_key' => $scope,
-					'number'    => $number,
-					'created'   => true,
-					'status'    => 'reserved',
-					'post_id'   => null,
-					'period'    => $period,
-				);
+				return $this->number_payment( (int) $id, $scope, $gateway, $transaction_id, $period );
 			}
 		);
 	}
