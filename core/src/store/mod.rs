@@ -428,32 +428,8 @@ impl SeriesStore {
                     }
                 }
                 let payment_id = conn.last_insert_id().unwrap_or(0);
-                let outcome = async {
-                    let number = match allocate_and_record(
-                        conn,
-                        sql,
-                        key,
-                        NumberStatus::Reserved,
-                        "payment",
-                        Some((gateway.as_str(), txn.as_str())),
-                    )
-                    .await?
-                    {
-                        Ok(n) => n,
-                        Err(e) => return Ok(Err(e)),
-                    };
-                    conn.exec_drop(&sql.registry.set_payment_number, (number, payment_id))
-                        .await?;
-                    Ok(Ok(PaymentRecord {
-                        scope: key.to_owned(),
-                        number,
-                        created: true,
-                        status: NumberStatus::Reserved,
-                        post_id: None,
-                        period: None,
-                    }))
-                }
-                .await;
+                let outcome =
+                    number_payment(conn, sql, payment_id, key, &gateway, &txn, None).await;
                 finish_transaction(conn, outcome).await
             })
         })
@@ -1025,6 +1001,43 @@ async fn find_payment(
     })
 }
 
+/// Numbers a recorded payment (row `payment_id`) on a transaction the caller
+/// opened: the allocation, the registry row reserved for the payment, the
+/// payment row's number — for a first delivery and a held payment alike.
+async fn number_payment(
+    conn: &mut Conn,
+    sql: &Sql,
+    payment_id: u64,
+    key: &str,
+    gateway: &str,
+    txn: &str,
+    period: Option<Period>,
+) -> AttemptResult<PaymentRecord> {
+    let number = match allocate_and_record(
+        conn,
+        sql,
+        key,
+        NumberStatus::Reserved,
+        "payment",
+        Some((gateway, txn)),
+    )
+    .await?
+    {
+        Ok(n) => n,
+        Err(e) => return Ok(Err(e)),
+    };
+    conn.exec_drop(&sql.registry.set_payment_number, (number, payment_id))
+        .await?;
+    Ok(Ok(PaymentRecord {
+        scope: key.to_owned(),
+        number,
+        created: true,
+        status: NumberStatus::Reserved,
+        post_id: None,
+        period,
+    }))
+}
+
 /// id, scope_key, number, period of a locked payment row.
 type LockedPayment = (u64, String, Option<u64>, Option<String>);
 
@@ -1057,29 +1070,10 @@ async fn complete_held(
             // Another delivery numbered it while this one waited.
             return Ok(Ok(None));
         }
-        let number = match allocate_and_record(
-            conn,
-            sql,
-            &scope,
-            NumberStatus::Reserved,
-            "payment",
-            Some((gateway, txn)),
-        )
-        .await?
-        {
-            Ok(n) => n,
-            Err(e) => return Ok(Err(e)),
-        };
-        conn.exec_drop(&sql.registry.set_payment_number, (number, id))
-            .await?;
-        Ok(Ok(Some(PaymentRecord {
-            scope,
-            number,
-            created: true,
-            status: NumberStatus::Reserved,
-            post_id: None,
-            period: period.as_deref().and_then(Period::parse_stored),
-        })))
+        let period = period.as_deref().and_then(Period::parse_stored);
+        Ok(number_payment(conn, sql, id, &scope, gateway, txn, period)
+            .await?
+            .map(Some))
     }
     .await;
     match finish_transaction(conn, outcome).await? {
