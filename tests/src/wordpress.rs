@@ -161,6 +161,24 @@ impl WordPress {
             .unwrap_or_default()
     }
 
+    /// Sets `define('name', php_value);` in wp-config.php (replacing an
+    /// earlier define of that name).
+    pub fn config_set(&self, name: &str, php_value: &str) {
+        let path = self.dir.join("wp-config.php");
+        let text = std::fs::read_to_string(&path).expect("read wp-config.php");
+        let line = format!("define('{name}', {php_value});");
+        let prefix = format!("define('{name}',");
+        let text = if let Some(old) = text.lines().find(|l| l.starts_with(&prefix)) {
+            text.replace(old, &line)
+        } else {
+            text.replace(
+                "if (!defined('ABSPATH'))",
+                &format!("{line}\nif (!defined('ABSPATH'))"),
+            )
+        };
+        std::fs::write(path, text).expect("write wp-config.php");
+    }
+
     /// Installs a must-use plugin (`wp-content/mu-plugins/<name>.php`).
     pub fn mu_plugin(&self, name: &str, php: &str) -> Result<()> {
         let dir = self.dir.join("wp-content/mu-plugins");

@@ -466,21 +466,6 @@ fn a_secret_from_the_constant_is_never_displayed() {
 
 /// Rewrites one `define('NAME', …);` line of a site's wp-config.php, or adds
 /// a line before WordPress loads.
-fn wp_config_set(wp: &WordPress, name: &str, php_value: &str) {
-    let path = wp.dir().join("wp-config.php");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let line = format!("define('{name}', {php_value});");
-    let prefix = format!("define('{name}',");
-    let text = if let Some(old) = text.lines().find(|l| l.starts_with(&prefix)) {
-        text.replace(old, &line)
-    } else {
-        text.replace(
-            "if (!defined('ABSPATH'))",
-            &format!("{line}\nif (!defined('ABSPATH'))"),
-        )
-    };
-    std::fs::write(path, text).unwrap();
-}
 
 /// One payment through the plugin from PHP: the backend's name and the number.
 fn pay(wp: &WordPress, extension: bool, txn: &str) -> String {
@@ -507,7 +492,7 @@ fn every_db_host_form_on_both_backends() {
     ];
     let mut n = 0;
     for form in &forms {
-        wp_config_set(&wp, "DB_HOST", &format!("'{form}'"));
+        wp.config_set("DB_HOST", &format!("'{form}'"));
         for extension in [true, false] {
             n += 1;
             let out = pay(&wp, extension, &format!("host-{n}"));
@@ -539,15 +524,14 @@ fn every_db_host_form_on_both_backends() {
             String::from_utf8_lossy(&out.stderr)
         )
     };
-    wp_config_set(&wp, "DB_HOST", &format!("'{}'", forms[0]));
+    wp.config_set("DB_HOST", &format!("'{}'", forms[0]));
     assert_eq!(node(&wp, None), "0", "DB_HOST alone: one node");
-    wp_config_set(
-        &wp,
+    wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!("array('127.0.0.1:1', '{}')", forms[0]),
     );
     assert_eq!(node(&wp, None), "1", "the node list reaches the extension");
-    wp_config_set(&wp, "COUNTERFOIL_DB_NODES", "array()");
+    wp.config_set("COUNTERFOIL_DB_NODES", "array()");
     let ini = format!(
         "mysql://cf:cf@127.0.0.1:1/{db},mysql://cf:cf@{}/{db}",
         forms[0],
@@ -605,10 +589,9 @@ fn the_plugin_connects_with_tls_when_wordpress_does() {
             "CREATE USER 'cftls'@'%' IDENTIFIED BY 'cftls-password' REQUIRE SSL; GRANT ALL PRIVILEGES ON *.* TO 'cftls'@'%'",
         )
         .unwrap();
-    wp_config_set(&wp, "DB_USER", "'cftls'");
-    wp_config_set(&wp, "DB_PASSWORD", "'cftls-password'");
-    wp_config_set(
-        &wp,
+    wp.config_set("DB_USER", "'cftls'");
+    wp.config_set("DB_PASSWORD", "'cftls-password'");
+    wp.config_set(
         "MYSQL_CLIENT_FLAGS",
         "MYSQLI_CLIENT_SSL | MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT",
     );
@@ -705,7 +688,7 @@ fn assets_only_on_our_pages_and_true_readme_headers() {
 /// Turns a freshly installed single site into a subdirectory network
 /// (domain example.test, for PHP-CLI use only).
 fn make_network(wp: &WordPress) {
-    wp_config_set(wp, "WP_ALLOW_MULTISITE", "true");
+    wp.config_set("WP_ALLOW_MULTISITE", "true");
     std::fs::write(
         wp.dir().join("counterfoil-network.php"),
         "<?php
@@ -742,7 +725,7 @@ echo 'network';
         ("SITE_ID_CURRENT_SITE", "1"),
         ("BLOG_ID_CURRENT_SITE", "1"),
     ] {
-        wp_config_set(wp, name, value);
+        wp.config_set(name, value);
     }
     // The harness's single-site URL constants would pin every site's URLs.
     let path = wp.dir().join("wp-config.php");
@@ -891,8 +874,7 @@ fn node_refusals_fail_over_and_bad_credentials_stop_on_both_backends() {
         Ok::<_, mysql_async::Error>((a, s))
     })
     .unwrap();
-    wp_config_set(
-        &wp,
+    wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!("array('127.0.0.1:{}', '{main}')", b.port()),
     );
@@ -914,8 +896,7 @@ fn node_refusals_fail_over_and_bad_credentials_stop_on_both_backends() {
     let c = MariaDb::start("wrongpass").unwrap();
     c.exec("mysql", "ALTER USER 'cf'@'%' IDENTIFIED BY 'another'")
         .unwrap();
-    wp_config_set(
-        &wp,
+    wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!("array('127.0.0.1:{}', '{main}')", c.port()),
     );

@@ -1,7 +1,9 @@
 <?php
 /**
  * The pure-PHP backend, for hosts that cannot load the counterfoil extension.
- * It sends the same SQL as the Rust core (same text, same bound parameters)
+ * It sends the same SQL as the Rust core (same text; the values the core
+ * binds are written into it, escaped by the connection, so that it can be
+ * sent asynchronously)
  * and keeps the same rules (design.md §1–2):
  *
  * - the number is read from the UPDATE's own result (mysqli insert_id), only
@@ -13,7 +15,17 @@
  * - at connect, wrong credentials or database (1044, 1045, 1049, 1698) stop at
  *   once; any other refusal tries the next node of COUNTERFOIL_DB_NODES; a
  *   Galera node gets causal reads (wsrep_sync_wait = 1);
- * - a deadline: connect and read timeouts on its connection.
+ * - one deadline per call (filter counterfoil_timeout_ms, 5 s): each connect
+ *   and each statement gets only what is left of it. Statements run
+ *   asynchronously and are awaited with mysqli_poll() for exactly the time
+ *   left; mysqli connects in whole seconds, so a connect gets the whole
+ *   seconds left (at most counterfoil_connect_timeout_ms: 3 s, or half the
+ *   deadline if less) and none is
+ *   started with less than one second left: a call ends by its deadline,
+ *   sometimes up to a second before it, never after;
+ * - failing back: after moving to a later node of COUNTERFOIL_DB_NODES it
+ *   tries the earlier ones again (one-second probe) every 30 s
+ *   (filter counterfoil_fail_back_after_ms), as the core does.
  *
  * It uses its own mysqli connection, opened with WordPress's DB_* settings
  * (parsed by $wpdb, with MYSQL_CLIENT_FLAGS), not $wpdb's handle (hence
@@ -47,10 +59,18 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private $format;
 	/** @var int */
 	private $timeout_ms;
+	/** @var int */
+	private $connect_timeout_ms;
+	/** @var int */
+	private $fail_back_after_ms;
+	/** @var float|null The current call's deadline (microtime), null between calls. */
+	private $deadline;
 	/** @var mysqli|null */
 	private $db;
-	/** @var array Prepared statements of the open connection, by SQL. */
-	private $statements = array();
+	/** @var int Index in counterfoil_db_nodes() of the open connection's node. */
+	private $node = 0;
+	/** @var float|null Since when the connection is on a later node. */
+	private $on_later_node_since;
 	/** @var array Counters for tests and monitoring. */
 	public $stats = array(
 		'connects' => 0,
@@ -68,7 +88,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		Counterfoil_Rules::parse_format( $format );
 		$this->prefix     = $table_prefix;
 		$this->format     = $format;
-		$this->timeout_ms = max( 1, (int) apply_filters( 'counterfoil_timeout_ms', 5000 ) );
+		$this->timeout_ms         = max( 1, (int) apply_filters( 'counterfoil_timeout_ms', 5000 ) );
+		// At most half the deadline by default, so that a dark first node
+		// leaves the next one at least a whole second (mysqli's unit).
+		$this->connect_timeout_ms = min( $this->timeout_ms, max( 1000, (int) apply_filters( 'counterfoil_connect_timeout_ms', min( 3000, intdiv( $this->timeout_ms, 2 ) ) ) ) );
+		$this->fail_back_after_ms = max( 0, (int) apply_filters( 'counterfoil_fail_back_after_ms', 30000 ) );
 	}
 
 	public function name() {
@@ -440,23 +464,41 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * @return mixed
 	 */
 	private function attempt( callable $once ) {
-		$until = microtime( true ) + $this->timeout_ms / 1000;
-		for ( $try = 1; ; $try++ ) {
-			try {
-				$this->connect();
-				return $once();
-			} catch ( Counterfoil_Retryable $e ) {
-				if ( ! $e->retryable() || $try >= self::MAX_ATTEMPTS ) {
-					throw $e->final_exception();
+		$this->deadline = microtime( true ) + $this->timeout_ms / 1000;
+		try {
+			for ( $try = 1; ; $try++ ) {
+				try {
+					$this->connect();
+					return $once();
+				} catch ( Counterfoil_Retryable $e ) {
+					if ( ! $e->retryable() || $try >= self::MAX_ATTEMPTS ) {
+						throw $e->final_exception();
+					}
+					++$this->stats['retries'];
+					$ceiling = min( 250000, 5000 * ( 1 << ( $try - 1 ) ) );
+					$pause   = random_int( 0, $ceiling );
+					if ( $this->remaining_ms() <= $pause / 1000 ) {
+						throw new TimeoutException( sprintf( 'the call did not finish within %d ms (%d tries; last: %s); the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)', $this->timeout_ms, $try, $e->getMessage() ) );
+					}
+					usleep( $pause );
 				}
-				if ( microtime( true ) >= $until ) {
-					throw new TimeoutException( sprintf( 'the call did not finish within %d ms (%d tries); the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)', $this->timeout_ms, $try ) );
-				}
-				++$this->stats['retries'];
-				$ceiling = min( 250000, 5000 * ( 1 << ( $try - 1 ) ) );
-				usleep( random_int( 0, $ceiling ) );
 			}
+		} finally {
+			$this->deadline = null;
 		}
+	}
+
+	/** Milliseconds left of the current call's deadline (the whole budget outside a call). */
+	private function remaining_ms() {
+		if ( null === $this->deadline ) {
+			return (float) $this->timeout_ms;
+		}
+		return ( $this->deadline - microtime( true ) ) * 1000;
+	}
+
+	/** The timeout of a call that ran out of time with its outcome unknown. */
+	private function out_of_time( $what ) {
+		return new Counterfoil_Retryable( new TimeoutException( sprintf( '%s did not finish within the call\'s deadline of %d ms; the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)', $what, $this->timeout_ms ) ), false );
 	}
 
 	/**
@@ -466,14 +508,23 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * node that is not ready (wsrep_ready), then checks durability.
 	 */
 	private function connect() {
+		$hosts = counterfoil_db_nodes();
 		if ( $this->db ) {
+			$this->fail_back( $hosts );
 			return;
 		}
-		$hosts = counterfoil_db_nodes();
-		$last  = null;
-		foreach ( $hosts as $host ) {
+		$last = null;
+		foreach ( $hosts as $index => $host ) {
+			// Whole seconds only (mysqli): never start a connect that the
+			// deadline cannot hold.
+			$seconds = (int) floor( min( $this->connect_timeout_ms, $this->remaining_ms() ) / 1000 );
+			if ( $seconds < 1 ) {
+				throw $this->out_of_time( $last ? 'connecting (' . $last->getMessage() . ')' : 'connecting' );
+			}
 			try {
-				$this->connect_host( (string) $host );
+				$this->connect_host( (string) $host, $seconds );
+				$this->node                = $index;
+				$this->on_later_node_since = $index > 0 ? microtime( true ) : null;
 				return;
 			} catch ( Counterfoil_Retryable $e ) {
 				$last = $e;
@@ -482,7 +533,47 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		throw $last;
 	}
 
-	private function connect_host( $db_host ) {
+	/**
+	 * On a later node for long enough: tries the earlier ones again with a
+	 * one-second connect, keeping the open connection if none answers yet.
+	 *
+	 * @param string[] $hosts The node list.
+	 */
+	private function fail_back( array $hosts ) {
+		if ( null === $this->on_later_node_since || ( microtime( true ) - $this->on_later_node_since ) * 1000 < $this->fail_back_after_ms ) {
+			return;
+		}
+		$current = $this->db;
+		for ( $index = 0; $index < $this->node && $this->remaining_ms() >= 2000; $index++ ) {
+			try {
+				$this->db = null;
+				$this->connect_host( (string) $hosts[ $index ], 1 );
+				try {
+					$current->close();
+				} catch ( Throwable $ignored ) {
+					unset( $ignored );
+				}
+				$this->node                = $index;
+				$this->on_later_node_since = null;
+				return;
+			} catch ( Counterfoil_Retryable $e ) {
+				unset( $e );
+			} catch ( Throwable $e ) {
+				// A node that refuses us by policy: stay where we are.
+				unset( $e );
+			}
+		}
+		$this->db                  = $current;
+		$this->on_later_node_since = microtime( true );
+	}
+
+	/**
+	 * Opens and checks a connection to one node.
+	 *
+	 * @param string $db_host DB_HOST-style host.
+	 * @param int    $seconds Connect (and handshake) timeout.
+	 */
+	private function connect_host( $db_host, $seconds ) {
 		global $wpdb;
 		$parsed = $wpdb->parse_db_host( $db_host );
 		if ( ! $parsed ) {
@@ -492,10 +583,12 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( $is_ipv6 && extension_loaded( 'mysqlnd' ) ) {
 			$host = "[$host]";
 		}
-		$db      = mysqli_init(); // phpcs:ignore WordPress.DB.RestrictedFunctions.mysql_mysqli_init -- our own connection: $wpdb reconnects silently and re-runs statements outside their transaction (see the class doc).
-		$seconds = (int) ceil( $this->timeout_ms / 1000 );
+		$db = mysqli_init(); // phpcs:ignore WordPress.DB.RestrictedFunctions.mysql_mysqli_init -- our own connection: $wpdb reconnects silently and re-runs statements outside their transaction (see the class doc).
 		$db->options( MYSQLI_OPT_CONNECT_TIMEOUT, $seconds );
+		// Covers the server's greeting; statements are awaited with
+		// mysqli_poll() for the time left of their call.
 		$db->options( MYSQLI_OPT_READ_TIMEOUT, $seconds );
+		$db->options( MYSQLI_OPT_INT_AND_FLOAT_NATIVE, true );
 		try {
 			// The client flags WordPress uses (TLS among them), as wpdb does.
 			$flags = defined( 'MYSQL_CLIENT_FLAGS' ) ? (int) MYSQL_CLIENT_FLAGS : 0;
@@ -516,9 +609,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 		$db->set_charset( 'utf8mb4' );
 		++$this->stats['connects'];
-		$this->db         = $db;
-		$this->statements = array();
-		$vars = array();
+		$this->db = $db;
+		$vars     = array();
 		foreach ( $this->select( "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'wsrep_on')" ) as $row ) {
 			$vars[ strtolower( $row[0] ) ] = $row[1];
 		}
@@ -550,71 +642,98 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				unset( $ignored );
 			}
 		}
-		$this->db         = null;
-		$this->statements = array();
+		$this->db = null;
 	}
 
 	/**
 	 * Executes one statement; never throws for a server error (the caller
-	 * decides), but turns connection losses and timeouts into retries.
+	 * decides), but turns connection losses and timeouts into retries. The
+	 * statement runs asynchronously and is awaited for the time left of the
+	 * call's deadline: past it the connection is dropped (the statement may
+	 * still complete on the server: the outcome is unknown).
 	 *
 	 * @param string $sql    SQL with ? placeholders.
-	 * @param string $types  mysqli bind types.
-	 * @param array  $params Parameters.
+	 * @param string $types  Types of the values: i (integer) or s (string).
+	 * @param array  $params Values.
 	 * @return array errno, error, affected, insert_id, rows.
 	 */
 	private function execute( $sql, $types = '', array $params = array() ) {
-		$started = microtime( true );
+		$text    = $this->with_values( $sql, $types, $params );
 		try {
-			if ( '' === $types ) {
-				$ok     = $this->db->query( $sql ); // phpcs:ignore WordPress.DB.RestrictedClasses -- own connection (class doc); $sql holds ? placeholders only.
-				$result = array(
-					'errno'     => $ok ? 0 : $this->db->errno,
-					'error'     => $ok ? '' : $this->db->error,
-					'affected'  => $this->db->affected_rows,
-					'insert_id' => $this->db->insert_id,
-					'rows'      => $ok instanceof mysqli_result ? $ok->fetch_all( MYSQLI_NUM ) : null,
-				);
-			} else {
-				if ( ! isset( $this->statements[ $sql ] ) ) {
-					$stmt = $this->db->prepare( $sql ); // phpcs:ignore WordPress.DB.RestrictedClasses -- own connection (class doc); values are bound below.
-					if ( ! $stmt ) {
-						return $this->failure( $this->db->errno, $this->db->error, $started );
-					}
-					$this->statements[ $sql ] = $stmt;
-				}
-				$stmt = $this->statements[ $sql ];
-				$stmt->bind_param( $types, ...$params );
-				$ok     = $stmt->execute();
-				$res    = $ok ? $stmt->get_result() : false;
-				$result = array(
-					'errno'     => $ok ? 0 : $stmt->errno,
-					'error'     => $ok ? '' : $stmt->error,
-					'affected'  => $stmt->affected_rows,
-					'insert_id' => $stmt->insert_id,
-					'rows'      => $res instanceof mysqli_result ? $res->fetch_all( MYSQLI_NUM ) : null,
-				);
+			$sent = $this->db->query( $text, MYSQLI_ASYNC ); // phpcs:ignore WordPress.DB.RestrictedClasses,WordPress.DB.PreparedSQL -- own connection (class doc); values escaped by with_values().
+			if ( false === $sent ) {
+				return $this->failure( $this->db->errno, $this->db->error );
 			}
+			$left = $this->remaining_ms();
+			if ( $left <= 0 ) {
+				$this->disconnect();
+				throw $this->out_of_time( 'the statement' );
+			}
+			$read   = array( $this->db );
+			$error  = array( $this->db );
+			$reject = array();
+			$micros = (int) ceil( $left * 1000 );
+			$ready  = mysqli_poll( $read, $error, $reject, intdiv( $micros, 1000000 ), $micros % 1000000 );
+			if ( ! $ready ) {
+				$this->disconnect();
+				throw $this->out_of_time( 'the statement' );
+			}
+			$ok     = $this->db->reap_async_query();
+			$result = array(
+				'errno'     => $ok ? 0 : $this->db->errno,
+				'error'     => $ok ? '' : $this->db->error,
+				'affected'  => $this->db->affected_rows,
+				'insert_id' => $this->db->insert_id,
+				'rows'      => $ok instanceof mysqli_result ? $ok->fetch_all( MYSQLI_NUM ) : null,
+			);
 		} catch ( mysqli_sql_exception $e ) {
-			return $this->failure( $e->getCode(), $e->getMessage(), $started );
+			return $this->failure( $e->getCode(), $e->getMessage() );
 		}
 		if ( $result['errno'] ) {
-			return $this->failure( $result['errno'], $result['error'], $started );
+			return $this->failure( $result['errno'], $result['error'] );
 		}
 		return $result;
+	}
+
+	/**
+	 * The statement with its values written in: integers as integers,
+	 * strings quoted and escaped by the connection (its character set is
+	 * utf8mb4), null as NULL.
+	 *
+	 * @param string $sql    SQL with one ? per value and no other ?.
+	 * @param string $types  i or s per value.
+	 * @param array  $params Values.
+	 * @return string
+	 */
+	private function with_values( $sql, $types, array $params ) {
+		$parts = explode( '?', $sql );
+		if ( count( $parts ) !== strlen( $types ) + 1 || count( $params ) !== strlen( $types ) ) {
+			throw new LogicException( 'placeholders, types and values differ in number: ' . $sql );
+		}
+		$text = $parts[0];
+		foreach ( array_values( $params ) as $i => $value ) {
+			if ( null === $value ) {
+				$literal = 'NULL';
+			} elseif ( 'i' === $types[ $i ] ) {
+				$literal = is_int( $value ) ? (string) $value : (string) (int) $value;
+			} else {
+				$literal = "'" . $this->db->real_escape_string( (string) $value ) . "'";
+			}
+			$text .= $literal . $parts[ $i + 1 ];
+		}
+		return $text;
 	}
 
 	/**
 	 * A failed statement: retryable ones become Counterfoil_Retryable (after
 	 * dropping a broken connection); others are returned for the caller.
 	 */
-	private function failure( $errno, $error, $started ) {
+	private function failure( $errno, $error ) {
 		$errno = (int) $errno;
 		if ( in_array( $errno, array( 2006, 2013, 2055, 1927, 1053 ), true ) ) {
 			$this->disconnect();
-			$elapsed_ms = ( microtime( true ) - $started ) * 1000;
-			if ( $elapsed_ms >= $this->timeout_ms - 50 ) {
-				throw new Counterfoil_Retryable( new TimeoutException( sprintf( 'the statement did not finish within %d ms; the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)', $this->timeout_ms ) ), false );
+			if ( $this->remaining_ms() <= 0 ) {
+				throw $this->out_of_time( 'the statement' );
 			}
 			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: connection lost: $error", $errno ) );
 		}
