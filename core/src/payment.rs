@@ -89,6 +89,10 @@ impl PaymentRef {
     }
 }
 
+/// The reason recorded with a number voided because its call lost the
+/// answer to its COMMIT and was retried: the retry issued another number.
+pub const UNANSWERED_REASON: &str = "outcome unknown: the call lost its answer while committing and was retried, which issued another number; nobody received this one";
+
 /// Status of a number in the registry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumberStatus {

@@ -134,6 +134,10 @@ pub struct RegistrySql {
     pub create_payments: String,
     /// Records an allocated number (scope, number, status, source, gateway, transaction).
     pub insert_number: String,
+    /// Voids a number whose call lost its answer while committing, in the
+    /// retry that replaces it (reason, scope, number, source): only if that
+    /// commit landed (an issued row of this source).
+    pub void_unanswered: String,
     /// Records a payment (gateway, transaction, scope, amount, currency).
     pub insert_payment: String,
     /// Stores the number a payment received (number, payment id).
@@ -225,6 +229,10 @@ impl RegistrySql {
             insert_payment: format!(
                 "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, created_at) \
                  VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())"
+            ),
+            void_unanswered: format!(
+                "UPDATE `{numbers}` SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() \
+                 WHERE scope_key = ? AND number = ? AND status = 'issued' AND source = ?"
             ),
             set_payment_number: format!("UPDATE `{payments}` SET number = ? WHERE id = ?"),
             find_payment: format!(

@@ -199,14 +199,25 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		);
 	}
 
+	/**
+	 * Allocates and records an issued number in one transaction. As the
+	 * core: a try whose COMMIT lost its answer may have committed; the retry
+	 * voids that number (if its row exists) with the reason
+	 * Counterfoil_Rules::UNANSWERED_REASON before taking its own.
+	 */
 	public function allocate_recorded( $scope, $source ) {
 		Counterfoil_Rules::scope_key( $scope );
+		$committing = array();
 		return $this->attempt(
-			function () use ( $scope, $source ) {
+			function () use ( $scope, $source, &$committing ) {
 				return $this->transaction(
-					function () use ( $scope, $source ) {
+					function () use ( $scope, $source, &$committing ) {
+						foreach ( $committing as $unanswered ) {
+							$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'issued' AND source = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $source ) ) );
+						}
 						$number = $this->allocate_in( $scope, 1 );
 						$this->record_number( $scope, $number, 'issued', $source, null, null );
+						$committing[] = $number;
 						return $number;
 					}
 				);

@@ -20,6 +20,8 @@ final class Counterfoil_Rules {
 	const MAX_BATCH       = 100000;
 	const MAX_PAD         = 20;
 	const DEFAULT_FORMAT  = '{year}-{seq:04}';
+	/** The core's payment::UNANSWERED_REASON. */
+	const UNANSWERED_REASON = 'outcome unknown: the call lost its answer while committing and was retried, which issued another number; nobody received this one';
 	/**
 	 * Unicode White_Space, as Rust's char::is_whitespace (PCRE's \s follows
 	 * another Unicode version: it counts U+180E, which Rust does not).

@@ -360,18 +360,38 @@ impl SeriesStore {
     /// Hands out the next number of `scope` and records it in the registry
     /// as issued (`source`, e.g. `api`), in one transaction: the number exists
     /// only if its registry row does (design.md §2 rule 4).
+    ///
+    /// A try whose COMMIT lost its answer may have committed: the number it
+    /// took is then issued in the registry though nobody received it. The
+    /// retry that replaces it voids that row, if it exists, with
+    /// [`crate::payment::UNANSWERED_REASON`], in its own transaction, so the
+    /// books explain the number.
     pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
         let source = source.to_owned();
+        // The numbers of the tries that reached COMMIT.
+        let committing = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
         self.run(
             "allocate_recorded",
             scope.as_str(),
             move |conn, sql, key| {
                 let source = source.clone();
+                let committing = committing.clone();
                 Box::pin(async move {
                     conn.query_drop("START TRANSACTION").await?;
+                    let unanswered = committing.lock().expect("not poisoned").clone();
+                    for number in unanswered {
+                        conn.exec_drop(
+                            &sql.registry.void_unanswered,
+                            (crate::payment::UNANSWERED_REASON, key, number, &source),
+                        )
+                        .await?;
+                    }
                     let outcome =
                         allocate_and_record(conn, sql, key, NumberStatus::Issued, &source, None)
                             .await;
+                    if let Ok(Ok(number)) = &outcome {
+                        committing.lock().expect("not poisoned").push(*number);
+                    }
                     finish_transaction(conn, outcome).await
                 })
             },

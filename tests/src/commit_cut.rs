@@ -1,0 +1,146 @@
+//! A TCP proxy in front of a MariaDB server that loses the answer to a
+//! COMMIT, the one moment whose outcome a client cannot know.
+//!
+//! When armed, it forwards the next `COMMIT` (a COM_QUERY packet) to the
+//! server, waits for the server's answer (so the commit has happened), drops
+//! that answer and closes the client's connection: the client sees a lost
+//! connection after sending COMMIT. Every other byte is forwarded unchanged.
+//! Clients must connect over TCP (no TLS; `prefer_socket=false` for
+//! mysql_async).
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anyhow::Result;
+
+/// The proxy; it runs until dropped.
+pub struct CommitCut {
+    port: u16,
+    armed: Arc<AtomicUsize>,
+    cuts: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl CommitCut {
+    /// Listens on a free loopback port, forwarding to 127.0.0.1:`upstream`.
+    pub fn start(upstream: u16) -> Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let armed = Arc::new(AtomicUsize::new(0));
+        let cuts = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (a, c, s) = (armed.clone(), cuts.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if s.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let (a, c) = (a.clone(), c.clone());
+                std::thread::spawn(move || relay(client, server, a, c));
+            }
+        });
+        Ok(Self {
+            port,
+            armed,
+            cuts,
+            stop,
+        })
+    }
+
+    /// The port clients connect to.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The next `n` COMMITs (on any connection) lose their answer.
+    pub fn arm(&self, n: usize) {
+        self.armed.store(n, Ordering::SeqCst);
+    }
+
+    /// How many answers were dropped so far.
+    pub fn cuts(&self) -> usize {
+        self.cuts.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for CommitCut {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so that it sees the stop flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Whether a MySQL packet payload is COM_QUERY "COMMIT".
+fn is_commit(payload: &[u8]) -> bool {
+    payload.first() == Some(&0x03)
+        && String::from_utf8_lossy(&payload[1..])
+            .trim()
+            .trim_end_matches(';')
+            .eq_ignore_ascii_case("COMMIT")
+}
+
+fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicUsize>, cuts: Arc<AtomicUsize>) {
+    let cut_next_answer = Arc::new(AtomicBool::new(false));
+    let (Ok(mut from_client), Ok(mut to_server)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    let flag = cut_next_answer.clone();
+    let upstream = std::thread::spawn(move || {
+        // Client → server, a whole packet at a time.
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 16384];
+        loop {
+            let n = match from_client.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            buf.extend_from_slice(&chunk[..n]);
+            while buf.len() >= 4 {
+                let len =
+                    usize::from(buf[0]) | usize::from(buf[1]) << 8 | usize::from(buf[2]) << 16;
+                if buf.len() < 4 + len {
+                    break;
+                }
+                let packet: Vec<u8> = buf.drain(..4 + len).collect();
+                if is_commit(&packet[4..])
+                    && armed
+                        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |a| a.checked_sub(1))
+                        .is_ok()
+                {
+                    flag.store(true, Ordering::SeqCst);
+                }
+                if to_server.write_all(&packet).is_err() {
+                    return;
+                }
+            }
+        }
+        let _ = to_server.shutdown(Shutdown::Write);
+    });
+    // Server → client.
+    let (mut from_server, mut to_client) = (server, client);
+    let mut chunk = [0u8; 16384];
+    loop {
+        let n = match from_server.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if cut_next_answer.load(Ordering::SeqCst) {
+            // The server answered the COMMIT: it committed. Lose the answer.
+            cuts.fetch_add(1, Ordering::SeqCst);
+            break;
+        }
+        if to_client.write_all(&chunk[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to_client.shutdown(Shutdown::Both);
+    let _ = from_server.shutdown(Shutdown::Both);
+    let _ = upstream.join();
+}

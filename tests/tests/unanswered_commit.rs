@@ -1,0 +1,90 @@
+//! A call that loses the answer to its COMMIT does not know whether its
+//! number was issued. `allocate_recorded` retries with a fresh number; the
+//! number of the lost answer, if its commit landed, must not stay `issued`
+//! for nobody: the retry voids it with the reason the core names
+//! (`UNANSWERED_REASON`), so the books explain it. A proxy (`CommitCut`)
+//! drops the server's answer to a COMMIT after the server committed.
+//! Both the core and the pure-PHP backend are held to it.
+
+use counterfoil_core::payment::UNANSWERED_REASON;
+use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_tests::commit_cut::CommitCut;
+use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::MariaDb;
+
+/// `number status reason` of every registry row of `scope`, in order.
+fn registry(url: &str, table: &str, scope: &str) -> String {
+    MariaDb::scalar(
+        url,
+        &format!(
+            "SELECT GROUP_CONCAT(CONCAT_WS(' ', number, status, IFNULL(reason, '-')) ORDER BY number SEPARATOR '\\n') \
+             FROM `{table}` WHERE scope_key = '{scope}'"
+        ),
+    )
+    .unwrap()
+    .unwrap_or_default()
+}
+
+#[test]
+fn the_core_voids_the_number_of_a_lost_commit_answer() {
+    let url = MariaDb::shared().fresh_database("unanswered").unwrap();
+    let db = MariaDb::database_name(&url);
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    let via_proxy = format!(
+        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
+        proxy.port()
+    );
+    let scope = ScopeKey::new("cut:2026").unwrap();
+    let got = block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(via_proxy.as_str()))
+            .await
+            .unwrap();
+        s.ensure_schema().await.unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&scope, 1).await.unwrap();
+        assert_eq!(s.allocate_recorded(&scope, "test").await.unwrap(), 1);
+        proxy.arm(1);
+        let got = s.allocate_recorded(&scope, "test").await.unwrap();
+        assert_eq!(s.allocate_recorded(&scope, "test").await.unwrap(), got + 1);
+        got
+    });
+    assert_eq!(proxy.cuts(), 1, "the answer to one COMMIT was lost");
+    assert_eq!(
+        got, 3,
+        "the retry took a fresh number: the lost commit had landed"
+    );
+    assert_eq!(
+        registry(&url, "wp_counterfoil_numbers", "cut:2026"),
+        format!("1 issued -\n2 void {UNANSWERED_REASON}\n3 issued -\n4 issued -")
+    );
+}
+
+#[test]
+fn the_php_backend_voids_the_number_of_a_lost_commit_answer() {
+    let wp = WordPress::install(MariaDb::shared(), "unanswered_php", None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}')", proxy.port()),
+    );
+    // The plugin's own connection goes through the proxy; WordPress's does not.
+    proxy.arm(1);
+    let out = wp
+        .eval(
+            false,
+            "echo counterfoil_backend()->name(), ' ', allocate_invoice_number(1, 2026), ' ', allocate_invoice_number(1, 2026);",
+        )
+        .unwrap();
+    assert_eq!(proxy.cuts(), 1, "the answer to one COMMIT was lost");
+    assert_eq!(
+        out, "php 2026-0002 2026-0003",
+        "the retry took a fresh number"
+    );
+    assert_eq!(
+        registry(wp.database_url(), "wp_counterfoil_numbers", "1:2026"),
+        format!("1 void {UNANSWERED_REASON}\n2 issued -\n3 issued -")
+    );
+}
