@@ -464,9 +464,6 @@ fn a_secret_from_the_constant_is_never_displayed() {
     );
 }
 
-/// Rewrites one `define('NAME', …);` line of a site's wp-config.php, or adds
-/// a line before WordPress loads.
-
 /// One payment through the plugin from PHP: the backend's name and the number.
 fn pay(wp: &WordPress, extension: bool, txn: &str) -> String {
     wp.eval(
