@@ -13,7 +13,7 @@ use std::time::Duration;
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::history::{check, Completion, History, Op};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::workers::{overlap, start_together};
+use counterfoil_tests::workers::{now_ns, overlap, start_together};
 use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 
@@ -29,24 +29,52 @@ fn key() -> ScopeKey {
     ScopeKey::new("hot").unwrap()
 }
 
+/// One injected fault and when it was in force (ns since the epoch).
+#[derive(Debug)]
+struct Fault {
+    kind: FaultKind,
+    from: u128,
+    to: u128,
+    /// KILL: the client connections killed.
+    killed: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FaultKind {
+    Crash,
+    Pause,
+    Kill,
+    RowLock,
+}
+
 /// The faults, in order, each `rounds()` times: crash + restart, pause past
 /// the deadline, KILL every client connection, a row lock held past
-/// innodb_lock_wait_timeout.
-fn inject_faults(server: &MariaDb, url: &str, log: &Mutex<Vec<String>>) {
-    let note = |s: String| log.lock().unwrap().push(s);
-    for round in 0..rounds() {
+/// innodb_lock_wait_timeout. Returns each with its window.
+fn inject_faults(server: &MariaDb, url: &str) -> Vec<Fault> {
+    let mut faults = Vec::new();
+    let mut note = |kind, from, killed| {
+        faults.push(Fault {
+            kind,
+            from,
+            to: now_ns(),
+            killed,
+        })
+    };
+    for _ in 0..rounds() {
         std::thread::sleep(Duration::from_millis(600));
+        let from = now_ns();
         server.crash().unwrap();
-        note(format!("round {round}: kill -9 mariadbd"));
         std::thread::sleep(Duration::from_millis(300));
         server.restart().unwrap();
-        note(format!("round {round}: mariadbd restarted"));
+        note(FaultKind::Crash, from, 0);
         std::thread::sleep(Duration::from_millis(600));
         server.pause().unwrap();
+        let from = now_ns();
         std::thread::sleep(Duration::from_millis(2000));
         server.resume().unwrap();
-        note(format!("round {round}: SIGSTOP 2 s, SIGCONT"));
+        note(FaultKind::Pause, from, 0);
         std::thread::sleep(Duration::from_millis(500));
+        let from = now_ns();
         let killed = block_on(async {
             let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(url).unwrap())
                 .await
@@ -55,16 +83,18 @@ fn inject_faults(server: &MariaDb, url: &str, log: &Mutex<Vec<String>>) {
                 .query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'cf' AND ID <> CONNECTION_ID()")
                 .await
                 .unwrap();
+            let mut killed = 0;
             for id in &ids {
-                let _ = c.query_drop(format!("KILL {id}")).await;
+                if c.query_drop(format!("KILL {id}")).await.is_ok() {
+                    killed += 1;
+                }
             }
             c.disconnect().await.unwrap();
-            ids.len()
+            killed
         });
-        note(format!(
-            "round {round}: KILL of {killed} client connections"
-        ));
+        note(FaultKind::Kill, from, killed);
         std::thread::sleep(Duration::from_millis(400));
+        let from = now_ns();
         block_on(async {
             let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(url).unwrap())
                 .await
@@ -77,17 +107,59 @@ fn inject_faults(server: &MariaDb, url: &str, log: &Mutex<Vec<String>>) {
             c.query_drop("COMMIT").await.unwrap();
             c.disconnect().await.unwrap();
         });
-        note(format!(
-            "round {round}: series row locked 1.6 s (innodb_lock_wait_timeout = 1)"
-        ));
+        note(FaultKind::RowLock, from, 0);
     }
     std::thread::sleep(Duration::from_millis(500));
+    faults
+}
+
+/// Every fault had its effect on the workers' calls: a failed or unknown
+/// call around each crash; a call overlapping each pause that ended in a
+/// timeout; each KILL killed at least one connection per worker and failed
+/// a call; each row lock made a call fail with 1205 inside its window.
+fn assert_each_fault_was_felt(ops: &[Op], faults: &[Fault], workers: usize) {
+    const MS: u128 = 1_000_000;
+    for f in faults {
+        let failed_within = |from: u128, to: u128, what: &dyn Fn(&Completion) -> bool| {
+            ops.iter()
+                .any(|o| o.invoked <= to && o.completed >= from && what(&o.completion))
+        };
+        let felt = match f.kind {
+            // Calls in flight at the crash, or refused while it was down.
+            FaultKind::Crash => failed_within(f.from, f.to + 500 * MS, &|c| {
+                !matches!(c, Completion::Ok(..))
+            }),
+            // A call overlapping the freeze ran out of its deadline.
+            FaultKind::Pause => failed_within(
+                f.from,
+                f.to,
+                &|c| matches!(c, Completion::Unknown(m) if m.contains("did not finish within")),
+            ),
+            FaultKind::Kill => {
+                assert!(
+                    f.killed >= workers,
+                    "KILL hit {} connections, fewer than the {workers} workers: {f:?}",
+                    f.killed
+                );
+                failed_within(f.from, f.to + 500 * MS, &|c| {
+                    !matches!(c, Completion::Ok(..))
+                })
+            }
+            FaultKind::RowLock => failed_within(
+                f.from,
+                f.to,
+                &|c| matches!(c, Completion::Fail(m) if m.contains("1205")),
+            ),
+        };
+        assert!(felt, "this fault had no effect on any call: {f:?}");
+    }
 }
 
 /// Six worker processes (`history-worker MODE`) released together, faults
-/// injected while they run, then stopped; their histories and how they ran.
-fn under_faults(server: &MariaDb, url: &str, mode: &str) -> (Vec<Op>, Vec<String>) {
-    let commands = (0..6)
+/// injected while they run, then stopped; their histories and the faults.
+fn under_faults(server: &MariaDb, url: &str, mode: &str) -> (Vec<Op>, Vec<Fault>) {
+    let workers = 6;
+    let commands = (0..workers)
         .map(|w| {
             let mut c = Command::new(env!("CARGO_BIN_EXE_history-worker"));
             c.args([mode, url, "hot", "1200", &w.to_string()]);
@@ -95,8 +167,7 @@ fn under_faults(server: &MariaDb, url: &str, mode: &str) -> (Vec<Op>, Vec<String
         })
         .collect();
     let running = start_together(commands).unwrap();
-    let log = Mutex::new(Vec::new());
-    inject_faults(server, url, &log);
+    let faults = inject_faults(server, url);
     let finished = running.stop(Duration::from_secs(120)).unwrap();
     for f in &finished {
         assert!(f.status.success(), "worker failed: {}", f.stderr);
@@ -106,7 +177,9 @@ fn under_faults(server: &MariaDb, url: &str, mode: &str) -> (Vec<Op>, Vec<String
         "the workers ran at the same time"
     );
     let ops = History::from_outputs(finished.iter().map(|f| f.stdout.as_str()));
-    (ops, log.into_inner().unwrap())
+    println!("faults: {faults:?}");
+    assert_each_fault_was_felt(&ops, &faults, workers);
+    (ops, faults)
 }
 
 fn counter(url: &str) -> u64 {
@@ -125,9 +198,8 @@ fn autocommit_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns()
         s.ensure_schema().await.unwrap();
         s.initialize(&key(), 1).await.unwrap();
     });
-    let (ops, log) = under_faults(&server, &url, "allocate");
+    let (ops, _) = under_faults(&server, &url, "allocate");
     let verdict = check(&ops, 1, counter(&url));
-    println!("faults: {log:?}");
     println!(
         "verdict: {} ok, {} fail, {} unknown; duplicates {}; gaps {} (≤ unknowns); counter {} ≥ highest acknowledged {}",
         verdict.ok, verdict.fail, verdict.unknown, verdict.duplicates.len(), verdict.gaps, verdict.counter, verdict.highest_acknowledged
@@ -149,14 +221,23 @@ fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
         s.ensure_registry_schema().await.unwrap();
         s.initialize(&key(), 1).await.unwrap();
     });
-    let (ops, log) = under_faults(&server, &url, "payment");
+    let (ops, _) = under_faults(&server, &url, "payment");
     // The gateway delivers again every payment it got no answer for.
     let retried: Vec<String> = ops
         .iter()
         .filter(|o| !matches!(o.completion, Completion::Ok(..)))
         .map(|o| o.label.clone())
         .collect();
-    let redelivered = block_on(async {
+    // What each client was told: the acknowledged first deliveries, then
+    // the redeliveries.
+    let mut told: std::collections::BTreeMap<String, u64> = ops
+        .iter()
+        .filter_map(|o| match o.completion {
+            Completion::Ok(n, _) => Some((o.label.clone(), n)),
+            _ => None,
+        })
+        .collect();
+    let (redelivered, stored) = block_on(async {
         let mut store = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
         let mut found_first = 0;
         for txn in &retried {
@@ -167,9 +248,23 @@ fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
             if !r.created {
                 found_first += 1;
             }
+            told.insert(txn.clone(), r.number);
         }
-        found_first
+        let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
+            .await
+            .unwrap();
+        let stored: std::collections::BTreeMap<String, u64> = c
+            .query("SELECT transaction_id, number FROM wp_counterfoil_payments")
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+        (found_first, stored)
     });
+    assert_eq!(
+        told, stored,
+        "every client was told the number its payment row holds"
+    );
     let counter = counter(&url);
     let verdict = check(&ops, 1, counter);
     let payments = ops.len() as u64;
@@ -184,7 +279,6 @@ fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
     let registry = num("SELECT COUNT(*) FROM wp_counterfoil_numbers");
     let numbered =
         num("SELECT COUNT(DISTINCT number) FROM wp_counterfoil_payments WHERE number IS NOT NULL");
-    println!("faults: {log:?}");
     println!(
         "verdict: {} ok, {} fail, {} unknown; {} redelivered ({redelivered} found their first number); duplicates {}; \
          payments {payments}, payment rows {rows}, registry rows {registry}, counter {counter}",
