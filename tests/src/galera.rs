@@ -228,6 +228,11 @@ impl Galera {
         )
     }
 
+    /// The port of node `i`.
+    pub fn port(&self, i: usize) -> u16 {
+        self.nodes[i].port
+    }
+
     /// All three nodes, comma-separated, node 1 first: the store's node list.
     pub fn urls(&self, db: &str) -> String {
         (0..3)

@@ -34,19 +34,23 @@ pub struct WordPress {
 impl WordPress {
     /// Copies WordPress, writes its config, runs `before_install` SQL (e.g. an
     /// existing article table), installs it and activates the plugin.
-    pub fn install(server: &MariaDb, name: &str, before_install: Option<&str>) -> Result<Self> {
+    pub fn install(
+        server: &dyn SiteServer,
+        name: &str,
+        before_install: Option<&str>,
+    ) -> Result<Self> {
         Self::install_with(server, name, before_install, true)
     }
 
     /// As [`WordPress::install`]; the plugin is copied in but activated only
     /// when `activate` (a legacy site has never seen Counterfoil).
     pub fn install_with(
-        server: &MariaDb,
+        server: &dyn SiteServer,
         name: &str,
         before_install: Option<&str>,
         activate: bool,
     ) -> Result<Self> {
-        let url = server.fresh_database(name)?;
+        let url = server.site_database(name)?;
         let db = MariaDb::database_name(&url);
         let dir = crate::target_dir().join("harness").join(format!(
             "wp-{name}-{}-{}",
@@ -63,7 +67,10 @@ impl WordPress {
             bail!("cp -rL /usr/share/wordpress failed");
         }
         let _ = std::fs::remove_file(dir.join(".htaccess"));
-        std::fs::write(dir.join("wp-config.php"), wp_config(&db, server.port()))?;
+        std::fs::write(
+            dir.join("wp-config.php"),
+            wp_config(&db, server.site_port()),
+        )?;
         let plugins = dir.join("wp-content/plugins");
         std::fs::create_dir_all(&plugins)?;
         let status = Command::new("cp")
@@ -76,7 +83,7 @@ impl WordPress {
         }
         let _ = std::fs::remove_dir_all(plugins.join("counterfoil/tests"));
         if let Some(sql) = before_install {
-            server.exec(&db, sql)?;
+            server.site_exec(&db, sql)?;
         }
         std::fs::write(dir.join("counterfoil-install.php"), INSTALL_PHP)?;
         let site = WordPress { dir, url, db };
@@ -221,6 +228,46 @@ pub fn books_site(server: &MariaDb, name: &str) -> Result<WordPress> {
          counterfoil_void_number('6:2026', 2, '=SUM(A1:A9), then \"quoted\"');",
     )?;
     Ok(wp)
+}
+
+/// Where a test site keeps its database: one private server, or a Galera
+/// cluster (WordPress connects to its first node).
+pub trait SiteServer {
+    /// A fresh empty database; its TCP URL.
+    fn site_database(&self, label: &str) -> Result<String>;
+    /// The port WordPress connects to.
+    fn site_port(&self) -> u16;
+    /// Runs statements on database `db`.
+    fn site_exec(&self, db: &str, sql: &str) -> Result<()>;
+}
+
+impl SiteServer for MariaDb {
+    fn site_database(&self, label: &str) -> Result<String> {
+        self.fresh_database(label)
+    }
+    fn site_port(&self) -> u16 {
+        self.port()
+    }
+    fn site_exec(&self, db: &str, sql: &str) -> Result<()> {
+        self.exec(db, sql)
+    }
+}
+
+impl SiteServer for crate::galera::Galera {
+    fn site_database(&self, label: &str) -> Result<String> {
+        let db: String = label
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        self.exec(&format!("CREATE DATABASE `{db}`"))?;
+        Ok(self.url(0, &db))
+    }
+    fn site_port(&self) -> u16 {
+        self.port(0)
+    }
+    fn site_exec(&self, db: &str, sql: &str) -> Result<()> {
+        self.exec(&format!("USE `{db}`; {sql}"))
+    }
 }
 
 fn wp_config(db: &str, port: u16) -> String {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::galera::Galera;
 use counterfoil_tests::history::{check, Completion, History, Op};
-use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::mariadb::{block_on, MariaDb};
+use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::workers::{overlap, start_together};
 
 fn key() -> ScopeKey {
@@ -44,13 +45,26 @@ fn run_load(
     seconds: f64,
     during: impl FnOnce(),
 ) -> Run {
-    let commands = (0..workers)
-        .map(|w| {
+    run_workers(
+        workers,
+        |w| {
             let mut c = Command::new(env!("CARGO_BIN_EXE_history-worker"));
             c.args(["allocate", &url_of(w), "hot", "3000", &w.to_string()]);
             c
-        })
-        .collect();
+        },
+        seconds,
+        during,
+    )
+}
+
+/// `workers` OS processes, `command_of(w)` each, for `seconds`, while `during` runs.
+fn run_workers(
+    workers: usize,
+    command_of: impl Fn(usize) -> Command,
+    seconds: f64,
+    during: impl FnOnce(),
+) -> Run {
+    let commands = (0..workers).map(command_of).collect();
     let started = Instant::now();
     let running = start_together(commands).unwrap();
     let t = Instant::now();
@@ -143,4 +157,146 @@ fn galera_routing_on_off_and_writer_failover() {
         "the rejoined node holds the same counter"
     );
     println!("node 1 rejoined: cluster size 3, counters equal");
+}
+
+/// The same suite with the plugin's pure-PHP backend: PHP worker processes
+/// in a WordPress site on the cluster (tests/wp-workers/twin-history.php),
+/// routing on (every worker given the node list) and off (each worker one
+/// node: certification conflicts, 1213, retried inside each call), then the
+/// writer killed under load. No number twice; every gap is a call with an
+/// unknown outcome or a number voided by the retry that replaced it.
+#[test]
+#[ignore = "needs the Galera cluster: ./scripts/test --galera"]
+fn galera_with_the_php_backend() {
+    let g = Galera::start("twin").unwrap();
+    let wp = WordPress::install(&g, "galera_twin", None).unwrap();
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        "explode(',', (string) getenv('CF_NODES'))",
+    );
+    let all = (0..3)
+        .map(|i| format!("127.0.0.1:{}", g.port(i)))
+        .collect::<Vec<_>>()
+        .join(",");
+    let out = wp
+        .php(false)
+        .args(["-r", "require './wp-load.php'; echo var_export(initialize_invoice_sequence(1, 2026, 1), true), ' ', counterfoil_backend()->name();"])
+        .env("CF_NODES", &all)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "true php",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = counterfoil_tests::php::repo_root().join("tests/wp-workers/twin-history.php");
+    let worker = |w: usize, nodes: String| {
+        let mut c = wp.php(false);
+        c.arg(&script)
+            .args(["1:2026", &w.to_string()])
+            .env("CF_NODES", nodes);
+        c
+    };
+    let db = wp.database().to_owned();
+    let value = |node: usize, sql: &str| -> u64 {
+        MariaDb::scalar(&g.url(node, &db), sql)
+            .unwrap()
+            .unwrap_or_default()
+            .parse()
+            .unwrap()
+    };
+    let counter = |node: usize| {
+        value(
+            node,
+            "SELECT current_value FROM wp_invoice_sequences WHERE scope_key = '1:2026'",
+        )
+    };
+    let judge = |name: &str, run: &Run, start: u64, node: usize| {
+        let counter = counter(node);
+        let voided = value(
+            node,
+            &format!(
+                "SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE scope_key = '1:2026' \
+                 AND number BETWEEN {start} AND {counter} AND status = 'void'"
+            ),
+        );
+        let v = check(&run.ops, start, counter);
+        println!(
+            "PHP backend, {name}: {:.0} allocations/s; {} ok, {} fail, {} unknown; duplicates {}; \
+             gaps {} (unknowns {}, voided by a retry {voided}); counter {counter}",
+            v.ok as f64 / run.elapsed,
+            v.ok,
+            v.fail,
+            v.unknown,
+            v.duplicates.len(),
+            v.gaps,
+            v.unknown
+        );
+        assert!(v.holds(false), "{name}: {v:?}");
+        // A number somebody received is never voided (a retry voids only
+        // its own call's rows).
+        let void_list = MariaDb::scalar(
+            &g.url(node, &db),
+            "SELECT GROUP_CONCAT(number) FROM wp_counterfoil_numbers WHERE scope_key = '1:2026' AND status = 'void'",
+        )
+        .unwrap()
+        .unwrap_or_default();
+        let received: std::collections::BTreeSet<u64> = run
+            .ops
+            .iter()
+            .filter_map(|o| match o.completion {
+                Completion::Ok(n, _) => Some(n),
+                _ => None,
+            })
+            .collect();
+        let wrongly_voided: Vec<u64> = void_list
+            .split(',')
+            .filter_map(|n| n.parse().ok())
+            .filter(|n| received.contains(n))
+            .collect();
+        assert!(
+            wrongly_voided.is_empty(),
+            "{name}: received numbers voided: {wrongly_voided:?}"
+        );
+        assert!(
+            v.gaps <= v.unknown as u64 + voided,
+            "{name}: unexplained gaps: {v:?}"
+        );
+        assert!(v.ok > 50, "{name}: the load ran: {v:?}");
+        counter
+    };
+
+    let before = counter(0);
+    let on = run_workers(6, |w| worker(w, all.clone()), 3.0, || {});
+    let after = judge("routing on", &on, before + 1, 1);
+
+    let off = run_workers(
+        6,
+        |w| worker(w, format!("127.0.0.1:{}", g.port(w % 3))),
+        3.0,
+        || {},
+    );
+    let retried_conflicts = value(0, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_CERT_FAILURES'");
+    let after = judge("routing off", &off, after + 1, 2);
+    println!("certification failures seen by node 1: {retried_conflicts}");
+
+    let failover = run_workers(
+        6,
+        |w| worker(w, all.clone()),
+        6.0,
+        || {
+            std::thread::sleep(Duration::from_millis(1500));
+            g.crash(0).unwrap();
+            println!("writer (node 1) killed with SIGKILL");
+            std::thread::sleep(Duration::from_millis(2000));
+        },
+    );
+    judge("writer killed", &failover, after + 1, 1);
+    g.rejoin(0).unwrap();
+    assert_eq!(
+        counter(0),
+        counter(2),
+        "the rejoined node holds the same counter"
+    );
 }

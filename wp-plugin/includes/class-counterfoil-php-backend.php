@@ -207,16 +207,20 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 */
 	public function allocate_recorded( $scope, $source ) {
 		Counterfoil_Rules::scope_key( $scope );
+		// This call's mark on its registry rows: a retry voids only rows
+		// with it, never a number another call issued after a rollback.
+		$call       = 'call-' . bin2hex( random_bytes( 16 ) );
 		$committing = array();
 		return $this->attempt(
-			function () use ( $scope, $source, &$committing ) {
+			function () use ( $scope, $source, $call, &$committing ) {
 				return $this->transaction(
-					function () use ( $scope, $source, &$committing ) {
+					function () use ( $scope, $source, $call, &$committing ) {
 						foreach ( $committing as $unanswered ) {
-							$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'issued' AND source = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $source ) ) );
+							$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'issued' AND claim = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
 						}
 						$number = $this->allocate_in( $scope, 1 );
-						$this->record_number( $scope, $number, 'issued', $source, null, null );
+						$r      = $this->execute( "INSERT INTO {$this->numbers()} (scope_key, number, status, source, claim, created_at, updated_at) VALUES (?, ?, 'issued', ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())", 'siss', array( $scope, $number, $source, $call ) );
+						$this->check_registry_insert( $r, $scope, $number );
 						$committing[] = $number;
 						return $number;
 					}
@@ -403,6 +407,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			'sissss',
 			array( $scope, $number, $status, $source, $gateway, $transaction_id )
 		);
+		$this->check_registry_insert( $r, $scope, $number );
+	}
+
+	/** A registry INSERT's result; a duplicate is the readable alarm of rule 7. */
+	private function check_registry_insert( array $r, $scope, $number ) {
 		if ( self::ER_DUP_ENTRY === $r['errno'] ) {
 			throw new DatabaseUnavailableException( sprintf( 'number %d of series `%s` is already in the registry: the counter is behind the numbers already issued (lowered by hand or restored from an old backup?); nothing was issued; run `counterfoil verify` and advance the series past its highest number', $number, $scope ) );
 		}

@@ -363,18 +363,22 @@ impl SeriesStore {
     ///
     /// A try whose COMMIT lost its answer may have committed: the number it
     /// took is then issued in the registry though nobody received it. The
-    /// retry that replaces it voids that row, if it exists, with
+    /// retry that replaces it voids that row, if it exists (recognised by
+    /// the call's random mark in `claim`), with
     /// [`crate::payment::UNANSWERED_REASON`], in its own transaction, so the
     /// books explain the number.
     pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
         let source = source.to_owned();
-        // The numbers of the tries that reached COMMIT.
+        // This call's mark on its registry rows, and the numbers of its
+        // tries that reached COMMIT: a retry voids only rows with this mark,
+        // never a number that another call issued after a rollback.
+        let call = format!("call-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
         let committing = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
         self.run(
             "allocate_recorded",
             scope.as_str(),
             move |conn, sql, key| {
-                let source = source.clone();
+                let (source, call) = (source.clone(), call.clone());
                 let committing = committing.clone();
                 Box::pin(async move {
                     conn.query_drop("START TRANSACTION").await?;
@@ -382,17 +386,26 @@ impl SeriesStore {
                     for number in unanswered {
                         conn.exec_drop(
                             &sql.registry.void_unanswered,
-                            (crate::payment::UNANSWERED_REASON, key, number, &source),
+                            (crate::payment::UNANSWERED_REASON, key, number, &call),
                         )
                         .await?;
                     }
-                    let outcome =
-                        allocate_and_record(conn, sql, key, NumberStatus::Issued, &source, None)
-                            .await;
-                    if let Ok(Ok(number)) = &outcome {
+                    let outcome = match allocate_in(conn, &sql.series, key, 1).await? {
+                        Ok(number) => insert_registry_row(
+                            conn,
+                            &sql.registry.insert_issued_by_call,
+                            key,
+                            number,
+                            (key, number, &source, &call),
+                        )
+                        .await?
+                        .map(|()| number),
+                        Err(e) => Err(e),
+                    };
+                    if let Ok(number) = &outcome {
                         committing.lock().expect("not poisoned").push(*number);
                     }
-                    finish_transaction(conn, outcome).await
+                    finish_transaction(conn, Ok(outcome)).await
                 })
             },
         )
@@ -941,7 +954,18 @@ async fn record_number(
     number: u64,
     row: NumberRow<'_>,
 ) -> AttemptResult<()> {
-    match conn.exec_drop(&sql.insert_number, row).await {
+    insert_registry_row(conn, &sql.insert_number, key, number, row).await
+}
+
+/// Runs a registry INSERT; a duplicate is the readable alarm of rule 7.
+async fn insert_registry_row(
+    conn: &mut Conn,
+    statement: &str,
+    key: &str,
+    number: u64,
+    params: impl Into<mysql_async::Params> + Send,
+) -> AttemptResult<()> {
+    match conn.exec_drop(statement, params).await {
         Ok(()) => Ok(Ok(())),
         Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
             Ok(Err(Error::DuplicateNumber {

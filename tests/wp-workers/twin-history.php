@@ -1,0 +1,69 @@
+<?php
+/**
+ * A test worker for the Galera suite with the plugin's pure-PHP backend: one
+ * PHP process in a WordPress site, calling allocate_recorded() on one series
+ * until the harness says stop, printing its history in the format of the
+ * Rust history-worker (tests/src/history.rs): `start <ns>`, one
+ * `op <worker> <invoked> <completed> ok|fail|unknown …` line per call,
+ * `count <calls>`, `end <ns>`.
+ *
+ * Usage (in the site's directory): php twin-history.php SCOPE WORKER.
+ * COUNTERFOIL_START_DIR holds the start line (ready.<pid>, go, stop).
+ * The node list comes from the site's wp-config.php (CF_NODES there).
+ *
+ * A call's outcome is unknown when it timed out or lost its connection once
+ * connected; a refusal to connect certainly did not run.
+ */
+
+require './wp-load.php';
+
+list( , $scope, $worker ) = $argv;
+$dir = getenv( 'COUNTERFOIL_START_DIR' );
+
+function cf_now_ns() {
+	list( $usec, $sec ) = explode( ' ', microtime() );
+	return (int) $sec * 1000000000 + (int) round( (float) $usec * 1e9 );
+}
+
+$backend = counterfoil_backend();
+if ( 'php' !== $backend->name() ) {
+	fwrite( STDERR, "not the PHP backend\n" );
+	exit( 2 );
+}
+// Connected before the start line, as the Rust workers.
+$backend->current( $scope );
+if ( $dir ) {
+	touch( "$dir/ready." . getmypid() );
+	$waited = microtime( true );
+	while ( ! file_exists( "$dir/go" ) ) {
+		if ( microtime( true ) - $waited > 120 ) {
+			fwrite( STDERR, "no go\n" );
+			exit( 2 );
+		}
+		usleep( 1000 );
+	}
+}
+$ops   = array();
+$start = cf_now_ns();
+while ( ! ( $dir && file_exists( "$dir/stop" ) ) ) {
+	$invoked = cf_now_ns();
+	try {
+		$n    = $backend->allocate_recorded( $scope, 'galera' );
+		$line = "ok $n $n";
+	} catch ( Counterfoil\TimeoutException $e ) {
+		$line = 'unknown - ' . $e->getMessage();
+	} catch ( Counterfoil\DatabaseUnavailableException $e ) {
+		// Refused at connect, or rolled back (deadlock, certification
+		// conflict, lock wait) after its last try: certainly did not happen.
+		$kind = preg_match( '/cannot connect|database error (1213|1205|1317)\b/', $e->getMessage() ) ? 'fail' : 'unknown';
+		$line = "$kind - " . $e->getMessage();
+	} catch ( Throwable $e ) {
+		$line = 'fail - ' . get_class( $e ) . ': ' . $e->getMessage();
+	}
+	$ops[] = "op $worker $invoked " . cf_now_ns() . " $line";
+	if ( 0 !== strpos( $line, 'ok' ) ) {
+		usleep( 20000 );
+	}
+}
+$end = cf_now_ns();
+echo "start $start\n", implode( "\n", str_replace( "\n", ' ', $ops ) ), "\ncount ", count( $ops ), "\nend $end\n";
