@@ -24,6 +24,26 @@ pub fn counter_for_start(start: u64) -> Result<u64> {
     Ok(start - 1)
 }
 
+/// A number as a person types it in a form or on a command line: surrounding
+/// whitespace (Unicode's, as the scope key rule counts it) is ignored; what
+/// remains must be ASCII digits only (no sign, no separator, no exponent)
+/// and at most u64::MAX. `name` names the field in the error.
+pub fn parse_typed_number(name: &'static str, text: &str) -> Result<u64> {
+    let digits = text.trim_matches(char::is_whitespace);
+    let refuse = |reason: String| Error::InvalidArgument { name, reason };
+    if digits.is_empty() {
+        return Err(refuse("no number given".into()));
+    }
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(refuse(format!(
+            "`{digits}` is not a whole number: digits 0-9 only"
+        )));
+    }
+    digits
+        .parse()
+        .map_err(|_| refuse(format!("`{digits}` is above 18446744073709551615")))
+}
+
 /// The counter value that makes `next` the next number handed out (advance).
 pub fn counter_for_next(next: u64) -> Result<u64> {
     if next < 1 {

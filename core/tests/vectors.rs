@@ -96,6 +96,17 @@ fn series_rules() {
             case,
         );
     }
+    for case in rules["typed"].as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        let expect = case["value"]
+            .as_u64()
+            .or_else(|| case["value"].as_str().map(|v| v.parse().unwrap()));
+        match (series::parse_typed_number("next", text), expect) {
+            (Ok(v), Some(e)) => assert_eq!(v, e, "{case}"),
+            (Err(e), None) => assert_eq!(e.kind_name(), case["error"].as_str().unwrap(), "{case}"),
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
     for case in rules["batch"].as_array().unwrap() {
         let count = case["count"].as_u64().unwrap();
         match (series::check_batch(count), case["range"].as_array()) {

@@ -5,7 +5,7 @@
 // Usage: node live-checks.mjs BASE_URL OUT_DIR
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { check, launch, loginAsAdmin } from './lib.mjs';
+import { check, launch, loginAsAdmin, submitAndWait } from './lib.mjs';
 
 const [base, outDir] = process.argv.slice(2);
 mkdirSync(outDir, { recursive: true });
@@ -38,7 +38,24 @@ try {
   await page.fill('#counterfoil-advance input[name=next]', '500');
   check((await page.locator('#counterfoil-advance-check').innerText()).includes('will continue at 500'), 'a higher one is accepted');
   check(!(await page.locator('#counterfoil-advance [type=submit]').isDisabled()), 'the Advance button is enabled again');
+  // The typed number and the key are judged by the core, as on the server:
+  // no trimming or number parsing of the page's own.
+  const advanceSays = () => page.locator('#counterfoil-advance-check').innerText();
+  const advanceDisabled = () => page.locator('#counterfoil-advance [type=submit]').isDisabled();
+  await page.fill('#counterfoil-advance input[name=next]', '\u30000600 ');
+  check((await advanceSays()).includes('will continue at 600'), `surrounding whitespace and leading zeros, as the core reads them: "${await advanceSays()}"`);
+  await page.fill('#counterfoil-advance input[name=next]', '1e3');
+  check((await advanceSays()).includes('not a whole number') && await advanceDisabled(), `an exponent is not a whole number: "${await advanceSays()}"`);
+  await page.fill('#counterfoil-advance input[name=next]', '600');
+  await page.fill('#counterfoil-advance input[name=scope_key]', '1:2026 ');
+  check((await advanceSays()).includes('starts or ends with whitespace') && await advanceDisabled(), `a key with a trailing space is refused, not trimmed: "${await advanceSays()}"`);
   check(requests.length === 0, `no request while typing (saw ${requests.length}: ${requests.join(', ')})`);
+  // The server refuses that key with the same rule.
+  await page.evaluate(() => { document.querySelector('#counterfoil-advance [type=submit]').disabled = false; });
+  await submitAndWait(page, () => page.click('#counterfoil-advance [type=submit]'));
+  const serverSays = await page.locator('.counterfoil-notice').innerText();
+  check(serverSays.includes('starts or ends with whitespace'), `the server refuses the same key: "${serverSays.trim()}"`);
+  await page.waitForFunction(() => document.documentElement.dataset.counterfoilWasm === 'ready', null, { timeout: 60000 });
 
   // Tools → AWB check.
   await page.goto(`${base}/wp-admin/tools.php?page=counterfoil-awb`);
@@ -54,6 +71,8 @@ try {
   check(r.includes('Valid: 157-40121012'), `a valid number shows its canonical form: "${r}"`);
   await page.fill('#counterfoil-awb-input', '157-4O121012');
   check((await result.innerText()).includes('not a digit'), 'a letter is pointed at');
+  await page.fill('#counterfoil-awb-input', '\u3000 ');
+  check((await result.innerText()) === '', `whitespace only is no number yet, as the core says: "${await result.innerText()}"`);
   check(requests.length === 0, `no request while typing (saw ${requests.length})`);
   await page.screenshot({ path: join(outDir, 'live-awb.png') });
 } finally {

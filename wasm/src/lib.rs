@@ -156,6 +156,26 @@ pub unsafe extern "C" fn cf_scope_key(ptr: *const u8, len: usize) -> usize {
     })
 }
 
+/// As [`cf_advance`], with the next number as typed (the core's
+/// `parse_typed_number`): `{"ok":false,"error":"…"}` when it is not one.
+///
+/// # Safety
+/// The text must be memory the caller wrote.
+#[no_mangle]
+pub unsafe extern "C" fn cf_advance_typed(current: u64, ptr: *const u8, len: usize) -> usize {
+    let text = match input(ptr, len) {
+        Ok(t) => t,
+        Err(n) => return n,
+    };
+    match counterfoil_core::series::parse_typed_number("next", text) {
+        Ok(next) => cf_advance(current, next),
+        Err(e) => answer(format!(
+            r#"{{"ok":false,"error":{}}}"#,
+            json_str(&e.to_string())
+        )),
+    }
+}
+
 /// What advancing a series at counter `current` to next number `next` would
 /// do: `{"ok":true,"moves":true,"next":200}`, `{"ok":true,"moves":false,"next":201}`
 /// (refused: a series never moves down), or `{"ok":false,"error":"…"}`.

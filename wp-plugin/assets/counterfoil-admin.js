@@ -60,30 +60,39 @@ if (cf) {
     preview();
   }
 
-  // Advance: show the refusal before submitting a next number that is not higher.
+  // Advance: show the refusal before submitting a next number that is not
+  // higher. The scope key and the typed number are judged by the core, as
+  // the server judges them (no trimming or number parsing here).
   const scopeInput = document.querySelector('#counterfoil-advance input[name=scope_key]');
   const nextInput = document.querySelector('#counterfoil-advance input[name=next]');
   const submit = document.querySelector('#counterfoil-advance [type=submit]');
   const check = () => {
-    const row = [...document.querySelectorAll('#counterfoil-series tbody tr[data-scope]')]
-      .find((tr) => tr.dataset.scope === scopeInput.value.trim());
     const out = $('counterfoil-advance-check');
-    if (!row || nextInput.value === '') {
+    const allow = (ok) => { if (submit) submit.disabled = !ok; };
+    if (scopeInput.value === '') {
       say(out, '', true);
-      if (submit) submit.disabled = false;
+      allow(true);
       return;
     }
-    let r;
-    try {
-      r = cf.advance(BigInt(row.dataset.current), BigInt(nextInput.value));
-    } catch {
-      r = { ok: false, error: t('notWhole') };
+    const key = cf.scopeKey(scopeInput.value);
+    if (!key.ok) {
+      say(out, key.error, false);
+      allow(false);
+      return;
     }
+    const row = [...document.querySelectorAll('#counterfoil-series tbody tr[data-scope]')]
+      .find((tr) => tr.dataset.scope === scopeInput.value);
+    if (!row || nextInput.value === '') {
+      say(out, '', true);
+      allow(true);
+      return;
+    }
+    const r = cf.advanceTyped(row.dataset.current, nextInput.value);
     const refused = !r.ok || !r.moves;
     say(out, !r.ok ? r.error : r.moves
-      ? t('willContinue', row.dataset.scope, nextInput.value)
+      ? t('willContinue', row.dataset.scope, String(r.next))
       : t('refused', row.dataset.scope, nextInput.value, r.next), !refused);
-    if (submit) submit.disabled = refused;
+    allow(!refused);
   };
   if (scopeInput && nextInput) {
     scopeInput.addEventListener('input', check);
@@ -94,11 +103,11 @@ if (cf) {
   const awb = $('counterfoil-awb-input');
   if (awb) {
     const show = () => {
-      if (awb.value.trim() === '') {
+      const r = cf.awb(awb.value);
+      if (r.kind === 'empty') {
         say($('counterfoil-awb-result'), '', true);
         return;
       }
-      const r = cf.awb(awb.value);
       say($('counterfoil-awb-result'), r.ok
         ? t('awbValid', r.canonical, r.check_digit)
         : r.kind === 'check_digit'

@@ -24,5 +24,6 @@ export async function loadCounterfoil(source) {
     awb: (text) => withText(text, (p, n) => e.cf_awb(p, n)),
     scopeKey: (text) => withText(text, (p, n) => e.cf_scope_key(p, n)),
     advance: (current, next) => read(e.cf_advance(BigInt(current), BigInt(next))),
+    advanceTyped: (current, typed) => withText(typed, (p, n) => e.cf_advance_typed(BigInt(current), p, n)),
   };
 }

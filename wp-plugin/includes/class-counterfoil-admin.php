@@ -87,7 +87,6 @@ final class Counterfoil_Admin {
 		$strings = array(
 			'continues'    => /* translators: 1: series, 2: rendered number */ __( 'Series %1$s continues with %2$s', 'counterfoil' ),
 			'first'        => /* translators: %s: rendered number */ __( 'The first number will read %s', 'counterfoil' ),
-			'notWhole'     => __( 'the next number must be a whole number', 'counterfoil' ),
 			'willContinue' => /* translators: 1: series, 2: next number */ __( 'Series %1$s will continue at %2$s.', 'counterfoil' ),
 			'refused'      => /* translators: 1: series, 2: requested number, 3: next number */ __( 'Refused: series %1$s cannot go back to %2$s; its next number is already %3$s. To start again lower, create a new series.', 'counterfoil' ),
 			'awbValid'     => /* translators: 1: canonical number, 2: check digit */ __( 'Valid: %1$s (check digit %2$s)', 'counterfoil' ),
@@ -135,12 +134,25 @@ final class Counterfoil_Admin {
 		if ( ! isset( $_POST[ $name ] ) ) { // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
 			return null;
 		}
-		$raw = trim( sanitize_text_field( wp_unslash( $_POST[ $name ] ) ) ); // phpcs:ignore WordPress.Security.NonceVerification
-		if ( ! preg_match( '/^[0-9]{1,18}$/', $raw ) ) {
+		try {
+			// The core's rule for a typed number (the admin page's live check uses the same, through WebAssembly).
+			$value = Counterfoil_Rules::parse_typed_number( $name, wp_unslash( $_POST[ $name ] ) ); // phpcs:ignore WordPress.Security.NonceVerification,WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- validated: digits only.
+		} catch ( Counterfoil\InvalidArgumentException $e ) {
 			return null;
 		}
-		$value = (int) $raw;
 		return ( $value < $min || $value > $max ) ? null : $value;
+	}
+
+	/**
+	 * The posted scope key as typed: the core's scope key rule judges it
+	 * (control characters, surrounding whitespace, length), as the admin
+	 * page's live check does; trimming it here would accept what the check
+	 * refused.
+	 *
+	 * @return string
+	 */
+	private static function scope_field() {
+		return isset( $_POST['scope_key'] ) ? (string) wp_unslash( $_POST['scope_key'] ) : ''; // phpcs:ignore WordPress.Security.NonceVerification,WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- checked in guard(); validated by the scope key rule in the backend, bound as a parameter, escaped on output.
 	}
 
 	public static function handle_create_series() {
@@ -167,7 +179,7 @@ final class Counterfoil_Admin {
 
 	public static function handle_advance_series() {
 		self::guard( 'advance_series' );
-		$scope = isset( $_POST['scope_key'] ) ? sanitize_text_field( wp_unslash( $_POST['scope_key'] ) ) : '';
+		$scope = self::scope_field();
 		$next  = self::int_field( 'next', 1, PHP_INT_MAX );
 		if ( '' === $scope || null === $next ) {
 			self::back( 'error', __( 'Choose a series and give the next number (1 or more).', 'counterfoil' ) );
@@ -192,7 +204,9 @@ final class Counterfoil_Admin {
 
 	public static function handle_save_settings() {
 		self::guard( 'save_settings' );
-		$format = isset( $_POST['format'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['format'] ) ) ) : '';
+		// As typed: the core's format rule decides (the live preview shows the
+		// same text); sanitize_text_field would collapse spaces the preview showed.
+		$format = isset( $_POST['format'] ) ? (string) wp_unslash( $_POST['format'] ) : ''; // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- validated by format_error() below (no control characters), stored as an option, escaped on output.
 		$error  = Counterfoil_Rules::format_error( $format );
 		if ( null !== $error ) {
 			/* translators: 1: problem, 2: byte offset */
@@ -215,7 +229,7 @@ final class Counterfoil_Admin {
 
 	public static function handle_void_number() {
 		self::guard( 'void_number' );
-		$scope  = isset( $_POST['scope_key'] ) ? sanitize_text_field( wp_unslash( $_POST['scope_key'] ) ) : '';
+		$scope  = self::scope_field();
 		$number = self::int_field( 'number', 1, PHP_INT_MAX );
 		$reason = isset( $_POST['reason'] ) ? sanitize_text_field( wp_unslash( $_POST['reason'] ) ) : '';
 		$done   = null === $number ? new WP_Error( 'x', __( 'Give the number to void.', 'counterfoil' ) ) : Counterfoil_Invoices::void_number( $scope, $number, $reason );
@@ -442,7 +456,7 @@ final class Counterfoil_Admin {
 				<input type="hidden" name="action" value="counterfoil_advance_series">
 				<?php wp_nonce_field( 'counterfoil_advance_series' ); ?>
 				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required placeholder="1:2026"></label>
-				<label><?php esc_html_e( 'Next number', 'counterfoil' ); ?> <input type="number" name="next" min="1" required></label>
+				<label><?php esc_html_e( 'Next number', 'counterfoil' ); ?> <input type="text" inputmode="numeric" name="next" required></label>
 				<?php submit_button( __( 'Advance', 'counterfoil' ), 'secondary', 'submit', false ); ?>
 				<p id="counterfoil-advance-check" aria-live="polite"></p>
 			</form>

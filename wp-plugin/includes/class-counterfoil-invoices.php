@@ -451,6 +451,10 @@ final class Counterfoil_Invoices {
 	 */
 	public static function void_number( $scope, $number, $reason ) {
 		global $wpdb;
+		$invalid = Counterfoil_Rules::scope_key_error( $scope );
+		if ( null !== $invalid ) {
+			return new WP_Error( 'counterfoil_invalid_scope', 'invalid scope key: ' . $invalid[1], array( 'status' => 400 ) );
+		}
 		$reason = is_string( $reason ) ? trim( $reason ) : '';
 		if ( '' === $reason || strlen( $reason ) > 255 ) {
 			return new WP_Error( 'counterfoil_void_reason', __( 'A void needs a reason of 1 to 255 characters.', 'counterfoil' ), array( 'status' => 400 ) );

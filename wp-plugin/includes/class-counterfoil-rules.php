@@ -108,6 +108,32 @@ final class Counterfoil_Rules {
 	 * @return int
 	 * @throws InvalidArgumentException When below 1.
 	 */
+	/**
+	 * A number as a person types it (the core's series::parse_typed_number):
+	 * surrounding whitespace (WHITESPACE) ignored, then ASCII digits only.
+	 * Above PHP_INT_MAX (valid in the core up to u64::MAX) it is refused
+	 * here: PHP's integers stop there.
+	 *
+	 * @param string $name Field name for the error.
+	 * @param mixed  $text Typed text.
+	 * @return int
+	 * @throws InvalidArgumentException When not a whole number.
+	 */
+	public static function parse_typed_number( $name, $text ) {
+		$digits = is_string( $text ) ? preg_replace( '/^' . self::WHITESPACE . '+|' . self::WHITESPACE . '+$/u', '', $text ) : null;
+		if ( null === $digits || '' === $digits ) {
+			throw new InvalidArgumentException( "invalid argument `$name`: no number given" );
+		}
+		if ( ! preg_match( '/^[0-9]+$/D', $digits ) ) {
+			throw new InvalidArgumentException( "invalid argument `$name`: `$digits` is not a whole number: digits 0-9 only" );
+		}
+		$trimmed = ltrim( $digits, '0' );
+		if ( strlen( $trimmed ) > 19 || ( 19 === strlen( $trimmed ) && strcmp( $trimmed, (string) PHP_INT_MAX ) > 0 ) ) {
+			throw new InvalidArgumentException( "invalid argument `$name`: `$digits` is above " . PHP_INT_MAX . ' (the largest number PHP holds)' );
+		}
+		return (int) $digits;
+	}
+
 	public static function counter_for_next( $next ) {
 		if ( $next < 1 ) {
 			throw new InvalidArgumentException( sprintf( 'invalid argument `next`: the next number must be at least 1, got %d', $next ) );

@@ -79,6 +79,18 @@ final class VectorsTest extends TestCase {
 				}
 			}
 		}
+		foreach ( $rules['typed'] as $case ) {
+			if ( isset( $case['value'] ) && is_string( $case['value'] ) ) {
+				continue; // u64 above PHP_INT_MAX: refused by PHP, covered by the core.
+			}
+			try {
+				$got = Counterfoil_Rules::parse_typed_number( 'next', $case['text'] );
+				$this->assertArrayHasKey( 'value', $case, json_encode( $case ) . " accepted as $got" );
+				$this->assertSame( $case['value'], $got );
+			} catch ( Counterfoil\InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, json_encode( $case ) . ': ' . $e->getMessage() );
+			}
+		}
 		foreach ( $rules['batch'] as $case ) {
 			try {
 				Counterfoil_Rules::check_batch( $case['count'] );

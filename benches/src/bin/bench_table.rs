@@ -12,8 +12,13 @@
 //! and (6r) a raw SQL loop of that same transaction; (7) the broken MAX()+1
 //! with its duplicate rate; (8) allocate_many batches of 100 (numbers/s).
 //!
+//! Each cell is measured in R rounds (default 3; the rounds are interleaved,
+//! so a noisy moment of this shared machine hits one round of many cells,
+//! not every round of one); the table shows each cell's median rate and
+//! median latencies, and a legend says what each contender does.
+//!
 //! Usage: `cargo build --release -p counterfoil-php -p counterfoil-benches &&
-//! ./target/release/bench-table [--seconds S] [--svg PATH]`
+//! ./target/release/bench-table [--seconds S] [--rounds R] [--svg PATH]`
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,12 +50,42 @@ const CONTENDERS: [&str; 9] = [
     "(8) allocate_many ×100 (numbers/s)",
 ];
 
+/// What each contender does, printed under the tables.
+const WHAT: [&str; 9] = [
+    "one `UPDATE … SET current_value = LAST_INSERT_ID(current_value + 1)` per call through mysql_async, the number from the OK packet: the ceiling",
+    "`SeriesStore::allocate`: the same statement with the store's deadline, retry and connection checks",
+    "`allocate_invoice_number()` of the built extension, one PHP CLI process per client",
+    "the article's PHP: the UPDATE, then `SELECT LAST_INSERT_ID()`, through mysqli (two round trips), one PHP CLI process per client",
+    "`BEGIN; SELECT … FOR UPDATE; UPDATE; INSERT` (the registry row) `COMMIT` per call",
+    "`SeriesStore::record_payment`: payment row, number and registry row in one transaction",
+    "the same payment transaction as raw SQL through mysql_async",
+    "`SELECT MAX(number)+1`, then INSERT, no lock or unique key: broken (its duplicates are counted)",
+    "`allocate_many` of 100 numbers per call; the rate counts numbers",
+];
+
 #[derive(Clone, Default)]
 struct Cell {
     rate: f64,
     p50_us: u64,
     p99_us: u64,
     note: String,
+}
+
+/// The median of a cell's rounds: median rate, median p50 and p99; the note
+/// of the round with the median rate.
+fn median_cell(mut cells: Vec<Cell>) -> Cell {
+    let mid = cells.len() / 2;
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let p50 = median(cells.iter().map(|c| c.p50_us).collect());
+    let p99 = median(cells.iter().map(|c| c.p99_us).collect());
+    cells.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    let mut cell = cells.swap_remove(mid);
+    cell.p50_us = p50;
+    cell.p99_us = p99;
+    cell
 }
 
 fn scope(series: usize) -> String {
@@ -309,9 +344,9 @@ fn svg(results: &BTreeMap<(usize, usize, usize), Cell>, series: usize) -> String
 }
 
 fn main() -> Result<()> {
-    counterfoil_benches::help_or_go("Usage: bench-table [--seconds S] [--svg PATH]
+    counterfoil_benches::help_or_go("Usage: bench-table [--seconds S] [--rounds R] [--svg PATH]
 
-Every contender side by side at 1-64 clients, one hot series and 1000 series, S seconds a cell (default 1.5). Writes its plot to PATH (default target/benchmarks-clients.svg; docs/benchmarks-clients.svg is refreshed only when asked).");
+Every contender side by side at 1-64 clients, one hot series and 1000 series, S seconds a cell (default 1.5), each cell measured R times (default 3, interleaved) and reported as its median. Writes its plot to PATH (default target/benchmarks-clients.svg; docs/benchmarks-clients.svg is refreshed only when asked).");
     let args: Vec<String> = std::env::args().collect();
     let seconds: f64 = args
         .iter()
@@ -319,6 +354,13 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(1.5);
+    let rounds: usize = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let svg_path = args
         .iter()
         .position(|a| a == "--svg")
@@ -347,16 +389,25 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let mut results: BTreeMap<(usize, usize, usize), Cell> = BTreeMap::new();
-    for series in [1usize, 1000] {
-        for clients in CLIENTS {
-            for (ci, name) in CONTENDERS.iter().enumerate() {
-                let cell = rt.block_on(measure(&url, ci, clients, seconds, series))?;
-                eprintln!("{series:>4} series {clients:>2} clients {name:<36} {:>10.0}/s  p50 {:>6} µs  p99 {:>7} µs {}", cell.rate, cell.p50_us, cell.p99_us, cell.note);
-                results.insert((series, ci, clients), cell);
+    let mut rounds_of: BTreeMap<(usize, usize, usize), Vec<Cell>> = BTreeMap::new();
+    for round in 1..=rounds {
+        for series in [1usize, 1000] {
+            for clients in CLIENTS {
+                for (ci, name) in CONTENDERS.iter().enumerate() {
+                    let cell = rt.block_on(measure(&url, ci, clients, seconds, series))?;
+                    eprintln!("round {round}/{rounds} {series:>4} series {clients:>2} clients {name:<36} {:>10.0}/s  p50 {:>6} µs  p99 {:>7} µs {}", cell.rate, cell.p50_us, cell.p99_us, cell.note);
+                    rounds_of
+                        .entry((series, ci, clients))
+                        .or_default()
+                        .push(cell);
+                }
             }
         }
     }
+    let results: BTreeMap<(usize, usize, usize), Cell> = rounds_of
+        .into_iter()
+        .map(|(k, cells)| (k, median_cell(cells)))
+        .collect();
     for series in [1usize, 1000] {
         println!(
             "\n### {}\n",
@@ -403,7 +454,10 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
             .map(|c| r(a, *c) / r(b, *c))
             .fold(f64::MAX, f64::min)
     };
-    println!("\nCells: allocations/s (ratio to (1) at the same clients) p50/p99 latency. {seconds} s per cell.");
+    println!("\nCells: allocations/s (ratio to (1) at the same clients) p50/p99 latency; the median of {rounds} rounds of {seconds} s per cell.\n");
+    for (name, what) in CONTENDERS.iter().zip(WHAT) {
+        println!("- {name}: {what}");
+    }
     println!(
         "Targets (hot series, worst over 1–64 clients): (2) ≥ 0.9× (1): {:.2}×; (3) ≥ 1.3× (4): {:.2}× at 1 client; (6) ≥ 0.9× (6r): {:.2}×; batches ≥ 1,000,000 numbers/s: {:.0}/s at best.",
         min_ratio(1, 0),
