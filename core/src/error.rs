@@ -244,6 +244,24 @@ pub enum Error {
         /// The server's setting.
         setting: u8,
     },
+    /// A PostgreSQL server runs with `fsync = off` or `synchronous_commit =
+    /// off`: a crash can lose acknowledged commits and hand the same numbers
+    /// out again.
+    #[error("refusing to use this server: {setting} = {value}, so a crash can lose acknowledged commits and hand the same numbers out again; set {setting} = on (postgresql.conf), or pass the explicit unsafe override")]
+    UnsafeSetting {
+        /// The setting.
+        setting: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The operation exists on another engine but not (yet) on this one.
+    #[error("{operation} is not available on {engine}")]
+    Unsupported {
+        /// What was asked.
+        operation: &'static str,
+        /// The engine.
+        engine: &'static str,
+    },
     /// The operation did not finish within its deadline. Its outcome is
     /// unknown: an allocation may have used a number (a gap), never a duplicate.
     #[error("{operation} did not finish within {} ms; the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)", after.as_millis())]
@@ -289,6 +307,12 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Timeout { .. } | Error::Unavailable { .. } => true,
+            // PostgreSQL (no numeric code): serialization failure, deadlock,
+            // lock timeout, and our own statement timeout (the retry loop
+            // stays inside the deadline).
+            Error::Server { code: 0, state, .. } => {
+                matches!(state.as_str(), "40001" | "40P01" | "55P03" | "57014")
+            }
             Error::Server { code, .. } => matches!(
                 *code,
                 codes::ER_LOCK_DEADLOCK
@@ -324,7 +348,7 @@ impl Error {
     /// The server's error code, when the server refused a statement.
     pub fn server_code(&self) -> Option<u16> {
         match self {
-            Error::Server { code, .. } => Some(*code),
+            Error::Server { code, .. } if *code != 0 => Some(*code),
             _ => None,
         }
     }
@@ -340,7 +364,8 @@ impl Error {
             Error::Overflow { .. } => "overflow",
             Error::DuplicateNumber { .. } => "duplicate_number",
             Error::Refused(_) => "refused",
-            Error::UnsafeDurability { .. } => "unsafe_durability",
+            Error::UnsafeDurability { .. } | Error::UnsafeSetting { .. } => "unsafe_durability",
+            Error::Unsupported { .. } => "unsupported",
             Error::Timeout { .. } => "timeout",
             Error::Unavailable { .. } => "unavailable",
             Error::Server { .. } => "server",

@@ -13,6 +13,9 @@
 //!   `wasm32-unknown-unknown`.
 //! - `store` (feature `mysql`, on by default): the MySQL/MariaDB series store
 //!   on mysql_async and tokio, with deadlines, retries and the durability check.
+//! - `pg` (feature `postgres`, on by default): the same on PostgreSQL
+//!   (tokio-postgres, `UPDATE … RETURNING`), and `engine`: [`Store`], one API
+//!   over both engines, chosen by the URL's scheme.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -33,6 +36,11 @@ pub mod series_life;
 #[cfg(feature = "mysql")]
 pub mod store;
 
+#[cfg(feature = "postgres")]
+pub mod engine;
+#[cfg(feature = "postgres")]
+pub mod pg;
+
 pub use error::{Error, FormatError, FormatErrorKind, Result, ScopeKeyError};
 pub use format::{NumberFormat, Period, DEFAULT_TEMPLATE};
 pub use payment::{Claim, Held, NumberStatus, PaymentRecord, PaymentRef};
@@ -44,3 +52,8 @@ pub use series_life::{MissingSeries, PlannedSeries};
 
 #[cfg(feature = "mysql")]
 pub use store::{Durability, DurabilityPolicy, SeriesStore, StoreConfig, StoreStats};
+
+#[cfg(feature = "postgres")]
+pub use engine::{Engine, Store};
+#[cfg(feature = "postgres")]
+pub use pg::PgStore;

@@ -20,6 +20,7 @@ pub mod history;
 pub mod legacy;
 pub mod mariadb;
 pub mod php;
+pub mod postgres;
 pub mod webhook;
 pub mod wordpress;
 pub mod workers;

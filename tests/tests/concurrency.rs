@@ -1,21 +1,33 @@
 //! Real overlap: several OS processes allocating from one series at the same
 //! time, then the checker: every number once, exactly the expected range.
+//! The same suites run on MariaDB and on PostgreSQL (the workers choose the
+//! engine by the URL), plus the Lambda-style run: many short-lived processes
+//! that each connect, allocate once and exit.
 
 use std::process::Command;
 use std::time::Duration;
 
-use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_core::{Engine, ScopeKey, Store, StoreConfig};
 use counterfoil_tests::check::{check_contiguous, Allocation};
 use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::postgres::Postgres;
 use counterfoil_tests::workers::{run_overlapping, Finished};
 use counterfoil_tests::MariaDb;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_alloc-worker");
 
 fn setup(label: &str, scope: &str, start: u64) -> String {
-    let url = MariaDb::shared().fresh_database(label).unwrap();
+    setup_on(Engine::MySql, label, scope, start)
+}
+
+/// A fresh database on the engine's shared private server, with one series.
+fn setup_on(engine: Engine, label: &str, scope: &str, start: u64) -> String {
+    let url = match engine {
+        Engine::MySql => MariaDb::shared().fresh_database(label).unwrap(),
+        Engine::Postgres => Postgres::shared().fresh_database(label).unwrap(),
+    };
     block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        let mut s = Store::connect(StoreConfig::new(&url)).await.unwrap();
         s.ensure_schema().await.unwrap();
         s.initialize(&ScopeKey::new(scope).unwrap(), start)
             .await
@@ -77,7 +89,7 @@ fn allocations(finished: &[Finished]) -> Vec<Allocation> {
 
 fn counter(url: &str, scope: &str) -> u64 {
     block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+        let mut s = Store::connect(StoreConfig::new(url)).await.unwrap();
         s.current(&ScopeKey::new(scope).unwrap())
             .await
             .unwrap()
@@ -87,8 +99,17 @@ fn counter(url: &str, scope: &str) -> u64 {
 
 #[test]
 fn eight_processes_two_thousand_each_on_one_series() {
+    eight_processes_two_thousand_each(Engine::MySql);
+}
+
+#[test]
+fn eight_processes_two_thousand_each_on_one_series_postgres() {
+    eight_processes_two_thousand_each(Engine::Postgres);
+}
+
+fn eight_processes_two_thousand_each(engine: Engine) {
     let start = 1000;
-    let url = setup("eight", "42:2019", start);
+    let url = setup_on(engine, "eight", "42:2019", start);
     let finished = run(&url, "42:2019", 8, 2000, 0);
     let allocs = allocations(&finished);
     assert_eq!(allocs.len(), 16_000);
@@ -113,8 +134,17 @@ fn eight_processes_two_thousand_each_on_one_series() {
 
 #[test]
 fn batches_interleaved_with_single_numbers_never_overlap() {
+    batches_interleaved(Engine::MySql);
+}
+
+#[test]
+fn batches_interleaved_with_single_numbers_never_overlap_postgres() {
+    batches_interleaved(Engine::Postgres);
+}
+
+fn batches_interleaved(engine: Engine) {
     let start = 1;
-    let url = setup("batches", "batch:2020", start);
+    let url = setup_on(engine, "batches", "batch:2020", start);
     let finished = run(&url, "batch:2020", 8, 600, 3);
     let allocs = allocations(&finished);
     assert_eq!(allocs.len(), 8 * 600);
@@ -159,4 +189,47 @@ fn the_checker_catches_what_maxplusone_does() {
     let f = check_contiguous(&history, 1, 4);
     assert_eq!(f.duplicates, vec![(2, 2)]);
     assert_eq!(f.gaps, vec![(3, 3)]);
+}
+
+/// Lambda-style: 400 short-lived OS processes, 16 at a time, each
+/// connecting, allocating once and exiting, on each engine: 400 distinct,
+/// contiguous numbers.
+#[test]
+fn four_hundred_short_lived_processes_sixteen_at_a_time() {
+    for engine in [Engine::MySql, Engine::Postgres] {
+        let scope = "lambda:2026";
+        let url = setup_on(engine, "lambda", scope, 1);
+        let mut all = Vec::new();
+        for _ in 0..25 {
+            // Spawned at once, no start line: each process connects,
+            // allocates once and exits, knowing nothing of the others.
+            let children: Vec<_> = (0..16)
+                .map(|_| {
+                    Command::new(WORKER)
+                        .args([url.as_str(), "wp_", scope, "1"])
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for child in children {
+                let out = child.wait_with_output().unwrap();
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                assert!(
+                    out.status.success(),
+                    "{engine:?}: a process failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let mine: Vec<Allocation> =
+                    stdout.lines().filter_map(Allocation::parse_line).collect();
+                assert_eq!(mine.len(), 1, "{engine:?}: {stdout}");
+                all.extend(mine);
+            }
+        }
+        assert_eq!(all.len(), 400, "{engine:?}");
+        let findings = check_contiguous(&all, 1, 400);
+        assert!(findings.is_clean(), "{engine:?}: {findings}");
+        assert_eq!(counter(&url, scope), 400, "{engine:?}");
+    }
 }

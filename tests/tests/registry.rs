@@ -404,3 +404,42 @@ fn claims_on_numbers() {
         );
     });
 }
+
+/// The same on PostgreSQL: 8 processes delivering the same 200 payments in
+/// different orders; each recorded once, the same number for every
+/// delivery, numbers contiguous, one registry row each.
+#[test]
+fn concurrent_duplicate_deliveries_from_eight_processes_postgres() {
+    use counterfoil_tests::postgres::Postgres;
+    let url = Postgres::shared().fresh_database("paydup").unwrap();
+    block_on(async {
+        let mut s = counterfoil_core::Store::connect(StoreConfig::new(&url))
+            .await
+            .unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&key("1:2026"), 100).await.unwrap();
+    });
+    let txns: Vec<String> = (0..200).map(|i| format!("txn-{i:04}")).collect();
+    let (number_of, created) = deliver_from_eight_processes(&url, "1:2026", &txns);
+    assert_eq!(number_of.len(), 200);
+    assert_eq!(created, 200, "each payment recorded exactly once");
+    let allocs: Vec<Allocation> = number_of.values().map(|n| Allocation::one(*n)).collect();
+    let findings = check_contiguous(&allocs, 100, 299);
+    assert!(findings.is_clean(), "{findings}");
+    assert_eq!(
+        Postgres::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers").unwrap(),
+        Some("200".into())
+    );
+    assert_eq!(
+        Postgres::scalar(
+            &url,
+            "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE number IS NOT NULL"
+        )
+        .unwrap(),
+        Some("200".into())
+    );
+    assert_eq!(
+        Postgres::scalar(&url, "SELECT current_value FROM wp_invoice_sequences").unwrap(),
+        Some("299".into())
+    );
+}

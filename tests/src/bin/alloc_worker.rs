@@ -15,7 +15,7 @@
 //!   that does not exist (0 rows) and reads the previous call's number.
 
 use anyhow::{Context, Result};
-use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_core::{ScopeKey, Store, StoreConfig};
 use counterfoil_tests::workers::{now_ns, wait_at_start_line};
 use std::io::Write;
 
@@ -36,7 +36,7 @@ fn main() -> Result<()> {
     }
     rt.block_on(async {
         let config = StoreConfig::new(url.as_str()).table_prefix(prefix)?;
-        let mut store = SeriesStore::connect(config).await?;
+        let mut store = Store::connect(config).await?;
         wait_at_start_line()?;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         writeln!(out, "start {}", now_ns())?;

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use counterfoil_core::{PaymentRef, RetryPolicy, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_core::{PaymentRef, RetryPolicy, ScopeKey, Store, StoreConfig};
 use counterfoil_tests::history::{Completion, History};
 use counterfoil_tests::workers::{now_ns, should_stop, wait_at_start_line};
 
@@ -33,7 +33,7 @@ fn main() -> Result<()> {
         .build()?;
     let history = History::default();
     let (start, end) = rt.block_on(async {
-        let mut store = SeriesStore::lazy(config)?;
+        let mut store = Store::lazy(config)?;
         store.ping().await?;
         wait_at_start_line()?;
         let start = now_ns();

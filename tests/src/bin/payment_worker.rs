@@ -5,7 +5,7 @@
 //! one `p <txn> <number> <created>` line per delivery, `end <ns>`.
 
 use anyhow::Result;
-use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_core::{PaymentRef, ScopeKey, Store, StoreConfig};
 use counterfoil_tests::workers::{now_ns, wait_at_start_line};
 use std::io::Write;
 
@@ -20,7 +20,7 @@ fn main() -> Result<()> {
         .build()?;
     rt.block_on(async {
         let mut store =
-            SeriesStore::connect(StoreConfig::new(url.as_str()).table_prefix(prefix)?).await?;
+            Store::connect(StoreConfig::new(url.as_str()).table_prefix(prefix)?).await?;
         wait_at_start_line()?;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         writeln!(out, "start {}", now_ns())?;

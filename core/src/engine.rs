@@ -1,0 +1,266 @@
+//! One store API, two engines: [`Store`] is a MySQL/MariaDB
+//! [`SeriesStore`] or a PostgreSQL [`PgStore`], chosen by the URL's scheme
+//! (`mysql://` or `postgres://` / `postgresql://`).
+//!
+//! Invariants: every operation means the same on both engines (same
+//! arguments, same answers, same errors for the same cause); an operation
+//! one engine does not have yet answers [`Error::Unsupported`] before
+//! anything is sent, never a guess.
+
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::format::Period;
+use crate::payment::{Claim, Held, PaymentRecord, PaymentRef};
+use crate::pg::{is_postgres_url, PgStore};
+use crate::scope::ScopeKey;
+use crate::series::{Advanced, Initialized, SeriesState};
+use crate::series_life::{MissingSeries, PlannedSeries};
+use crate::store::{Durability, SeriesStore, StoreConfig, StoreStats};
+
+/// Which engine a store talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// MySQL or MariaDB (Galera included).
+    MySql,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Engine {
+    /// The engine a URL (or the first of a comma-separated node list) names.
+    pub fn of_url(url: &str) -> Engine {
+        if is_postgres_url(url) {
+            Engine::Postgres
+        } else {
+            Engine::MySql
+        }
+    }
+
+    /// Its name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::MySql => "MySQL/MariaDB",
+            Engine::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// A series store on either engine.
+#[derive(Debug)]
+pub enum Store {
+    /// MySQL/MariaDB.
+    MySql(Box<SeriesStore>),
+    /// PostgreSQL.
+    Postgres(Box<PgStore>),
+}
+
+macro_rules! both {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            Store::MySql($s) => $e,
+            Store::Postgres($s) => $e,
+        }
+    };
+}
+
+macro_rules! mysql_only {
+    ($self:ident, $what:literal, $s:ident => $e:expr) => {
+        match $self {
+            Store::MySql($s) => $e,
+            Store::Postgres(_) => Err(Error::Unsupported {
+                operation: $what,
+                engine: Engine::Postgres.name(),
+            }),
+        }
+    };
+}
+
+impl Store {
+    /// Builds a store for the URL's engine and opens its connection.
+    pub async fn connect(config: StoreConfig) -> Result<Self> {
+        let mut store = Self::lazy(config)?;
+        store.ping().await?;
+        Ok(store)
+    }
+
+    /// Builds a store for the URL's engine without connecting. Every node of
+    /// a list must name the same engine.
+    pub fn lazy(config: StoreConfig) -> Result<Self> {
+        let engines: Vec<Engine> = config
+            .node_urls()
+            .iter()
+            .map(|u| Engine::of_url(u))
+            .collect();
+        if engines.windows(2).any(|w| w[0] != w[1]) {
+            return Err(Error::Config(
+                "the node list mixes MySQL and PostgreSQL URLs".into(),
+            ));
+        }
+        Ok(match engines.first().copied().unwrap_or(Engine::MySql) {
+            Engine::MySql => Store::MySql(Box::new(SeriesStore::lazy(config)?)),
+            Engine::Postgres => Store::Postgres(Box::new(PgStore::lazy(config)?)),
+        })
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> Engine {
+        match self {
+            Store::MySql(_) => Engine::MySql,
+            Store::Postgres(_) => Engine::Postgres,
+        }
+    }
+
+    /// The settings this store was built with.
+    pub fn config(&self) -> &StoreConfig {
+        both!(self, s => s.config())
+    }
+
+    /// The durability of the server last connected to.
+    pub fn durability(&self) -> Option<Durability> {
+        both!(self, s => s.durability())
+    }
+
+    /// What the store has done so far.
+    pub fn stats(&self) -> StoreStats {
+        both!(self, s => s.stats())
+    }
+
+    /// Which node of the list the open connection goes to.
+    pub fn node(&self) -> Option<usize> {
+        both!(self, s => s.node())
+    }
+
+    /// The MySQL connection id (none on PostgreSQL).
+    pub fn connection_id(&self) -> Option<u32> {
+        match self {
+            Store::MySql(s) => s.connection_id(),
+            Store::Postgres(_) => None,
+        }
+    }
+
+    /// Opens the connection if needed and checks that it answers.
+    pub async fn ping(&mut self) -> Result<()> {
+        both!(self, s => s.ping().await)
+    }
+
+    /// Creates the sequences table if missing.
+    pub async fn ensure_schema(&mut self) -> Result<()> {
+        both!(self, s => s.ensure_schema().await)
+    }
+
+    /// Creates the registry and payments tables if missing.
+    pub async fn ensure_registry_schema(&mut self) -> Result<()> {
+        both!(self, s => s.ensure_registry_schema().await)
+    }
+
+    /// Creates a series whose first number is `start`; an existing one is
+    /// reported, never reset.
+    pub async fn initialize(&mut self, scope: &ScopeKey, start: u64) -> Result<Initialized> {
+        both!(self, s => s.initialize(scope, start).await)
+    }
+
+    /// Creates a series under a plan (design.md §7).
+    pub async fn initialize_planned(
+        &mut self,
+        scope: &ScopeKey,
+        plan: MissingSeries,
+        configured_start: u64,
+    ) -> Result<PlannedSeries> {
+        mysql_only!(self, "initialize_planned", s => s.initialize_planned(scope, plan, configured_start).await)
+    }
+
+    /// Moves a series up so that its next number is at least `next`.
+    pub async fn advance(&mut self, scope: &ScopeKey, next: u64) -> Result<Advanced> {
+        both!(self, s => s.advance(scope, next).await)
+    }
+
+    /// Hands out the next number.
+    pub async fn allocate(&mut self, scope: &ScopeKey) -> Result<u64> {
+        both!(self, s => s.allocate(scope).await)
+    }
+
+    /// Hands out `count` contiguous numbers.
+    pub async fn allocate_many(
+        &mut self,
+        scope: &ScopeKey,
+        count: u64,
+    ) -> Result<RangeInclusive<u64>> {
+        both!(self, s => s.allocate_many(scope, count).await)
+    }
+
+    /// Allocates one number and records it as issued by `source`.
+    pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
+        both!(self, s => s.allocate_recorded(scope, source).await)
+    }
+
+    /// Records a payment and gives it a number, once per payment.
+    pub async fn record_payment(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+    ) -> Result<PaymentRecord> {
+        both!(self, s => s.record_payment(scope, payment, amount, currency).await)
+    }
+
+    /// Records a payment held without a number until its series exists.
+    pub async fn hold_payment(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+        period: Period,
+    ) -> Result<Held> {
+        mysql_only!(self, "hold_payment", s => s.hold_payment(scope, payment, amount, currency, period).await)
+    }
+
+    /// Claims a reserved number to create its invoice.
+    pub async fn claim_number(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+        stale_after: Duration,
+    ) -> Result<Claim> {
+        mysql_only!(self, "claim_number", s => s.claim_number(scope, number, claim, stale_after).await)
+    }
+
+    /// Marks a claimed number issued with its invoice.
+    pub async fn issue_claimed(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+        post_id: u64,
+        payment: Option<&PaymentRef>,
+    ) -> Result<bool> {
+        mysql_only!(self, "issue_claimed", s => s.issue_claimed(scope, number, claim, post_id, payment).await)
+    }
+
+    /// Gives a claim back.
+    pub async fn release_claim(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+    ) -> Result<bool> {
+        mysql_only!(self, "release_claim", s => s.release_claim(scope, number, claim).await)
+    }
+
+    /// The series as it is now.
+    pub async fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
+        both!(self, s => s.current(scope).await)
+    }
+
+    /// Closes the connection.
+    pub async fn close(self) -> Result<()> {
+        match self {
+            Store::MySql(s) => s.close().await,
+            Store::Postgres(s) => s.close().await,
+        }
+    }
+}

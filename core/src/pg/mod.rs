@@ -1,0 +1,675 @@
+//! The series store on PostgreSQL (feature `postgres`), behind the same
+//! [`crate::Store`] as MySQL/MariaDB.
+//!
+//! Invariants, from design.md §1–2 and §8:
+//! - one dedicated connection per store (tokio-postgres), opened lazily,
+//!   replaced when lost; with a node list, the first node that accepts;
+//! - allocation is one `UPDATE … SET current_value = current_value + $2
+//!   WHERE scope_key = $1 RETURNING current_value` in autocommit, accepted
+//!   only when exactly one row came back; none is [`Error::SeriesNotFound`];
+//!   there is no connection-level "last id" to go stale;
+//! - counters are `NUMERIC(20,0)` checked to 0..=u64::MAX: passing u64::MAX
+//!   is [`Error::Overflow`] with the counter unchanged, as on MySQL;
+//! - every public call finishes within `StoreConfig::deadline` (client side),
+//!   and the server's `statement_timeout` / `lock_timeout` are set from the
+//!   budget left, so a statement stuck on the server is cancelled there too;
+//! - serialization failures (40001), deadlocks (40P01), lock timeouts
+//!   (55P03), our own statement timeout (57014) and lost connections are
+//!   retried with a fresh statement, bounded and jittered; a connection lost
+//!   after a statement was sent makes the outcome unknown (a gap at most);
+//! - each new connection refuses `fsync = off` and `synchronous_commit = off`
+//!   unless the unsafe override was given, and warns on
+//!   `synchronous_commit = local` with synchronous standbys configured.
+
+mod classify;
+mod sql;
+
+use std::future::Future;
+use std::ops::RangeInclusive;
+use std::pin::Pin;
+use std::str::FromStr;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_postgres::{Client, NoTls};
+
+pub use sql::PgSql;
+
+use crate::error::{Error, Result};
+use crate::payment::{NumberStatus, PaymentRecord, PaymentRef, UNANSWERED_REASON};
+use crate::scope::ScopeKey;
+use crate::series::{self, Advanced, Initialized, SeriesState};
+use crate::store::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
+
+use classify::{classify, is_state};
+
+type PgAttempt<'c, T> = Pin<Box<dyn Future<Output = PgResult<T>> + Send + 'c>>;
+/// Outer error: a driver failure (retry decision); inner: the operation's answer.
+type PgResult<T> = std::result::Result<Result<T>, tokio_postgres::Error>;
+
+/// Whether a URL names the PostgreSQL engine.
+pub fn is_postgres_url(url: &str) -> bool {
+    let u = url.trim_start();
+    u.starts_with("postgres://") || u.starts_with("postgresql://")
+}
+
+/// The series store on PostgreSQL.
+pub struct PgStore {
+    config: StoreConfig,
+    nodes: Vec<tokio_postgres::Config>,
+    node: usize,
+    sql: PgSql,
+    client: Option<Client>,
+    /// The session's `statement_timeout` and `lock_timeout`, in ms.
+    session_timeout_ms: u64,
+    durability: Option<Durability>,
+    stats: StoreStats,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("node", &self.node)
+            .field("connected", &self.client.is_some())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Builds a store and opens its connection (checking durability), within
+    /// the deadline.
+    pub async fn connect(config: StoreConfig) -> Result<Self> {
+        let mut store = Self::lazy(config)?;
+        store.ping().await?;
+        Ok(store)
+    }
+
+    /// Builds a store without connecting; the first call connects.
+    pub fn lazy(config: StoreConfig) -> Result<Self> {
+        config.validate()?;
+        let nodes = config
+            .node_urls()
+            .iter()
+            .map(|url| {
+                tokio_postgres::Config::from_str(url)
+                    .map_err(|e| Error::Config(format!("database URL: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sql = PgSql::new(&config.table_prefix);
+        Ok(Self {
+            config,
+            nodes,
+            node: 0,
+            sql,
+            client: None,
+            session_timeout_ms: 0,
+            durability: None,
+            stats: StoreStats::default(),
+        })
+    }
+
+    /// The settings this store was built with.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// The statements this store sends.
+    pub fn sql(&self) -> &PgSql {
+        &self.sql
+    }
+
+    /// The durability of the server last connected to.
+    pub fn durability(&self) -> Option<Durability> {
+        self.durability
+    }
+
+    /// What the store has done so far.
+    pub fn stats(&self) -> StoreStats {
+        self.stats
+    }
+
+    /// Which node of the list the open connection goes to (0 = the first).
+    pub fn node(&self) -> Option<usize> {
+        self.client.as_ref().map(|_| self.node)
+    }
+
+    /// Opens the connection if needed and checks that it answers.
+    pub async fn ping(&mut self) -> Result<()> {
+        self.run("connect", |client, _| {
+            Box::pin(async move { client.batch_execute("SELECT 1").await.map(Ok) })
+        })
+        .await
+    }
+
+    /// Creates the sequences table if missing. Existing rows are untouched.
+    pub async fn ensure_schema(&mut self) -> Result<()> {
+        self.run("ensure_schema", |client, sql| {
+            Box::pin(async move { create_if_missing(client, &sql.create_sequences).await })
+        })
+        .await
+    }
+
+    /// Creates the registry and payments tables if missing (and the
+    /// sequences table).
+    pub async fn ensure_registry_schema(&mut self) -> Result<()> {
+        self.ensure_schema().await?;
+        self.run("ensure_registry_schema", |client, sql| {
+            Box::pin(async move { create_if_missing(client, &sql.create_registry).await })
+        })
+        .await
+    }
+
+    /// Creates the series `scope` whose first number is `start` (≥ 1). An
+    /// existing series is reported and never reset.
+    pub async fn initialize(&mut self, scope: &ScopeKey, start: u64) -> Result<Initialized> {
+        let counter = series::counter_for_start(start)?;
+        let key = scope.as_str().to_owned();
+        self.run("initialize", move |client, sql| {
+            let key = key.clone();
+            Box::pin(async move {
+                let created = client
+                    .query_opt(
+                        &sql.initialize,
+                        &[&key, &counter.to_string(), &start.to_string()],
+                    )
+                    .await?;
+                if created.is_some() {
+                    return Ok(Ok(Initialized::Created { next: start }));
+                }
+                Ok(read_current(client, sql, &key)
+                    .await?
+                    .map(|s| Initialized::Exists { current: s.current }))
+            })
+        })
+        .await
+    }
+
+    /// Moves the series so that its next number is at least `next`. Never
+    /// moves it down.
+    pub async fn advance(&mut self, scope: &ScopeKey, next: u64) -> Result<Advanced> {
+        let counter = series::counter_for_next(next)?;
+        let key = scope.as_str().to_owned();
+        self.run("advance", move |client, sql| {
+            let key = key.clone();
+            Box::pin(async move {
+                let moved = client
+                    .query_opt(&sql.advance, &[&key, &counter.to_string()])
+                    .await?;
+                if moved.is_some() {
+                    return Ok(Ok(Advanced::Moved { current: counter }));
+                }
+                Ok(read_current(client, sql, &key)
+                    .await?
+                    .map(|s| Advanced::Unchanged { current: s.current }))
+            })
+        })
+        .await
+    }
+
+    /// Hands out the next number of `scope`.
+    pub async fn allocate(&mut self, scope: &ScopeKey) -> Result<u64> {
+        self.allocate_raw(scope, 1).await
+    }
+
+    /// Hands out `count` contiguous numbers (1 ..= [`series::MAX_BATCH`]).
+    pub async fn allocate_many(
+        &mut self,
+        scope: &ScopeKey,
+        count: u64,
+    ) -> Result<RangeInclusive<u64>> {
+        series::check_batch(count)?;
+        let last = self.allocate_raw(scope, count).await?;
+        Ok(series::batch_range(last, count))
+    }
+
+    async fn allocate_raw(&mut self, scope: &ScopeKey, count: u64) -> Result<u64> {
+        let key = scope.as_str().to_owned();
+        self.run("allocate", move |client, sql| {
+            let key = key.clone();
+            Box::pin(async move { allocate_in(client, sql, &key, count).await })
+        })
+        .await
+    }
+
+    /// The series as it is now.
+    pub async fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
+        let key = scope.as_str().to_owned();
+        self.run("current", move |client, sql| {
+            let key = key.clone();
+            Box::pin(async move { read_current(client, sql, &key).await })
+        })
+        .await
+    }
+
+    /// Allocates one number and records it as issued by `source`, in one
+    /// transaction. As on MySQL: a try whose COMMIT lost its answer may have
+    /// committed; the retry voids that number (only a row carrying this
+    /// call's random mark) with [`UNANSWERED_REASON`].
+    pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
+        let key = scope.as_str().to_owned();
+        let source = source.to_owned();
+        let call = format!("call-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        let committing = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
+        self.run("allocate_recorded", move |client, sql| {
+            let (key, source, call) = (key.clone(), source.clone(), call.clone());
+            let committing = committing.clone();
+            Box::pin(async move {
+                let tx = client.transaction().await?;
+                let unanswered = committing.lock().expect("not poisoned").clone();
+                for number in unanswered {
+                    tx.execute(
+                        &sql.void_unanswered,
+                        &[&UNANSWERED_REASON, &key, &number.to_string(), &call],
+                    )
+                    .await?;
+                }
+                let number = match allocate_in(&tx, sql, &key, 1).await? {
+                    Ok(n) => n,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let none: Option<&str> = None;
+                if let Err(e) = tx
+                    .execute(
+                        &sql.insert_number,
+                        &[
+                            &key,
+                            &number.to_string(),
+                            &NumberStatus::Issued.as_str(),
+                            &source,
+                            &none,
+                            &none,
+                            &call,
+                        ],
+                    )
+                    .await
+                {
+                    return duplicate_or(e, &key, number);
+                }
+                committing.lock().expect("not poisoned").push(number);
+                tx.commit().await?;
+                Ok(Ok(number))
+            })
+        })
+        .await
+    }
+
+    /// Records a payment and gives it a number, exactly once per (gateway,
+    /// transaction id): in one transaction, the payment row (`ON CONFLICT DO
+    /// NOTHING`), the number, its registry row as reserved. A payment seen
+    /// before (one after another, or at the same moment: the second waits
+    /// for the first's commit on the unique index) gets its first number.
+    pub async fn record_payment(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+    ) -> Result<PaymentRecord> {
+        let key = scope.as_str().to_owned();
+        let (gateway, txn) = (
+            payment.gateway().to_owned(),
+            payment.transaction_id().to_owned(),
+        );
+        let (amount, currency) = (amount.map(str::to_owned), currency.map(str::to_owned));
+        self.run("record_payment", move |client, sql| {
+            let (key, gateway, txn, amount, currency) = (
+                key.clone(),
+                gateway.clone(),
+                txn.clone(),
+                amount.clone(),
+                currency.clone(),
+            );
+            Box::pin(async move {
+                let tx = client.transaction().await?;
+                let inserted = tx
+                    .query_opt(
+                        &sql.insert_payment,
+                        &[&gateway, &txn, &key, &amount, &currency],
+                    )
+                    .await?;
+                let Some(row) = inserted else {
+                    drop(tx);
+                    return find_payment(client, sql, &gateway, &txn).await;
+                };
+                let payment_id: i64 = row.get(0);
+                let number = match allocate_in(&tx, sql, &key, 1).await? {
+                    Ok(n) => n,
+                    Err(e) => return Ok(Err(e)),
+                };
+                if let Err(e) = tx
+                    .execute(
+                        &sql.insert_number,
+                        &[
+                            &key,
+                            &number.to_string(),
+                            &NumberStatus::Reserved.as_str(),
+                            &"payment",
+                            &gateway,
+                            &txn,
+                            &None::<&str>,
+                        ],
+                    )
+                    .await
+                {
+                    return duplicate_or(e, &key, number);
+                }
+                tx.execute(&sql.set_payment_number, &[&number.to_string(), &payment_id])
+                    .await?;
+                tx.commit().await?;
+                Ok(Ok(PaymentRecord {
+                    scope: key,
+                    number,
+                    created: true,
+                    status: NumberStatus::Reserved,
+                    post_id: None,
+                    period: None,
+                }))
+            })
+        })
+        .await
+    }
+
+    /// Closes the connection politely.
+    pub async fn close(mut self) -> Result<()> {
+        self.client = None;
+        Ok(())
+    }
+
+    /// Runs one operation with retries, reconnects and the deadline.
+    async fn run<T, F>(&mut self, operation: &'static str, mut attempt: F) -> Result<T>
+    where
+        F: for<'c> FnMut(&'c mut Client, &'c PgSql) -> PgAttempt<'c, T>,
+    {
+        let deadline = self.config.deadline;
+        let until = Instant::now() + deadline;
+        let outcome = tokio::time::timeout_at(until, async {
+            let mut tries = 0u32;
+            loop {
+                tries += 1;
+                let failure = match self.connection(until).await {
+                    Err(e) => e,
+                    Ok(()) => match self.set_budget(until).await {
+                        Err(e) => e,
+                        Ok(()) => {
+                            let client = self.client.as_mut().expect("connected above");
+                            match attempt(client, &self.sql).await {
+                                Ok(answer) => return answer,
+                                Err(e) => {
+                                    let f = classify(e, true);
+                                    if f.connection_broken {
+                                        self.client = None;
+                                    }
+                                    f.error
+                                }
+                            }
+                        }
+                    },
+                };
+                if !failure.is_retryable() || !self.config.retry.allows_another(tries) {
+                    return Err(failure);
+                }
+                self.stats.retries += 1;
+                let pause = self.config.retry.backoff(tries, fastrand::f64());
+                log::debug!("{operation}: try {tries} failed ({failure}); retrying in {pause:?}");
+                tokio::time::sleep(pause).await;
+            }
+        })
+        .await;
+        outcome.unwrap_or_else(|_| {
+            // The connection is in an unknown state: never reuse it.
+            self.client = None;
+            self.stats.timeouts += 1;
+            Err(Error::Timeout {
+                operation,
+                after: deadline,
+            })
+        })
+    }
+
+    /// Sets the server's `statement_timeout` and `lock_timeout` to the time
+    /// left when it differs from the session's by more than a tenth (so the
+    /// first try of a call on a settled session costs no round trip).
+    async fn set_budget(&mut self, until: Instant) -> Result<()> {
+        let left = until
+            .saturating_duration_since(Instant::now())
+            .as_millis()
+            .max(1) as u64;
+        if self.session_timeout_ms.abs_diff(left) * 10 <= left {
+            return Ok(());
+        }
+        let client = self.client.as_mut().expect("connected");
+        match client
+            .batch_execute(&format!(
+                "SET statement_timeout = {left}; SET lock_timeout = {left}"
+            ))
+            .await
+        {
+            Ok(()) => {
+                self.session_timeout_ms = left;
+                Ok(())
+            }
+            Err(e) => {
+                let f = classify(e, false);
+                if f.connection_broken {
+                    self.client = None;
+                }
+                Err(f.error)
+            }
+        }
+    }
+
+    /// Makes sure a checked connection is open: to the first node of the list
+    /// that accepts it and passes the durability check.
+    async fn connection(&mut self, until: Instant) -> Result<()> {
+        if let Some(c) = &self.client {
+            if !c.is_closed() {
+                return Ok(());
+            }
+            self.client = None;
+        }
+        let mut last = None;
+        for node in 0..self.nodes.len() {
+            let left = until.saturating_duration_since(Instant::now());
+            match self
+                .connect_node(node, self.config.connect_timeout.min(left))
+                .await
+            {
+                Ok(client) => {
+                    self.client = Some(client);
+                    self.node = node;
+                    return Ok(());
+                }
+                Err(e @ Error::UnsafeSetting { .. }) | Err(e @ Error::Config(_)) => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::Config("no database node configured".into())))
+    }
+
+    async fn connect_node(&mut self, node: usize, timeout: Duration) -> Result<Client> {
+        let connecting = self.nodes[node].connect(NoTls);
+        let (client, connection) = match tokio::time::timeout(timeout, connecting).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return Err(classify(e, false).error),
+            Err(_) => {
+                return Err(Error::Unavailable {
+                    reason: format!("connect did not finish within {} ms", timeout.as_millis()),
+                    may_have_run: false,
+                })
+            }
+        };
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                log::debug!("postgres connection ended: {e}");
+            }
+        });
+        self.stats.connects += 1;
+        let budget = self.config.deadline.as_millis().max(1);
+        let settings = client
+            .query_one(
+                "SELECT current_setting('fsync'), current_setting('synchronous_commit'), \
+                 current_setting('synchronous_standby_names')",
+                &[],
+            )
+            .await
+            .map_err(|e| classify(e, false).error)?;
+        let (fsync, sync_commit, standbys): (String, String, String) =
+            (settings.get(0), settings.get(1), settings.get(2));
+        let unsafe_allowed = self.config.durability != DurabilityPolicy::Require;
+        for (setting, value) in [("fsync", &fsync), ("synchronous_commit", &sync_commit)] {
+            if value.eq_ignore_ascii_case("off") {
+                if !unsafe_allowed {
+                    return Err(Error::UnsafeSetting {
+                        setting,
+                        value: value.clone(),
+                    });
+                }
+                log::warn!("{setting} = off accepted under the unsafe override: a crash can hand numbers out twice");
+                self.durability = Some(Durability::Unsafe);
+            }
+        }
+        if !fsync.eq_ignore_ascii_case("off") && !sync_commit.eq_ignore_ascii_case("off") {
+            self.durability = Some(Durability::Full);
+        }
+        if sync_commit.eq_ignore_ascii_case("local") && !standbys.trim().is_empty() {
+            log::warn!(
+                "synchronous_commit = local with synchronous standbys ({standbys}): a failover to a standby can lose acknowledged numbers"
+            );
+            self.durability = Some(Durability::ServerCrashOnly);
+        }
+        client
+            .batch_execute(&format!(
+                "SET statement_timeout = {budget}; SET lock_timeout = {budget}"
+            ))
+            .await
+            .map_err(|e| classify(e, false).error)?;
+        self.session_timeout_ms = budget as u64;
+        Ok(client)
+    }
+}
+
+/// Runs `CREATE … IF NOT EXISTS` statements; two processes creating the same
+/// table at once can collide on the catalog (23505, 42P07): then it exists.
+async fn create_if_missing(client: &mut Client, statements: &str) -> PgResult<()> {
+    match client.batch_execute(statements).await {
+        Ok(()) => Ok(Ok(())),
+        Err(e) if is_state(&e, "23505") || is_state(&e, "42P07") => {
+            client.batch_execute(statements).await.map(Ok)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The allocation statement: the new counter from its own `RETURNING`, only
+/// when exactly one row came back.
+async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
+    client: &C,
+    sql: &PgSql,
+    key: &str,
+    count: u64,
+) -> PgResult<u64> {
+    let row = match client
+        .query_opt(&sql.allocate, &[&key, &count.to_string()])
+        .await
+    {
+        Ok(row) => row,
+        // The CHECK (≤ u64::MAX) or NUMERIC(20,0) refused the new counter.
+        Err(e) if is_state(&e, "23514") || is_state(&e, "22003") => {
+            return Ok(Err(Error::Overflow {
+                scope: key.to_owned(),
+                requested: count,
+            }))
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(match row {
+        None => Err(Error::SeriesNotFound {
+            scope: key.to_owned(),
+        }),
+        Some(row) => {
+            let text: String = row.get(0);
+            match text.parse::<u64>() {
+                Ok(last) if last >= count => Ok(last),
+                _ => Err(Error::Unexpected(format!(
+                    "allocation returned counter {text} for {count} number(s)"
+                ))),
+            }
+        }
+    })
+}
+
+/// Reads a series.
+async fn read_current(client: &Client, sql: &PgSql, key: &str) -> PgResult<SeriesState> {
+    let row = client.query_opt(&sql.current, &[&key]).await?;
+    Ok(match row {
+        None => Err(Error::SeriesNotFound {
+            scope: key.to_owned(),
+        }),
+        Some(row) => {
+            let current: String = row.get(0);
+            let start: Option<String> = row.get(1);
+            match current.parse::<u64>() {
+                Ok(current) => Ok(SeriesState {
+                    scope: key.to_owned(),
+                    current,
+                    start: start.and_then(|s| s.parse().ok()),
+                }),
+                Err(_) => Err(Error::Unexpected(format!("counter {current} is not a u64"))),
+            }
+        }
+    })
+}
+
+/// A registry INSERT failed: a duplicate is the readable alarm of rule 7.
+fn duplicate_or<T>(e: tokio_postgres::Error, key: &str, number: u64) -> PgResult<T> {
+    if is_state(&e, "23505") {
+        Ok(Err(Error::DuplicateNumber {
+            scope: key.to_owned(),
+            number,
+        }))
+    } else {
+        Err(e)
+    }
+}
+
+/// The payment an earlier delivery recorded, with its number.
+async fn find_payment(
+    client: &Client,
+    sql: &PgSql,
+    gateway: &str,
+    txn: &str,
+) -> PgResult<PaymentRecord> {
+    let row = client
+        .query_opt(&sql.find_payment, &[&gateway, &txn])
+        .await?;
+    let Some(row) = row else {
+        return Ok(Err(Error::Unexpected(format!(
+            "payment {gateway}/{txn} conflicted but cannot be read"
+        ))));
+    };
+    let scope: String = row.get(0);
+    let number: Option<String> = row.get(1);
+    let status: Option<String> = row.get(2);
+    let post_id: Option<i64> = row.get(3);
+    let period: Option<String> = row.get(4);
+    let Some(number) = number.and_then(|n| n.parse::<u64>().ok()) else {
+        return Ok(Err(Error::Unsupported {
+            operation: "record_payment of a payment held without a number",
+            engine: "PostgreSQL",
+        }));
+    };
+    Ok(Ok(PaymentRecord {
+        scope,
+        number,
+        created: false,
+        status: status
+            .as_deref()
+            .and_then(NumberStatus::parse)
+            .unwrap_or(NumberStatus::Reserved),
+        post_id: post_id.map(|p| p as u64),
+        period: period
+            .as_deref()
+            .and_then(crate::format::Period::parse_stored),
+    }))
+}

@@ -1,0 +1,148 @@
+//! The SQL text of the PostgreSQL engine, built once per table prefix.
+//!
+//! Invariants: counters and numbers are `NUMERIC(20,0)` with a CHECK that
+//! keeps them within 0..=u64::MAX, so the u64 range behaves as on MySQL's
+//! `BIGINT UNSIGNED` (passing u64::MAX is refused by the server and reported
+//! as `Overflow`, the counter unchanged). Values cross the wire as text
+//! (`$n::text::numeric` in, `::text` out) and are parsed as u64, exactly.
+//! Scope keys compare bytewise (`COLLATE "C"`), as MySQL's `utf8mb4_bin`.
+//! Only the prefix (restricted to `[A-Za-z0-9_]`) is spliced into the text.
+
+use crate::schema::TablePrefix;
+
+/// The largest counter, as text for the CHECK constraints.
+const U64_MAX: &str = "18446744073709551615";
+
+/// Every statement of the PostgreSQL engine.
+#[derive(Debug)]
+pub struct PgSql {
+    /// `{prefix}invoice_sequences`.
+    pub sequences: String,
+    /// `{prefix}counterfoil_numbers`.
+    pub numbers: String,
+    /// `{prefix}counterfoil_payments`.
+    pub payments: String,
+    /// Creates the sequences table.
+    pub create_sequences: String,
+    /// Creates the registry and payments tables and their indexes.
+    pub create_registry: String,
+    /// (scope, counter, start) → one row if created, none if it existed.
+    pub initialize: String,
+    /// (scope, count) → the new counter, one row, or none (no series).
+    pub allocate: String,
+    /// (scope, counter) → one row if it moved up.
+    pub advance: String,
+    /// (scope) → counter, start.
+    pub current: String,
+    /// (scope, number, status, source, gateway, transaction, mark).
+    pub insert_number: String,
+    /// (reason, scope, number, mark): voids an unanswered COMMIT's number.
+    pub void_unanswered: String,
+    /// (gateway, transaction, scope, amount, currency) → id, or none if
+    /// the payment was recorded before.
+    pub insert_payment: String,
+    /// (number, id).
+    pub set_payment_number: String,
+    /// (gateway, transaction) → scope, number, status, post id, period.
+    pub find_payment: String,
+}
+
+impl PgSql {
+    /// The statements for `prefix`.
+    pub fn new(prefix: &TablePrefix) -> Self {
+        let p = prefix.as_str();
+        let sequences = format!("{p}invoice_sequences");
+        let numbers = format!("{p}counterfoil_numbers");
+        let payments = format!("{p}counterfoil_payments");
+        let counter = |column: &str, null: &str| {
+            format!("{column} NUMERIC(20,0) {null} CHECK ({column} >= 0 AND {column} <= {U64_MAX})")
+        };
+        Self {
+            create_sequences: format!(
+                "CREATE TABLE IF NOT EXISTS \"{sequences}\" (\n  \
+                 scope_key VARCHAR(191) COLLATE \"C\" NOT NULL PRIMARY KEY,\n  \
+                 {},\n  \
+                 {}\n)",
+                counter("current_value", "NOT NULL DEFAULT 0"),
+                counter("start_value", "NULL"),
+            ),
+            create_registry: format!(
+                "CREATE TABLE IF NOT EXISTS \"{numbers}\" (\n  \
+                 id BIGSERIAL PRIMARY KEY,\n  \
+                 scope_key VARCHAR(191) COLLATE \"C\" NOT NULL,\n  \
+                 {},\n  \
+                 status VARCHAR(16) NOT NULL,\n  \
+                 reason VARCHAR(255) NULL,\n  \
+                 source VARCHAR(32) NOT NULL,\n  \
+                 post_id BIGINT NULL,\n  \
+                 gateway VARCHAR(32) NULL,\n  \
+                 transaction_id VARCHAR(191) COLLATE \"C\" NULL,\n  \
+                 claim VARCHAR(40) NULL,\n  \
+                 claim_connection BIGINT NULL,\n  \
+                 claimed_at TIMESTAMP NULL,\n  \
+                 created_at TIMESTAMP NOT NULL,\n  \
+                 updated_at TIMESTAMP NOT NULL,\n  \
+                 CONSTRAINT \"{numbers}_scope_number\" UNIQUE (scope_key, number)\n);\n\
+                 CREATE INDEX IF NOT EXISTS \"{numbers}_scope_status\" ON \"{numbers}\" (scope_key, status);\n\
+                 CREATE INDEX IF NOT EXISTS \"{numbers}_status_updated\" ON \"{numbers}\" (status, updated_at);\n\
+                 CREATE TABLE IF NOT EXISTS \"{payments}\" (\n  \
+                 id BIGSERIAL PRIMARY KEY,\n  \
+                 gateway VARCHAR(32) NOT NULL,\n  \
+                 transaction_id VARCHAR(191) COLLATE \"C\" NOT NULL,\n  \
+                 scope_key VARCHAR(191) COLLATE \"C\" NOT NULL,\n  \
+                 {},\n  \
+                 post_id BIGINT NULL,\n  \
+                 amount VARCHAR(32) NULL,\n  \
+                 currency VARCHAR(3) NULL,\n  \
+                 period CHAR(7) NULL,\n  \
+                 created_at TIMESTAMP NOT NULL,\n  \
+                 CONSTRAINT \"{payments}_gateway_transaction\" UNIQUE (gateway, transaction_id)\n);\n\
+                 CREATE INDEX IF NOT EXISTS \"{payments}_scope_number\" ON \"{payments}\" (scope_key, number)",
+                counter("number", "NOT NULL"),
+                counter("number", "NULL"),
+            ),
+            initialize: format!(
+                "INSERT INTO \"{sequences}\" (scope_key, current_value, start_value) \
+                 VALUES ($1, $2::text::numeric, $3::text::numeric) \
+                 ON CONFLICT (scope_key) DO NOTHING RETURNING 1"
+            ),
+            allocate: format!(
+                "UPDATE \"{sequences}\" SET current_value = current_value + $2::text::numeric \
+                 WHERE scope_key = $1 RETURNING current_value::text"
+            ),
+            advance: format!(
+                "UPDATE \"{sequences}\" SET current_value = $2::text::numeric \
+                 WHERE scope_key = $1 AND current_value < $2::text::numeric RETURNING 1"
+            ),
+            current: format!(
+                "SELECT current_value::text, start_value::text FROM \"{sequences}\" WHERE scope_key = $1"
+            ),
+            insert_number: format!(
+                "INSERT INTO \"{numbers}\" (scope_key, number, status, source, gateway, transaction_id, \
+                 claim, created_at, updated_at) VALUES ($1, $2::text::numeric, $3, $4, $5, $6, $7, \
+                 timezone('UTC', now()), timezone('UTC', now()))"
+            ),
+            void_unanswered: format!(
+                "UPDATE \"{numbers}\" SET status = 'void', reason = $1, updated_at = timezone('UTC', now()) \
+                 WHERE scope_key = $2 AND number = $3::text::numeric AND status = 'issued' AND claim = $4"
+            ),
+            insert_payment: format!(
+                "INSERT INTO \"{payments}\" (gateway, transaction_id, scope_key, amount, currency, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, timezone('UTC', now())) \
+                 ON CONFLICT (gateway, transaction_id) DO NOTHING RETURNING id"
+            ),
+            set_payment_number: format!(
+                "UPDATE \"{payments}\" SET number = $1::text::numeric WHERE id = $2"
+            ),
+            find_payment: format!(
+                "SELECT p.scope_key, p.number::text, n.status, n.post_id, p.period \
+                 FROM \"{payments}\" p LEFT JOIN \"{numbers}\" n \
+                 ON n.scope_key = p.scope_key AND n.number = p.number \
+                 WHERE p.gateway = $1 AND p.transaction_id = $2"
+            ),
+            sequences,
+            numbers,
+            payments,
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Private PostgreSQL 15 servers for tests (Debian's `postgresql`).
+//!
+//! Invariants: a server lives in `target/harness/pg-<name>-<pid>-<n>/` with
+//! its own data directory, socket directory and TCP port on 127.0.0.1; it is
+//! initialised with `initdb` and run as the `postgres` user (PostgreSQL
+//! refuses root) directly as a child of the harness, so it is stopped by its
+//! own pid (SIGTERM: smart shutdown → fast after 30 s, then SIGKILL), never
+//! by name, and dies with the test process (PDEATHSIG). The machine's own
+//! cluster (port 5432) is never touched.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::mariadb::{block_on, spawn_bound_to_harness};
+
+/// Debian keeps the server binaries here (not on PATH).
+pub const BIN: &str = "/usr/lib/postgresql/15/bin";
+/// The role the harness creates for tests (`cf`/`cf`, superuser).
+pub const USER: &str = "cf";
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// One private server.
+pub struct Postgres {
+    dir: PathBuf,
+    port: u16,
+    settings: Vec<String>,
+    child: Mutex<Option<Child>>,
+}
+
+/// The uid and gid of the `postgres` user.
+fn postgres_ids() -> Result<(u32, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd")?;
+    let line = passwd
+        .lines()
+        .find(|l| l.starts_with("postgres:"))
+        .context("no postgres user (apt-get install postgresql)")?;
+    let f: Vec<&str> = line.split(':').collect();
+    Ok((f[2].parse()?, f[3].parse()?))
+}
+
+fn as_postgres(program: &str) -> Result<Command> {
+    let (uid, gid) = postgres_ids()?;
+    let mut c = Command::new(Path::new(BIN).join(program));
+    c.uid(uid)
+        .gid(gid)
+        .env_remove("PGDATA")
+        .env("LC_ALL", "C.UTF-8");
+    Ok(c)
+}
+
+impl Postgres {
+    /// The server shared by all tests of this test process.
+    pub fn shared() -> &'static Postgres {
+        static SHARED: OnceLock<Postgres> = OnceLock::new();
+        SHARED.get_or_init(|| Postgres::start("shared").expect("start the shared PostgreSQL"))
+    }
+
+    /// Starts a server with the durable defaults (`fsync = on`,
+    /// `synchronous_commit = on`).
+    pub fn start(name: &str) -> Result<Self> {
+        Self::start_with(name, &[])
+    }
+
+    /// Starts a server with extra settings (`("fsync", "off")`, …).
+    pub fn start_with(name: &str, settings: &[(&str, &str)]) -> Result<Self> {
+        let dir = crate::target_dir().join("harness").join(format!(
+            "pg-{name}-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::SeqCst)
+        ));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir_all(dir.join("sock"))?;
+        let status = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(&dir)
+            .status()?;
+        if !status.success() {
+            bail!("chown {} to postgres failed", dir.display());
+        }
+        let init = as_postgres("initdb")?
+            .arg("-D")
+            .arg(dir.join("data"))
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+            .output()
+            .context("run initdb (apt-get install postgresql)")?;
+        if !init.status.success() {
+            bail!("initdb failed: {}", String::from_utf8_lossy(&init.stderr));
+        }
+        let server = Postgres {
+            port: std::net::TcpListener::bind("127.0.0.1:0")?
+                .local_addr()?
+                .port(),
+            dir,
+            settings: settings.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            child: Mutex::new(None),
+        };
+        server.boot()?;
+        server.exec_as_postgres(
+            "postgres",
+            &format!("CREATE ROLE {USER} LOGIN SUPERUSER PASSWORD 'cf'"),
+        )?;
+        Ok(server)
+    }
+
+    fn boot(&self) -> Result<()> {
+        let mut cmd = as_postgres("postgres")?;
+        cmd.arg("-D")
+            .arg(self.dir.join("data"))
+            .arg("-k")
+            .arg(self.dir.join("sock"))
+            .args(["-p", &self.port.to_string()])
+            .args(["-c", "listen_addresses=127.0.0.1"])
+            .args(["-c", "max_connections=200"])
+            .args(["-c", "shared_buffers=64MB"]);
+        for s in &self.settings {
+            cmd.args(["-c", s]);
+        }
+        let log = std::fs::File::create(self.dir.join("postgres.log"))?;
+        cmd.stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        let child = spawn_bound_to_harness(cmd)?;
+        *self.child.lock().unwrap() = Some(child);
+        let started = Instant::now();
+        loop {
+            if self.try_connect().is_ok() {
+                return Ok(());
+            }
+            if let Some(status) = self
+                .child
+                .lock()
+                .unwrap()
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                bail!("postgres exited ({status}): {}", self.log_tail());
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("postgres did not answer within 60 s: {}", self.log_tail());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn try_connect(&self) -> Result<()> {
+        let url = self.socket_url_as("postgres", "postgres");
+        block_on(async {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await?;
+            let task = tokio::spawn(conn);
+            client.simple_query("SELECT 1").await?;
+            drop(client);
+            let _ = task.await;
+            anyhow::Ok(())
+        })
+    }
+
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.join("postgres.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// The TCP port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server's pid, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.lock().unwrap().as_ref().map(Child::id)
+    }
+
+    /// The socket directory.
+    pub fn socket_dir(&self) -> PathBuf {
+        self.dir.join("sock")
+    }
+
+    /// `postgres://cf:cf@127.0.0.1:PORT/db` (TCP).
+    pub fn url(&self, db: &str) -> String {
+        format!("postgres://{USER}:cf@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// The same over the Unix socket (`?host=/path`).
+    pub fn socket_url(&self, db: &str) -> String {
+        self.socket_url_as(USER, db)
+    }
+
+    fn socket_url_as(&self, user: &str, db: &str) -> String {
+        format!(
+            "postgresql://{user}@localhost:{}/{db}?host={}",
+            self.port,
+            self.socket_dir().display()
+        )
+    }
+
+    /// Creates a fresh, empty database for one test and returns its TCP URL.
+    pub fn fresh_database(&self, label: &str) -> Result<String> {
+        let safe: String = label
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .take(40)
+            .collect();
+        let db = format!("t_{safe}_{}", SEQ.fetch_add(1, Ordering::SeqCst));
+        self.exec("postgres", &format!("DROP DATABASE IF EXISTS {db}"))?;
+        self.exec("postgres", &format!("CREATE DATABASE {db}"))?;
+        Ok(self.url(&db))
+    }
+
+    /// Runs statements (simple query protocol) on database `db` as `cf`.
+    pub fn exec(&self, db: &str, sql: &str) -> Result<()> {
+        Self::exec_url(&self.url(db), sql)
+    }
+
+    fn exec_as_postgres(&self, db: &str, sql: &str) -> Result<()> {
+        Self::exec_url(&self.socket_url_as("postgres", db), sql)
+    }
+
+    fn exec_url(url: &str, sql: &str) -> Result<()> {
+        block_on(async {
+            let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+            let task = tokio::spawn(conn);
+            client.batch_execute(sql).await?;
+            drop(client);
+            let _ = task.await;
+            anyhow::Ok(())
+        })
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    pub fn scalar(url: &str, sql: &str) -> Result<Option<String>> {
+        block_on(async {
+            let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+            let task = tokio::spawn(conn);
+            let rows = client.simple_query(sql).await?;
+            let value = rows.into_iter().find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_owned)),
+                _ => None,
+            });
+            drop(client);
+            let _ = task.await;
+            anyhow::Ok(value.flatten())
+        })
+    }
+
+    /// Freezes the postmaster and every backend (SIGSTOP to each process of
+    /// the server: backends are its children, not threads).
+    pub fn pause(&self) -> Result<()> {
+        self.each_process(libc::SIGSTOP)
+    }
+
+    /// Thaws a paused server.
+    pub fn resume(&self) -> Result<()> {
+        self.each_process(libc::SIGCONT)
+    }
+
+    fn each_process(&self, sig: i32) -> Result<()> {
+        let pid = self.pid().context("postgres is not running")?;
+        let mut pids = vec![pid];
+        for entry in std::fs::read_dir("/proc")?.flatten() {
+            let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|s| s.parse::<u32>().ok());
+            if ppid == Some(pid) {
+                pids.push(p);
+            }
+        }
+        for p in pids {
+            // SAFETY: kill(2) on the server's own processes.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(p as i32, sig);
+            }
+        }
+        Ok(())
+    }
+
+    /// kill -9 of the postmaster (a crash; its backends exit when they
+    /// notice) and waits for it.
+    pub fn crash(&self) -> Result<()> {
+        if let Some(mut child) = self.child.lock().unwrap().take() {
+            child.kill()?;
+            child.wait()?;
+        }
+        // Orphaned backends hold the shared memory until they exit.
+        std::thread::sleep(Duration::from_millis(300));
+        Ok(())
+    }
+
+    /// Stops the server (fast shutdown) and waits for it.
+    pub fn stop(&self) -> Result<()> {
+        let Some(mut child) = self.child.lock().unwrap().take() else {
+            return Ok(());
+        };
+        // SAFETY: signals to our own child.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGCONT);
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        let started = Instant::now();
+        while child.try_wait()?.is_none() {
+            if started.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.wait();
+        Ok(())
+    }
+
+    /// Starts the server again on the same data directory and port (after
+    /// `stop` or `crash`; recovery replays the WAL).
+    pub fn restart(&self) -> Result<()> {
+        if self.child.lock().unwrap().is_some() {
+            self.stop()?;
+        }
+        let started = Instant::now();
+        loop {
+            match self.boot() {
+                Ok(()) => return Ok(()),
+                // After a crash the old backends may still hold the lock.
+                Err(e) if started.elapsed() < Duration::from_secs(30) => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.resume();
+        let _ = self.stop();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
