@@ -132,11 +132,13 @@ impl Store {
         both!(self, s => s.node())
     }
 
-    /// The MySQL connection id (none on PostgreSQL).
+    /// The server's id of the open connection: `CONNECTION_ID()` on MySQL
+    /// (for `KILL`), `pg_backend_pid()` on PostgreSQL (for
+    /// `pg_terminate_backend`).
     pub fn connection_id(&self) -> Option<u32> {
         match self {
             Store::MySql(s) => s.connection_id(),
-            Store::Postgres(_) => None,
+            Store::Postgres(s) => s.backend_pid(),
         }
     }
 

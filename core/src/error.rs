@@ -282,8 +282,9 @@ pub enum Error {
         /// so its outcome is unknown.
         may_have_run: bool,
     },
-    /// The server refused a statement.
-    #[error("database error {code} ({state}): {message}")]
+    /// The server refused a statement. On PostgreSQL `code` is 0 and
+    /// `state` is the SQLSTATE.
+    #[error("{}", server_text(*code, state, message))]
     Server {
         /// The server's numeric error code (1062, 1213, …).
         code: u16,
@@ -380,6 +381,16 @@ impl Error {
             self,
             Error::InvalidScopeKey(_) | Error::InvalidFormat(_) | Error::InvalidArgument { .. }
         )
+    }
+}
+
+/// A server's refusal as text: MySQL's numeric code and SQLSTATE, or
+/// PostgreSQL's SQLSTATE alone (it has no numeric code: `code` 0).
+fn server_text(code: u16, state: &str, message: &str) -> String {
+    if code == 0 {
+        format!("database error {state}: {message}")
+    } else {
+        format!("database error {code} ({state}): {message}")
     }
 }
 

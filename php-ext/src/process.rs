@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use counterfoil_core::{SeriesStore, StoreStats};
+use counterfoil_core::{Store, StoreStats};
 use ext_php_rs::prelude::*;
 
 use crate::exceptions::to_php;
@@ -21,7 +21,7 @@ use crate::settings::Settings;
 struct Process {
     pid: u32,
     runtime: tokio::runtime::Runtime,
-    stores: HashMap<Settings, SeriesStore>,
+    stores: HashMap<Settings, Store>,
 }
 
 static PROCESS: Mutex<Option<Process>> = Mutex::new(None);
@@ -32,7 +32,7 @@ pub type StoreCall<'a, T> = Pin<Box<dyn Future<Output = counterfoil_core::Result
 /// Runs `call` on this process's store for `settings`.
 pub fn with_store<T>(
     settings: &Settings,
-    call: impl for<'a> FnOnce(&'a mut SeriesStore) -> StoreCall<'a, T>,
+    call: impl for<'a> FnOnce(&'a mut Store) -> StoreCall<'a, T>,
 ) -> PhpResult<T> {
     let mut guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     let pid = std::process::id();
@@ -58,7 +58,7 @@ pub fn with_store<T>(
     }
     let process = guard.as_mut().expect("created above");
     if !process.stores.contains_key(settings) {
-        let store = SeriesStore::lazy(settings.store_config()?).map_err(to_php)?;
+        let store = Store::lazy(settings.store_config()?).map_err(to_php)?;
         process.stores.insert(settings.clone(), store);
     }
     let store = process.stores.get_mut(settings).expect("inserted above");

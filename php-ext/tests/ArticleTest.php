@@ -67,10 +67,12 @@ final class ArticleTest extends TestCase
 
     public function testArticleTableIsAdoptedWithItsData(): void
     {
-        $db = TestDb::mysqli();
-        $db->query("CREATE TABLE `{$this->prefix}invoice_sequences` (scope_key VARCHAR(191) NOT NULL, current_value BIGINT UNSIGNED NOT NULL, PRIMARY KEY (scope_key)) ENGINE=InnoDB");
-        $db->query("INSERT INTO `{$this->prefix}invoice_sequences` VALUES ('42:2019', 57)");
-        $db->close();
+        $db = TestDb::pdo();
+        $table = TestDb::table("{$this->prefix}invoice_sequences");
+        $db->exec(TestDb::postgres()
+            ? "CREATE TABLE $table (scope_key VARCHAR(191) NOT NULL PRIMARY KEY, current_value BIGINT NOT NULL)"
+            : "CREATE TABLE $table (scope_key VARCHAR(191) NOT NULL, current_value BIGINT UNSIGNED NOT NULL, PRIMARY KEY (scope_key)) ENGINE=InnoDB");
+        $db->exec("INSERT INTO $table VALUES ('42:2019', 57)");
         $this->assertFalse(initialize_invoice_sequence(42, 2019, 1));
         $this->assertSame('2019-0058', allocate_invoice_number(42, 2019));
     }

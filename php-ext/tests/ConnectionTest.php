@@ -28,9 +28,7 @@ final class ConnectionTest extends TestCase
     {
         $this->assertSame('2019-0001', allocate_invoice_number(1, 2019));
         $before = Counterfoil\connection_info();
-        $db = TestDb::mysqli();
-        $db->query('KILL ' . (int) $before['connection_id']);
-        $db->close();
+        TestDb::kill((int) $before['connection_id']);
         $this->assertSame('2019-0002', allocate_invoice_number(1, 2019), 'the next call succeeds, no number reused');
         $after = Counterfoil\connection_info();
         $this->assertSame($before['connects'] + 1, $after['connects']);

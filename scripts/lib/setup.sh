@@ -10,6 +10,7 @@ APT_PACKAGES=(
   mariadb-server mariadb-client          # private test servers (never the system service)
   clang libclang-dev                     # ext-php-rs needs libclang at build time
   php8.2-cli php8.2-dev php8.2-mysql php8.2-fpm  # the extension's PHP, headers, mysqli, php-fpm
+  postgresql php8.2-pgsql                # private PostgreSQL 15 test servers (never the system cluster); PDO pgsql for the extension's suite
   nginx-light phpunit                    # HTTP tests, the PHP test runner
   wordpress chromium                     # the real WordPress under test; the browser for admin pages
   gawk

@@ -62,6 +62,8 @@ pub struct PgStore {
     client: Option<Client>,
     /// The session's `statement_timeout` and `lock_timeout`, in ms.
     session_timeout_ms: u64,
+    /// The server process of the open connection (`pg_backend_pid()`).
+    backend_pid: Option<u32>,
     durability: Option<Durability>,
     stats: StoreStats,
 }
@@ -104,6 +106,7 @@ impl PgStore {
             sql,
             client: None,
             session_timeout_ms: 0,
+            backend_pid: None,
             durability: None,
             stats: StoreStats::default(),
         })
@@ -132,6 +135,12 @@ impl PgStore {
     /// Which node of the list the open connection goes to (0 = the first).
     pub fn node(&self) -> Option<usize> {
         self.client.as_ref().map(|_| self.node)
+    }
+
+    /// The server process of the open connection (`pg_backend_pid()`), the
+    /// id `pg_terminate_backend` takes.
+    pub fn backend_pid(&self) -> Option<u32> {
+        self.client.as_ref().and(self.backend_pid)
     }
 
     /// Opens the connection if needed and checks that it answers.
@@ -509,13 +518,14 @@ impl PgStore {
         let settings = client
             .query_one(
                 "SELECT current_setting('fsync'), current_setting('synchronous_commit'), \
-                 current_setting('synchronous_standby_names')",
+                 current_setting('synchronous_standby_names'), pg_backend_pid()",
                 &[],
             )
             .await
             .map_err(|e| classify(e, false).error)?;
         let (fsync, sync_commit, standbys): (String, String, String) =
             (settings.get(0), settings.get(1), settings.get(2));
+        self.backend_pid = u32::try_from(settings.get::<_, i32>(3)).ok();
         let unsafe_allowed = self.config.durability != DurabilityPolicy::Require;
         for (setting, value) in [("fsync", &fsync), ("synchronous_commit", &sync_commit)] {
             if value.eq_ignore_ascii_case("off") {

@@ -65,6 +65,10 @@ impl PgSql {
                  {}\n)",
                 counter("current_value", "NOT NULL DEFAULT 0"),
                 counter("start_value", "NULL"),
+            ) + &format!(
+                // An adopted table from before Counterfoil lacks start_value.
+                ";\nALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS {}",
+                counter("start_value", "NULL")
             ),
             create_registry: format!(
                 "CREATE TABLE IF NOT EXISTS \"{numbers}\" (\n  \
