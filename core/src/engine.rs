@@ -170,7 +170,7 @@ impl Store {
         plan: MissingSeries,
         configured_start: u64,
     ) -> Result<PlannedSeries> {
-        mysql_only!(self, "initialize_planned", s => s.initialize_planned(scope, plan, configured_start).await)
+        both!(self, s => s.initialize_planned(scope, plan, configured_start).await)
     }
 
     /// Moves a series up so that its next number is at least `next`.

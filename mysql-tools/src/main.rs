@@ -58,6 +58,23 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let wordpress_only = match &cli.command {
+        cli::Command::Audit(_) => Some("audit"),
+        cli::Command::Adopt(_) => Some("adopt"),
+        cli::Command::Verify(_) => Some("verify"),
+        cli::Command::Export(_) => Some("export"),
+        _ => None,
+    };
+    if let (Some(command), Some(url)) = (wordpress_only, cli.global.database_url.as_deref()) {
+        if counterfoil_core::Engine::of_url(url) == counterfoil_core::Engine::Postgres {
+            eprintln!(
+                "counterfoil: error: `counterfoil {command}` reads a WordPress site's MySQL/MariaDB \
+                 database; it does not run on PostgreSQL yet (use `counterfoil series` and \
+                 `counterfoil stress` there)"
+            );
+            std::process::exit(2);
+        }
+    }
     let result = rt.block_on(async {
         match cli.command {
             cli::Command::Series(cmd) => series_cmd::run(&cli.global, cmd).await,

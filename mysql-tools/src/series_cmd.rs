@@ -5,7 +5,7 @@
 use anyhow::{anyhow, Result};
 use counterfoil_core::{
     Advanced, Durability, DurabilityPolicy, Initialized, MissingSeries, NumberFormat, Period,
-    ScopeKey, SeriesStore, StoreConfig,
+    ScopeKey, SeriesStore, Store, StoreConfig,
 };
 use serde_json::json;
 
@@ -138,10 +138,14 @@ pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
     }
 }
 
-pub async fn connect(global: &Global) -> Result<SeriesStore> {
+/// Opens the store of the URL's engine (`mysql://` or `postgres://`), with
+/// the global deadline, prefix and durability override; warns on stderr
+/// about durability it accepted.
+pub async fn connect(global: &Global) -> Result<Store> {
     let url = global.database_url.clone().ok_or_else(|| {
         anyhow!(
-            "no database: pass --database-url mysql://user:pass@host:port/db or set DATABASE_URL"
+            "no database: pass --database-url mysql://user:pass@host:port/db \
+             (or postgres://…) or set DATABASE_URL"
         )
     })?;
     let mut config = StoreConfig::new(url)
@@ -150,11 +154,20 @@ pub async fn connect(global: &Global) -> Result<SeriesStore> {
     if global.unsafe_allow_flush_log_0 {
         config = config.durability(DurabilityPolicy::UnsafeAllowFlushLogAtTrxCommit0);
     }
-    let store = SeriesStore::connect(config).await?;
+    let store = Store::connect(config).await?;
+    let postgres = store.engine() == counterfoil_core::Engine::Postgres;
     match store.durability() {
+        Some(Durability::ServerCrashOnly) if postgres => eprintln!(
+            "counterfoil: warning: synchronous_commit = local with synchronous standbys: a \
+             failover can lose acknowledged numbers"
+        ),
         Some(Durability::ServerCrashOnly) => eprintln!(
             "counterfoil: warning: innodb_flush_log_at_trx_commit = 2: numbers survive a server \
              crash but not an OS crash or power loss"
+        ),
+        Some(Durability::Unsafe) if postgres => eprintln!(
+            "counterfoil: warning: fsync or synchronous_commit = off accepted by \
+             --unsafe-allow-flush-log-0: a crash can issue numbers twice"
         ),
         Some(Durability::Unsafe) => eprintln!(
             "counterfoil: warning: innodb_flush_log_at_trx_commit = 0 accepted by \
@@ -163,6 +176,27 @@ pub async fn connect(global: &Global) -> Result<SeriesStore> {
         _ => {}
     }
     Ok(store)
+}
+
+/// The MySQL/MariaDB store, for the commands that have no PostgreSQL engine
+/// yet (the AWB stock).
+pub async fn connect_mysql(global: &Global, command: &str) -> Result<SeriesStore> {
+    if global
+        .database_url
+        .as_deref()
+        .is_some_and(|u| counterfoil_core::Engine::of_url(u) == counterfoil_core::Engine::Postgres)
+    {
+        return Err(anyhow!(
+            "`counterfoil {command}` works on MySQL/MariaDB only for now; on PostgreSQL use \
+             `counterfoil series` and `counterfoil stress`"
+        ));
+    }
+    match connect(global).await? {
+        Store::MySql(s) => Ok(*s),
+        Store::Postgres(_) => Err(anyhow!(
+            "`counterfoil {command}` works on MySQL/MariaDB only"
+        )),
+    }
 }
 
 fn unix_now() -> i64 {

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_core::{ScopeKey, Store, StoreConfig};
 use serde_json::json;
 
 use crate::cli::{Global, StressArgs};
@@ -27,7 +27,7 @@ pub async fn run(global: &Global, args: &StressArgs) -> Result<Outcome> {
     // Connect them all first, so the clock measures allocation only.
     let mut stores = Vec::new();
     for _ in 0..args.connections {
-        let mut s = SeriesStore::connect(config.clone()).await?;
+        let mut s = Store::connect(config.clone()).await?;
         s.current(&scope).await?;
         stores.push(s);
     }

@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::payment::{NumberStatus, PaymentRecord, PaymentRef, UNANSWERED_REASON};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
+use crate::series_life::{self, MissingSeries, PlannedSeries};
 use crate::store::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
 
 use classify::{classify, is_state};
@@ -192,6 +193,58 @@ impl PgStore {
             })
         })
         .await
+    }
+
+    /// Creates the series `scope` under a plan (design.md §7), as on MySQL:
+    /// at `configured_start` (`Create`), right after the issuer's latest
+    /// earlier year (`Continue`), or not at all (`Hold`). One `INSERT`: an
+    /// existing series is reported, never reset.
+    pub async fn initialize_planned(
+        &mut self,
+        scope: &ScopeKey,
+        plan: MissingSeries,
+        configured_start: u64,
+    ) -> Result<PlannedSeries> {
+        let previous = match (plan, series_life::issuer_and_year(scope.as_str())) {
+            (MissingSeries::Continue, Some((issuer, _))) => {
+                let pattern = format!("{}:%", crate::store::like_escape(issuer));
+                let rows: Vec<(String, u64)> = self
+                    .run("initialize_planned", move |client, sql| {
+                        let pattern = pattern.clone();
+                        Box::pin(async move {
+                            let rows = client.query(&sql.list_like, &[&pattern]).await?;
+                            Ok(rows
+                                .iter()
+                                .map(|r| {
+                                    let current: String = r.get(1);
+                                    current
+                                        .parse::<u64>()
+                                        .map(|c| (r.get::<_, String>(0), c))
+                                        .map_err(|_| {
+                                            Error::Unexpected(format!(
+                                                "counter {current} is not a u64"
+                                            ))
+                                        })
+                                })
+                                .collect::<Result<Vec<_>>>())
+                        })
+                    })
+                    .await?;
+                series_life::previous_series(scope, rows.iter().map(|(k, c)| (k.as_str(), *c)))
+                    .map(|(_, current)| current)
+            }
+            _ => None,
+        };
+        let start = series_life::start_for_new_series(plan, configured_start, previous)?;
+        let outcome = match start {
+            Some(start) => Some(self.initialize(scope, start).await?),
+            None => None,
+        };
+        Ok(PlannedSeries {
+            start,
+            continued_from: previous,
+            outcome,
+        })
     }
 
     /// Moves the series so that its next number is at least `next`. Never

@@ -34,6 +34,8 @@ pub struct PgSql {
     pub advance: String,
     /// (scope) → counter, start.
     pub current: String,
+    /// (LIKE pattern) → scope, counter of the matching series.
+    pub list_like: String,
     /// (scope, number, status, source, gateway, transaction, mark).
     pub insert_number: String,
     /// (reason, scope, number, mark): voids an unanswered COMMIT's number.
@@ -120,6 +122,9 @@ impl PgSql {
             ),
             current: format!(
                 "SELECT current_value::text, start_value::text FROM \"{sequences}\" WHERE scope_key = $1"
+            ),
+            list_like: format!(
+                "SELECT scope_key, current_value::text FROM \"{sequences}\" WHERE scope_key LIKE $1"
             ),
             insert_number: format!(
                 "INSERT INTO \"{numbers}\" (scope_key, number, status, source, gateway, transaction_id, \

@@ -1136,7 +1136,7 @@ async fn complete_held(
 }
 
 /// Escapes `\`, `%` and `_` for a LIKE pattern (MariaDB's default escape).
-fn like_escape(text: &str) -> String {
+pub(crate) fn like_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '\\' | '%' | '_') {
