@@ -31,7 +31,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use tokio::time::Instant;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, NoTls, Statement};
 
 pub use sql::PgSql;
 
@@ -54,13 +54,48 @@ pub fn is_postgres_url(url: &str) -> bool {
     u.starts_with("postgres://") || u.starts_with("postgresql://")
 }
 
+/// An open connection and the statements prepared on it (each statement is
+/// parsed once per connection, then only bound and executed: one round trip).
+pub struct PgConn {
+    client: Client,
+    prepared: std::collections::HashMap<String, Statement>,
+}
+
+impl PgConn {
+    /// The statement `sql`, prepared on this connection on first use.
+    async fn prepared(
+        &mut self,
+        sql: &str,
+    ) -> std::result::Result<Statement, tokio_postgres::Error> {
+        if let Some(s) = self.prepared.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql).await?;
+        self.prepared.insert(sql.to_owned(), s.clone());
+        Ok(s)
+    }
+}
+
+impl std::ops::Deref for PgConn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for PgConn {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
 /// The series store on PostgreSQL.
 pub struct PgStore {
     config: StoreConfig,
     nodes: Vec<tokio_postgres::Config>,
     node: usize,
     sql: PgSql,
-    client: Option<Client>,
+    client: Option<PgConn>,
     /// The session's `statement_timeout` and `lock_timeout`, in ms.
     session_timeout_ms: u64,
     /// The server process of the open connection (`pg_backend_pid()`).
@@ -289,7 +324,10 @@ impl PgStore {
         let key = scope.as_str().to_owned();
         self.run("allocate", move |client, sql| {
             let key = key.clone();
-            Box::pin(async move { allocate_in(client, sql, &key, count).await })
+            Box::pin(async move {
+                let allocate = client.prepared(&sql.allocate).await?;
+                allocate_in(&**client, &allocate, &key, count).await
+            })
         })
         .await
     }
@@ -317,6 +355,8 @@ impl PgStore {
             let (key, source, call) = (key.clone(), source.clone(), call.clone());
             let committing = committing.clone();
             Box::pin(async move {
+                let allocate = client.prepared(&sql.allocate).await?;
+                let insert = client.prepared(&sql.insert_number).await?;
                 let tx = client.transaction().await?;
                 let unanswered = committing.lock().expect("not poisoned").clone();
                 for number in unanswered {
@@ -326,14 +366,14 @@ impl PgStore {
                     )
                     .await?;
                 }
-                let number = match allocate_in(&tx, sql, &key, 1).await? {
+                let number = match allocate_in(&tx, &allocate, &key, 1).await? {
                     Ok(n) => n,
                     Err(e) => return Ok(Err(e)),
                 };
                 let none: Option<&str> = None;
                 if let Err(e) = tx
                     .execute(
-                        &sql.insert_number,
+                        &insert,
                         &[
                             &key,
                             &number.to_string(),
@@ -383,25 +423,25 @@ impl PgStore {
                 currency.clone(),
             );
             Box::pin(async move {
+                let allocate = client.prepared(&sql.allocate).await?;
+                let insert = client.prepared(&sql.insert_number).await?;
+                let insert_payment = client.prepared(&sql.insert_payment).await?;
                 let tx = client.transaction().await?;
                 let inserted = tx
-                    .query_opt(
-                        &sql.insert_payment,
-                        &[&gateway, &txn, &key, &amount, &currency],
-                    )
+                    .query_opt(&insert_payment, &[&gateway, &txn, &key, &amount, &currency])
                     .await?;
                 let Some(row) = inserted else {
                     drop(tx);
                     return find_payment(client, sql, &gateway, &txn).await;
                 };
                 let payment_id: i64 = row.get(0);
-                let number = match allocate_in(&tx, sql, &key, 1).await? {
+                let number = match allocate_in(&tx, &allocate, &key, 1).await? {
                     Ok(n) => n,
                     Err(e) => return Ok(Err(e)),
                 };
                 if let Err(e) = tx
                     .execute(
-                        &sql.insert_number,
+                        &insert,
                         &[
                             &key,
                             &number.to_string(),
@@ -441,7 +481,7 @@ impl PgStore {
     /// Runs one operation with retries, reconnects and the deadline.
     async fn run<T, F>(&mut self, operation: &'static str, mut attempt: F) -> Result<T>
     where
-        F: for<'c> FnMut(&'c mut Client, &'c PgSql) -> PgAttempt<'c, T>,
+        F: for<'c> FnMut(&'c mut PgConn, &'c PgSql) -> PgAttempt<'c, T>,
     {
         let deadline = self.config.deadline;
         let until = Instant::now() + deadline;
@@ -538,7 +578,10 @@ impl PgStore {
                 .await
             {
                 Ok(client) => {
-                    self.client = Some(client);
+                    self.client = Some(PgConn {
+                        client,
+                        prepared: Default::default(),
+                    });
                     self.node = node;
                     return Ok(());
                 }
@@ -614,7 +657,7 @@ impl PgStore {
 
 /// Runs `CREATE … IF NOT EXISTS` statements; two processes creating the same
 /// table at once can collide on the catalog (23505, 42P07): then it exists.
-async fn create_if_missing(client: &mut Client, statements: &str) -> PgResult<()> {
+async fn create_if_missing(client: &mut PgConn, statements: &str) -> PgResult<()> {
     match client.batch_execute(statements).await {
         Ok(()) => Ok(Ok(())),
         Err(e) if is_state(&e, "23505") || is_state(&e, "42P07") => {
@@ -628,12 +671,12 @@ async fn create_if_missing(client: &mut Client, statements: &str) -> PgResult<()
 /// when exactly one row came back.
 async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
     client: &C,
-    sql: &PgSql,
+    allocate: &Statement,
     key: &str,
     count: u64,
 ) -> PgResult<u64> {
     let row = match client
-        .query_opt(&sql.allocate, &[&key, &count.to_string()])
+        .query_opt(allocate, &[&key, &count.to_string()])
         .await
     {
         Ok(row) => row,
@@ -663,8 +706,9 @@ async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
 }
 
 /// Reads a series.
-async fn read_current(client: &Client, sql: &PgSql, key: &str) -> PgResult<SeriesState> {
-    let row = client.query_opt(&sql.current, &[&key]).await?;
+async fn read_current(client: &mut PgConn, sql: &PgSql, key: &str) -> PgResult<SeriesState> {
+    let current = client.prepared(&sql.current).await?;
+    let row = client.query_opt(&current, &[&key]).await?;
     Ok(match row {
         None => Err(Error::SeriesNotFound {
             scope: key.to_owned(),
@@ -698,7 +742,7 @@ fn duplicate_or<T>(e: tokio_postgres::Error, key: &str, number: u64) -> PgResult
 
 /// The payment an earlier delivery recorded, with its number.
 async fn find_payment(
-    client: &Client,
+    client: &mut PgConn,
     sql: &PgSql,
     gateway: &str,
     txn: &str,
