@@ -10,6 +10,7 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
+use crate::awb::{Awb, AwbState};
 use crate::error::{Error, Result};
 use crate::format::Period;
 use crate::payment::{Claim, Held, PaymentRecord, PaymentRef};
@@ -17,7 +18,9 @@ use crate::pg::{is_postgres_url, PgStore};
 use crate::scope::ScopeKey;
 use crate::series::{Advanced, Initialized, SeriesState};
 use crate::series_life::{MissingSeries, PlannedSeries};
-use crate::store::{Durability, SeriesStore, StoreConfig, StoreStats};
+use crate::store::{
+    AwbStock, AwbTransition, Durability, PoolReport, SeriesStore, StoreConfig, StoreStats,
+};
 
 /// Which engine a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,6 +254,56 @@ impl Store {
         claim: &str,
     ) -> Result<bool> {
         mysql_only!(self, "release_claim", s => s.release_claim(scope, number, claim).await)
+    }
+
+    /// Creates the AWB tables if missing.
+    pub async fn awb_ensure_schema(&mut self) -> Result<()> {
+        both!(self, s => s.awb_ensure_schema().await)
+    }
+
+    /// Imports a block of AWB numbers into a pool, whole or not at all.
+    pub async fn awb_import_block(
+        &mut self,
+        pool: &str,
+        first: &str,
+        last: &str,
+        valid_to: Option<&str>,
+    ) -> Result<usize> {
+        both!(self, s => s.awb_import_block(pool, first, last, valid_to).await)
+    }
+
+    /// Assigns the lowest ready serial of `pool` to `shipment`.
+    pub async fn awb_issue_next(&mut self, pool: &str, shipment: &str) -> Result<Awb> {
+        both!(self, s => s.awb_issue_next(pool, shipment).await)
+    }
+
+    /// Moves a number through the transition table.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn awb_transition(
+        &mut self,
+        number: &str,
+        to: AwbState,
+        shipment: Option<&str>,
+        reason: Option<&str>,
+        pool: Option<&str>,
+        expect_shipment: Option<&str>,
+    ) -> Result<AwbTransition> {
+        both!(self, s => s.awb_transition(number, to, shipment, reason, pool, expect_shipment).await)
+    }
+
+    /// Freezes or unfreezes a number.
+    pub async fn awb_freeze(&mut self, number: &str, frozen: bool) -> Result<()> {
+        both!(self, s => s.awb_freeze(number, frozen).await)
+    }
+
+    /// A stock number as stored.
+    pub async fn awb_status(&mut self, number: &str) -> Result<AwbStock> {
+        both!(self, s => s.awb_status(number).await)
+    }
+
+    /// Counts of a pool.
+    pub async fn awb_report(&mut self, pool: &str) -> Result<PoolReport> {
+        both!(self, s => s.awb_report(pool).await)
     }
 
     /// The series as it is now.

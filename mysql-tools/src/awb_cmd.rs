@@ -7,7 +7,7 @@ use counterfoil_core::store::AwbTransition;
 use serde_json::json;
 
 use crate::cli::{AwbCommand, Global};
-use crate::series_cmd::connect_mysql;
+use crate::series_cmd::connect;
 use crate::Outcome;
 
 fn out(global: &Global, text: String, value: serde_json::Value) {
@@ -69,7 +69,7 @@ pub async fn run(global: &Global, cmd: AwbCommand) -> Result<Outcome> {
                 );
                 return Ok(Outcome::Ok);
             }
-            let mut store = connect_mysql(global, "awb").await?;
+            let mut store = connect(global).await?;
             store.awb_ensure_schema().await?;
             let n = store
                 .awb_import_block(&pool, &first, &last, valid_to.as_deref())
@@ -82,7 +82,7 @@ pub async fn run(global: &Global, cmd: AwbCommand) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         AwbCommand::Issue { pool, shipment } => {
-            let mut store = connect_mysql(global, "awb").await?;
+            let mut store = connect(global).await?;
             let a = store.awb_issue_next(&pool, &shipment).await?;
             out(
                 global,
@@ -99,7 +99,7 @@ pub async fn run(global: &Global, cmd: AwbCommand) -> Result<Outcome> {
             expect_shipment,
         } => {
             let to = state(&to)?;
-            let mut store = connect_mysql(global, "awb").await?;
+            let mut store = connect(global).await?;
             let t = store
                 .awb_transition(
                     &number,
@@ -125,7 +125,7 @@ pub async fn run(global: &Global, cmd: AwbCommand) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         AwbCommand::Void { number, reason } => {
-            let mut store = connect_mysql(global, "awb").await?;
+            let mut store = connect(global).await?;
             store
                 .awb_transition(&number, AwbState::Voided, None, Some(&reason), None, None)
                 .await?;
@@ -137,7 +137,7 @@ pub async fn run(global: &Global, cmd: AwbCommand) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         AwbCommand::Freeze { number, unfreeze } => {
-            let mut store = connect_mysql(global, "awb").await?;
+            let mut store = connect(global).await?;
             store.awb_freeze(&number, !unfreeze).await?;
             out(
                 global,
@@ -147,7 +147,7 @@ pub async fn run(global: &Global, cmd: AwbCommand) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         AwbCommand::Status { number } => {
-            let mut store = connect_mysql(global, "awb").await?;
+            let mut store = connect(global).await?;
             let s = store.awb_status(&number).await?;
             out(
                 global,
@@ -166,7 +166,7 @@ pub async fn run(global: &Global, cmd: AwbCommand) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         AwbCommand::Report { pool } => {
-            let mut store = connect_mysql(global, "awb").await?;
+            let mut store = connect(global).await?;
             let r = store.awb_report(&pool).await?;
             let lines: Vec<String> = r
                 .by_status

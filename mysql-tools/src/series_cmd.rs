@@ -5,7 +5,7 @@
 use anyhow::{anyhow, Result};
 use counterfoil_core::{
     Advanced, Durability, DurabilityPolicy, Initialized, MissingSeries, NumberFormat, Period,
-    ScopeKey, SeriesStore, Store, StoreConfig,
+    ScopeKey, Store, StoreConfig,
 };
 use serde_json::json;
 
@@ -176,27 +176,6 @@ pub async fn connect(global: &Global) -> Result<Store> {
         _ => {}
     }
     Ok(store)
-}
-
-/// The MySQL/MariaDB store, for the commands that have no PostgreSQL engine
-/// yet (the AWB stock).
-pub async fn connect_mysql(global: &Global, command: &str) -> Result<SeriesStore> {
-    if global
-        .database_url
-        .as_deref()
-        .is_some_and(|u| counterfoil_core::Engine::of_url(u) == counterfoil_core::Engine::Postgres)
-    {
-        return Err(anyhow!(
-            "`counterfoil {command}` works on MySQL/MariaDB only for now; on PostgreSQL use \
-             `counterfoil series` and `counterfoil stress`"
-        ));
-    }
-    match connect(global).await? {
-        Store::MySql(s) => Ok(*s),
-        Store::Postgres(_) => Err(anyhow!(
-            "`counterfoil {command}` works on MySQL/MariaDB only"
-        )),
-    }
 }
 
 fn unix_now() -> i64 {

@@ -1,19 +1,37 @@
-//! Air waybill stock on a real MariaDB: blocks imported whole or not at all,
-//! issuing in strict serial order from 8 OS processes, the transition table,
-//! freezing, expiry, pools kept apart, stale clicks, and the unique index.
+//! Air waybill stock on a real MariaDB and a real PostgreSQL (every test on
+//! both engines): blocks imported whole or not at all, issuing in strict
+//! serial order from 8 OS processes, the transition table, freezing, expiry,
+//! pools kept apart, stale clicks, and the unique index.
 
 use std::process::Command;
 use std::time::Duration;
 
 use counterfoil_core::awb::AwbState;
 use counterfoil_core::store::AwbTransition;
-use counterfoil_core::{Error, SeriesStore, StoreConfig};
+use counterfoil_core::{Engine, Error, Store, StoreConfig};
 use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::postgres::Postgres;
 use counterfoil_tests::workers::run_overlapping;
 use counterfoil_tests::MariaDb;
 
-async fn store(url: &str) -> SeriesStore {
-    let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+/// A fresh database on the engine's shared private server.
+fn fresh(engine: Engine, label: &str) -> String {
+    match engine {
+        Engine::MySql => MariaDb::shared().fresh_database(label).unwrap(),
+        Engine::Postgres => Postgres::shared().fresh_database(label).unwrap(),
+    }
+}
+
+/// The first column of the first row, on either engine.
+fn scalar(url: &str, sql: &str) -> Option<String> {
+    match Engine::of_url(url) {
+        Engine::MySql => MariaDb::scalar(url, sql).unwrap(),
+        Engine::Postgres => Postgres::scalar(url, sql).unwrap(),
+    }
+}
+
+async fn store(url: &str) -> Store {
+    let mut s = Store::connect(StoreConfig::new(url)).await.unwrap();
     s.awb_ensure_schema().await.unwrap();
     s
 }
@@ -26,9 +44,7 @@ fn n(prefix: u16, serial: u32) -> String {
 }
 
 fn count(url: &str) -> String {
-    MariaDb::scalar(url, "SELECT COUNT(*) FROM wp_counterfoil_awb_stock")
-        .unwrap()
-        .unwrap()
+    scalar(url, "SELECT COUNT(*) FROM wp_counterfoil_awb_stock").unwrap()
 }
 
 fn refused(r: Result<impl std::fmt::Debug, Error>, needle: &str) {
@@ -40,7 +56,16 @@ fn refused(r: Result<impl std::fmt::Debug, Error>, needle: &str) {
 
 #[test]
 fn a_bad_block_is_refused_whole() {
-    let url = MariaDb::shared().fresh_database("awbblock").unwrap();
+    bad_block(Engine::MySql);
+}
+
+#[test]
+fn a_bad_block_is_refused_whole_postgres() {
+    bad_block(Engine::Postgres);
+}
+
+fn bad_block(engine: Engine) {
+    let url = fresh(engine, "awbblock");
     block_on(async {
         let mut s = store(&url).await;
         assert_eq!(
@@ -85,7 +110,16 @@ fn a_bad_block_is_refused_whole() {
 
 #[test]
 fn transitions_freezing_expiry_pools_and_stale_clicks() {
-    let url = MariaDb::shared().fresh_database("awbstate").unwrap();
+    transitions(Engine::MySql);
+}
+
+#[test]
+fn transitions_freezing_expiry_pools_and_stale_clicks_postgres() {
+    transitions(Engine::Postgres);
+}
+
+fn transitions(engine: Engine) {
+    let url = fresh(engine, "awbstate");
     block_on(async {
         let mut s = store(&url).await;
         // Expired numbers with the lowest serials, then a valid block.
@@ -216,14 +250,23 @@ fn transitions_freezing_expiry_pools_and_stale_clicks() {
     });
     // Released assignments keep their history; one live assignment per number at most.
     assert_eq!(
-        MariaDb::scalar(&url, "SELECT MAX(c) FROM (SELECT COUNT(*) c FROM wp_counterfoil_awb_assignments WHERE live = 1 GROUP BY stock_id) t").unwrap(),
+        scalar(&url, "SELECT MAX(c) FROM (SELECT COUNT(*) c FROM wp_counterfoil_awb_assignments WHERE live = 1 GROUP BY stock_id) t"),
         Some("1".into())
     );
 }
 
 #[test]
 fn the_unique_index_refusal_reads_like_the_application_check() {
-    let url = MariaDb::shared().fresh_database("awbunique").unwrap();
+    unique_index(Engine::MySql);
+}
+
+#[test]
+fn the_unique_index_refusal_reads_like_the_application_check_postgres() {
+    unique_index(Engine::Postgres);
+}
+
+fn unique_index(engine: Engine) {
+    let url = fresh(engine, "awbunique");
     let db = MariaDb::database_name(&url);
     block_on(async {
         let mut s = store(&url).await;
@@ -232,9 +275,12 @@ fn the_unique_index_refusal_reads_like_the_application_check() {
             .unwrap();
     });
     // A live assignment that the status does not show (written behind the service's back).
-    MariaDb::shared()
-        .exec(&db, "INSERT INTO wp_counterfoil_awb_assignments (stock_id, shipment, live, assigned_at) SELECT id, 'ghost', 1, NOW() FROM wp_counterfoil_awb_stock WHERE serial = 1")
-        .unwrap();
+    let ghost = "INSERT INTO wp_counterfoil_awb_assignments (stock_id, shipment, live, assigned_at) SELECT id, 'ghost', 1, NOW() FROM wp_counterfoil_awb_stock WHERE serial = 1";
+    match engine {
+        Engine::MySql => MariaDb::shared().exec(&db, ghost),
+        Engine::Postgres => Postgres::shared().exec(&db, ghost),
+    }
+    .unwrap();
     block_on(async {
         let mut s = store(&url).await;
         refused(
@@ -251,7 +297,16 @@ fn the_unique_index_refusal_reads_like_the_application_check() {
 
 #[test]
 fn eight_processes_issue_in_strict_serial_order_skipping_nothing() {
-    let url = MariaDb::shared().fresh_database("awb8").unwrap();
+    eight_processes(Engine::MySql);
+}
+
+#[test]
+fn eight_processes_issue_in_strict_serial_order_skipping_nothing_postgres() {
+    eight_processes(Engine::Postgres);
+}
+
+fn eight_processes(engine: Engine) {
+    let url = fresh(engine, "awb8");
     block_on(async {
         let mut s = store(&url).await;
         s.awb_import_block("P", &n(157, 1_000_000), &n(157, 1_000_300), None)
@@ -281,14 +336,14 @@ fn eight_processes_issue_in_strict_serial_order_skipping_nothing() {
     }
     // In commit order (assignment ids), serials strictly increase, and the
     // 200 issued are exactly the 200 lowest ready, unfrozen serials.
-    let rows = MariaDb::query(
-        &url,
-        "SELECT s.serial FROM wp_counterfoil_awb_assignments a JOIN wp_counterfoil_awb_stock s ON s.id = a.stock_id ORDER BY a.id",
-    )
-    .unwrap();
-    let serials: Vec<u64> = rows
-        .iter()
-        .map(|r| r[0].as_ref().unwrap().parse().unwrap())
+    let in_order = match engine {
+        Engine::MySql => "SELECT GROUP_CONCAT(s.serial ORDER BY a.id) FROM wp_counterfoil_awb_assignments a JOIN wp_counterfoil_awb_stock s ON s.id = a.stock_id",
+        Engine::Postgres => "SELECT string_agg(s.serial::text, ',' ORDER BY a.id) FROM wp_counterfoil_awb_assignments a JOIN wp_counterfoil_awb_stock s ON s.id = a.stock_id",
+    };
+    let serials: Vec<u64> = scalar(&url, in_order)
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|s| s.parse().ok())
         .collect();
     assert_eq!(serials.len(), 200);
     assert!(

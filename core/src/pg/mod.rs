@@ -21,6 +21,7 @@
 //!   unless the unsafe override was given, and warns on
 //!   `synchronous_commit = local` with synchronous standbys configured.
 
+mod awb_stock;
 mod classify;
 mod sql;
 

@@ -47,6 +47,8 @@ pub struct PgSql {
     pub set_payment_number: String,
     /// (gateway, transaction) → scope, number, status, post id, period.
     pub find_payment: String,
+    /// The AWB stock's tables.
+    pub awb: super::awb_stock::PgAwbSql,
 }
 
 impl PgSql {
@@ -149,6 +151,7 @@ impl PgSql {
                  ON n.scope_key = p.scope_key AND n.number = p.number \
                  WHERE p.gateway = $1 AND p.transaction_id = $2"
             ),
+            awb: super::awb_stock::PgAwbSql::new(p),
             sequences,
             numbers,
             payments,

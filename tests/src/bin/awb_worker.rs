@@ -3,7 +3,7 @@
 //! `end <ns>`. Usage: `awb-worker URL POOL COUNT`.
 
 use anyhow::Result;
-use counterfoil_core::{SeriesStore, StoreConfig};
+use counterfoil_core::{Store, StoreConfig};
 use counterfoil_tests::workers::{now_ns, wait_at_start_line};
 use std::io::Write;
 
@@ -17,7 +17,7 @@ fn main() -> Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let mut store = SeriesStore::connect(StoreConfig::new(url.as_str())).await?;
+        let mut store = Store::connect(StoreConfig::new(url.as_str())).await?;
         store.awb_report(pool).await?;
         wait_at_start_line()?;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());

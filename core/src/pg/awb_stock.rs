@@ -1,0 +1,462 @@
+//! Air waybill stock on PostgreSQL: the same pools, blocks, serial-order
+//! issuing and transition table as on MySQL (`crate::store::awb_stock`).
+//!
+//! Invariants (as on MySQL): a block is imported whole or not at all; a
+//! number already in stock refuses it; `issue_next` takes the lowest ready,
+//! unexpired, unfrozen serial of its pool under a row lock (`ORDER BY serial
+//! LIMIT 1 FOR UPDATE OF s`: a waiting issuer re-checks the row it waited
+//! for and, when that one was taken, goes on to the next serial of its
+//! sorted scan), so concurrent issuers get strictly increasing serials and
+//! skip no ready number. `SKIP LOCKED` is not used: it would hand serials out
+//! of order. Every status write checks [`crate::awb::can_transition`] on the
+//! row read under its lock; a number has at most one live assignment
+//! (unique index on (stock_id, live), NULL when released).
+
+use tokio_postgres::types::ToSql;
+
+use super::classify::is_state;
+use super::{PgResult, PgStore};
+use crate::awb::{can_transition, expand_block, Awb, AwbState};
+use crate::error::{Error, Result};
+use crate::store::{AwbStock, AwbTransition, PoolReport};
+
+/// The AWB tables of a prefix.
+#[derive(Debug)]
+pub struct PgAwbSql {
+    pub(crate) pools: String,
+    pub(crate) stock: String,
+    pub(crate) assignments: String,
+    pub(crate) create: String,
+}
+
+impl PgAwbSql {
+    pub(crate) fn new(prefix: &str) -> Self {
+        let (pools, stock, assignments) = (
+            format!("{prefix}counterfoil_awb_pools"),
+            format!("{prefix}counterfoil_awb_stock"),
+            format!("{prefix}counterfoil_awb_assignments"),
+        );
+        let create = format!(
+            "CREATE TABLE IF NOT EXISTS \"{pools}\" (id BIGSERIAL PRIMARY KEY, name VARCHAR(64) COLLATE \"C\" NOT NULL UNIQUE, \
+             prefix INTEGER NOT NULL, created_at TIMESTAMP NOT NULL);\n\
+             CREATE TABLE IF NOT EXISTS \"{stock}\" (id BIGSERIAL PRIMARY KEY, pool_id BIGINT NOT NULL, \
+             number CHAR(12) NOT NULL UNIQUE, prefix INTEGER NOT NULL, serial BIGINT NOT NULL, status VARCHAR(16) NOT NULL, \
+             frozen BOOLEAN NOT NULL DEFAULT false, valid_to DATE NULL, shipment VARCHAR(64) NULL, reason VARCHAR(255) NULL, \
+             updated_at TIMESTAMP NOT NULL);\n\
+             CREATE INDEX IF NOT EXISTS \"{stock}_pool_ready\" ON \"{stock}\" (pool_id, status, serial);\n\
+             CREATE TABLE IF NOT EXISTS \"{assignments}\" (id BIGSERIAL PRIMARY KEY, stock_id BIGINT NOT NULL, \
+             shipment VARCHAR(64) NOT NULL, live SMALLINT NULL, assigned_at TIMESTAMP NOT NULL, released_at TIMESTAMP NULL, \
+             CONSTRAINT \"{assignments}_one_live\" UNIQUE (stock_id, live))"
+        );
+        Self {
+            pools,
+            stock,
+            assignments,
+            create,
+        }
+    }
+}
+
+/// Today in UTC, as the MySQL side's `UTC_DATE()`.
+const UTC_DATE: &str = "(now() AT TIME ZONE 'UTC')::date";
+/// Now in UTC, as `UTC_TIMESTAMP()`.
+const UTC_NOW: &str = "timezone('UTC', now())";
+
+fn refused(reason: String) -> Error {
+    Error::Refused(reason)
+}
+
+fn bad_awb(e: crate::awb::AwbError) -> Error {
+    Error::InvalidArgument {
+        name: "awb",
+        reason: e.to_string(),
+    }
+}
+
+fn check_name(name: &'static str, value: &str, max: usize) -> Result<()> {
+    if value.trim().is_empty() || value.len() > max || value.chars().any(char::is_control) {
+        return Err(Error::InvalidArgument {
+            name,
+            reason: format!("must be 1 to {max} printable characters"),
+        });
+    }
+    Ok(())
+}
+
+fn check_date(valid_to: Option<&str>) -> Result<()> {
+    if let Some(d) = valid_to {
+        let ok = d.len() == 10
+            && d.as_bytes()[4] == b'-'
+            && d.as_bytes()[7] == b'-'
+            && d.chars().filter(char::is_ascii_digit).count() == 8;
+        if !ok {
+            return Err(Error::InvalidArgument {
+                name: "valid_to",
+                reason: format!("`{d}` is not a date YYYY-MM-DD"),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl PgStore {
+    /// Creates the AWB tables if missing.
+    pub async fn awb_ensure_schema(&mut self) -> Result<()> {
+        self.run("awb_ensure_schema", |client, sql| {
+            Box::pin(async move { super::create_if_missing(client, &sql.awb.create).await })
+        })
+        .await
+    }
+
+    /// Imports the block `first ..= last` into pool `pool` (created for the
+    /// block's airline prefix if missing), in one transaction; a number
+    /// already in stock refuses the whole block.
+    pub async fn awb_import_block(
+        &mut self,
+        pool: &str,
+        first: &str,
+        last: &str,
+        valid_to: Option<&str>,
+    ) -> Result<usize> {
+        check_name("pool", pool, 64)?;
+        let block = expand_block(first, last).map_err(bad_awb)?;
+        check_date(valid_to)?;
+        let prefix = i32::from(block[0].prefix());
+        let (pool, valid_to) = (pool.to_owned(), valid_to.map(str::to_owned));
+        self.run("awb_import_block", move |client, sql| {
+            let (block, pool, valid_to) = (block.clone(), pool.clone(), valid_to.clone());
+            Box::pin(async move {
+                let (pools, stock) = (sql.awb.pools.clone(), sql.awb.stock.clone());
+                let tx = client.transaction().await?;
+                tx.execute(
+                    &format!("INSERT INTO \"{pools}\" (name, prefix, created_at) VALUES ($1, $2, {UTC_NOW}) ON CONFLICT (name) DO NOTHING"),
+                    &[&pool, &prefix],
+                )
+                .await?;
+                let row = tx
+                    .query_opt(&format!("SELECT id, prefix FROM \"{pools}\" WHERE name = $1 FOR UPDATE"), &[&pool])
+                    .await?;
+                let Some(row) = row else {
+                    return Ok(Err(Error::Unexpected("pool vanished".into())));
+                };
+                let (pool_id, pool_prefix): (i64, i32) = (row.get(0), row.get(1));
+                if pool_prefix != prefix {
+                    return Ok(Err(refused(format!(
+                        "pool {pool} holds airline prefix {pool_prefix:03}, the block is {prefix:03}; nothing imported"
+                    ))));
+                }
+                for chunk in block.chunks(500) {
+                    let mut values = Vec::with_capacity(chunk.len());
+                    let owned: Vec<(String, i32, i64)> = chunk
+                        .iter()
+                        .map(|a| (a.to_string(), i32::from(a.prefix()), i64::from(a.serial())))
+                        .collect();
+                    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&pool_id, &valid_to];
+                    for (i, (number, prefix, serial)) in owned.iter().enumerate() {
+                        let b = 3 + i * 3;
+                        values.push(format!("($1, ${b}, ${}, ${}, 'ready', $2::text::date, {UTC_NOW})", b + 1, b + 2));
+                        params.extend([number as &(dyn ToSql + Sync), prefix, serial]);
+                    }
+                    let stmt = format!(
+                        "INSERT INTO \"{stock}\" (pool_id, number, prefix, serial, status, valid_to, updated_at) VALUES {}",
+                        values.join(", ")
+                    );
+                    if let Err(e) = tx.execute(&stmt, &params).await {
+                        if is_state(&e, "23505") {
+                            let dup = e
+                                .as_db_error()
+                                .and_then(|d| d.detail())
+                                .and_then(|d| d.split("=(").nth(1))
+                                .and_then(|d| d.split(')').next())
+                                .unwrap_or("a number")
+                                .to_owned();
+                            return Ok(Err(refused(format!(
+                                "{dup} is already in stock; the block {} … {} was not imported",
+                                block[0],
+                                block[block.len() - 1]
+                            ))));
+                        }
+                        return Err(e);
+                    }
+                }
+                tx.commit().await?;
+                Ok(Ok(block.len()))
+            })
+        })
+        .await
+    }
+
+    /// Assigns the lowest ready, unexpired, unfrozen serial of `pool` to
+    /// `shipment`, under a row lock.
+    pub async fn awb_issue_next(&mut self, pool: &str, shipment: &str) -> Result<Awb> {
+        check_name("shipment", shipment, 64)?;
+        let (pool, shipment) = (pool.to_owned(), shipment.to_owned());
+        self.run("awb_issue_next", move |client, sql| {
+            let (pool, shipment) = (pool.clone(), shipment.clone());
+            Box::pin(async move {
+                let (pools, stock, assignments) = (
+                    sql.awb.pools.clone(),
+                    sql.awb.stock.clone(),
+                    sql.awb.assignments.clone(),
+                );
+                let tx = client.transaction().await?;
+                let row = tx
+                    .query_opt(
+                        &format!(
+                            "SELECT s.id, s.number, s.status FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id \
+                             WHERE p.name = $1 AND s.status = 'ready' AND NOT s.frozen \
+                             AND (s.valid_to IS NULL OR s.valid_to >= {UTC_DATE}) \
+                             ORDER BY s.serial LIMIT 1 FOR UPDATE OF s"
+                        ),
+                        &[&pool],
+                    )
+                    .await?;
+                let Some(row) = row else {
+                    return Ok(Err(refused(format!(
+                        "pool {pool} has no ready number (none left, or the rest are frozen or expired)"
+                    ))));
+                };
+                let (id, number, status): (i64, String, String) = (row.get(0), row.get(1), row.get(2));
+                if !can_transition(AwbState::parse(&status).unwrap_or(AwbState::Executed), AwbState::Assigned) {
+                    return Ok(Err(refused(format!("{number} is {status}"))));
+                }
+                let assigned = assign(&tx, &stock, &assignments, id, &number, &shipment).await?;
+                if assigned.is_ok() {
+                    tx.commit().await?;
+                }
+                Ok(assigned)
+            })
+        })
+        .await
+    }
+
+    /// Moves `number` to `to` through the transition table, under its row
+    /// lock (as on MySQL; see `SeriesStore::awb_transition`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn awb_transition(
+        &mut self,
+        number: &str,
+        to: AwbState,
+        shipment: Option<&str>,
+        reason: Option<&str>,
+        pool: Option<&str>,
+        expect_shipment: Option<&str>,
+    ) -> Result<AwbTransition> {
+        let canonical = Awb::normalize(number).map_err(bad_awb)?;
+        if matches!(to, AwbState::Voided | AwbState::Cancelled) {
+            check_name("reason", reason.unwrap_or(""), 255)?;
+        }
+        if to == AwbState::Assigned {
+            check_name("shipment", shipment.unwrap_or(""), 64)?;
+        }
+        let (shipment, reason) = (shipment.map(str::to_owned), reason.map(str::to_owned));
+        let (pool, expect) = (pool.map(str::to_owned), expect_shipment.map(str::to_owned));
+        self.run("awb_transition", move |client, sql| {
+            let (number, shipment, reason, pool, expect) =
+                (canonical.clone(), shipment.clone(), reason.clone(), pool.clone(), expect.clone());
+            Box::pin(async move {
+                let (pools, stock, assignments) = (
+                    sql.awb.pools.clone(),
+                    sql.awb.stock.clone(),
+                    sql.awb.assignments.clone(),
+                );
+                let tx = client.transaction().await?;
+                let row = tx
+                    .query_opt(
+                        &format!(
+                            "SELECT s.id, s.status, p.name, s.frozen, s.shipment, \
+                             (s.valid_to IS NOT NULL AND s.valid_to < {UTC_DATE}) \
+                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE s.number = $1 FOR UPDATE OF s"
+                        ),
+                        &[&number],
+                    )
+                    .await?;
+                let Some(row) = row else {
+                    return Ok(Err(refused(format!("{number} is not in stock"))));
+                };
+                let (id, status, pool_name, frozen, current, expired): (i64, String, String, bool, Option<String>, bool) =
+                    (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5));
+                if let Some(p) = &pool {
+                    if *p != pool_name {
+                        return Ok(Err(refused(format!("{number} belongs to pool {pool_name}, not {p}"))));
+                    }
+                }
+                if let Some(e) = &expect {
+                    if current.as_deref() != Some(e.as_str()) {
+                        return Ok(Ok(AwbTransition::Unchanged));
+                    }
+                }
+                let from = AwbState::parse(&status).unwrap_or(AwbState::Executed);
+                if !can_transition(from, to) {
+                    return Ok(Err(refused(format!(
+                        "{number} is {status}; it cannot become {}{}",
+                        to.as_str(),
+                        if from == AwbState::Executed { " (executed numbers are final)" } else { "" }
+                    ))));
+                }
+                if to == AwbState::Assigned && from == AwbState::Ready {
+                    if frozen {
+                        return Ok(Err(refused(format!("{number} is frozen; unfreeze it first"))));
+                    }
+                    if expired {
+                        return Ok(Err(refused(format!("{number} has expired; it is never offered"))));
+                    }
+                }
+                if from == AwbState::Assigned
+                    && matches!(to, AwbState::Ready | AwbState::Assigned | AwbState::Voided | AwbState::Cancelled)
+                {
+                    tx.execute(
+                        &format!("UPDATE \"{assignments}\" SET live = NULL, released_at = {UTC_NOW} WHERE stock_id = $1 AND live = 1"),
+                        &[&id],
+                    )
+                    .await?;
+                }
+                if to == AwbState::Assigned {
+                    if let Err(e) = assign(&tx, &stock, &assignments, id, &number, shipment.as_deref().unwrap_or("")).await? {
+                        return Ok(Err(e));
+                    }
+                } else {
+                    let keep_shipment = matches!(to, AwbState::Issued | AwbState::Executed);
+                    tx.execute(
+                        &format!(
+                            "UPDATE \"{stock}\" SET status = $1, reason = COALESCE($2, reason), \
+                             shipment = CASE WHEN $3 THEN shipment ELSE NULL END, updated_at = {UTC_NOW} WHERE id = $4"
+                        ),
+                        &[&to.as_str(), &reason, &keep_shipment, &id],
+                    )
+                    .await?;
+                }
+                tx.commit().await?;
+                Ok(Ok(AwbTransition::Moved { from, to }))
+            })
+        })
+        .await
+    }
+
+    /// Freezes (or unfreezes) a number: out of circulation, state unchanged.
+    pub async fn awb_freeze(&mut self, number: &str, frozen: bool) -> Result<()> {
+        let canonical = Awb::normalize(number).map_err(bad_awb)?;
+        self.run("awb_freeze", move |client, sql| {
+            let number = canonical.clone();
+            Box::pin(async move {
+                let stock = sql.awb.stock.clone();
+                let n = client
+                    .execute(
+                        &format!("UPDATE \"{stock}\" SET frozen = $1, updated_at = {UTC_NOW} WHERE number = $2"),
+                        &[&frozen, &number],
+                    )
+                    .await?;
+                Ok(if n == 1 {
+                    Ok(())
+                } else {
+                    Err(refused(format!("{number} is not in stock")))
+                })
+            })
+        })
+        .await
+    }
+
+    /// A stock number as stored.
+    pub async fn awb_status(&mut self, number: &str) -> Result<AwbStock> {
+        let canonical = Awb::normalize(number).map_err(bad_awb)?;
+        self.run("awb_status", move |client, sql| {
+            let number = canonical.clone();
+            Box::pin(async move {
+                let (pools, stock) = (sql.awb.pools.clone(), sql.awb.stock.clone());
+                let row = client
+                    .query_opt(
+                        &format!(
+                            "SELECT p.name, s.status, s.frozen, s.valid_to::text, s.shipment, s.reason \
+                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE s.number = $1"
+                        ),
+                        &[&number],
+                    )
+                    .await?;
+                Ok(match row {
+                    Some(r) => Ok(AwbStock {
+                        number,
+                        pool: r.get(0),
+                        status: AwbState::parse(r.get::<_, &str>(1)).unwrap_or(AwbState::Voided),
+                        frozen: r.get(2),
+                        valid_to: r.get(3),
+                        shipment: r.get(4),
+                        reason: r.get(5),
+                    }),
+                    None => Err(refused(format!("{number} is not in stock"))),
+                })
+            })
+        })
+        .await
+    }
+
+    /// Counts of a pool.
+    pub async fn awb_report(&mut self, pool: &str) -> Result<PoolReport> {
+        let pool = pool.to_owned();
+        self.run("awb_report", move |client, sql| {
+            let pool = pool.clone();
+            Box::pin(async move {
+                let (pools, stock) = (sql.awb.pools.clone(), sql.awb.stock.clone());
+                let by_status = client
+                    .query(
+                        &format!(
+                            "SELECT s.status, COUNT(*) FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id \
+                             WHERE p.name = $1 GROUP BY s.status ORDER BY s.status"
+                        ),
+                        &[&pool],
+                    )
+                    .await?
+                    .iter()
+                    .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
+                    .collect();
+                let extra = client
+                    .query_one(
+                        &format!(
+                            "SELECT COUNT(*) FILTER (WHERE s.frozen), \
+                             COUNT(*) FILTER (WHERE s.status = 'ready' AND s.valid_to < {UTC_DATE}), \
+                             COUNT(*) FILTER (WHERE s.status = 'ready' AND NOT s.frozen AND (s.valid_to IS NULL OR s.valid_to >= {UTC_DATE})) \
+                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE p.name = $1"
+                        ),
+                        &[&pool],
+                    )
+                    .await?;
+                Ok(Ok(PoolReport {
+                    by_status,
+                    frozen: extra.get::<_, i64>(0) as u64,
+                    expired: extra.get::<_, i64>(1) as u64,
+                    available: extra.get::<_, i64>(2) as u64,
+                }))
+            })
+        })
+        .await
+    }
+}
+
+/// Marks `id` assigned to `shipment` with one live assignment; the unique
+/// index's refusal reads as the application check does.
+async fn assign(
+    tx: &tokio_postgres::Transaction<'_>,
+    stock: &str,
+    assignments: &str,
+    id: i64,
+    number: &str,
+    shipment: &str,
+) -> PgResult<Awb> {
+    if let Err(e) = tx
+        .execute(
+            &format!("INSERT INTO \"{assignments}\" (stock_id, shipment, live, assigned_at) VALUES ($1, $2, 1, {UTC_NOW})"),
+            &[&id, &shipment],
+        )
+        .await
+    {
+        if is_state(&e, "23505") {
+            return Ok(Err(refused(format!("{number} is already assigned to another shipment"))));
+        }
+        return Err(e);
+    }
+    tx.execute(
+        &format!("UPDATE \"{stock}\" SET status = 'assigned', shipment = $1, updated_at = {UTC_NOW} WHERE id = $2"),
+        &[&shipment, &id],
+    )
+    .await?;
+    Ok(Awb::parse(number).map_err(bad_awb))
+}
