@@ -251,6 +251,58 @@ impl ExportQuery {
         );
         Ok(Self { sql, params })
     }
+
+    /// The same query on PostgreSQL (`crate::pg`'s registry): the same
+    /// columns, filters, order and keyset, with `$n` parameters all sent as
+    /// text (the last three: last scope key, last number, chunk size), and
+    /// the timestamps rendered as MySQL renders them (`YYYY-MM-DD
+    /// HH:MM:SS`), so both engines export the same text.
+    pub fn postgres(numbers: &str, filter: &ExportFilter) -> Result<Self> {
+        filter.validate()?;
+        let mut wheres = Vec::new();
+        let mut params = Vec::new();
+        let next = |params: &mut Vec<String>, value: String| {
+            params.push(value);
+            format!("${}", params.len())
+        };
+        if let Some(s) = &filter.scope {
+            let p = next(&mut params, s.clone());
+            wheres.push(format!("n.scope_key = {p}"));
+        }
+        if let Some(y) = filter.year {
+            let p = next(&mut params, format!("%:{y:04}"));
+            wheres.push(format!("n.scope_key LIKE {p}"));
+        }
+        if let Some(d) = &filter.from {
+            let p = next(&mut params, format!("{d} 00:00:00"));
+            wheres.push(format!("n.created_at >= {p}::text::timestamp"));
+        }
+        if let Some(d) = &filter.to {
+            let p = next(&mut params, format!("{d} 23:59:59"));
+            wheres.push(format!("n.created_at <= {p}::text::timestamp"));
+        }
+        if let Some(st) = filter.status {
+            let p = next(&mut params, st.as_str().to_owned());
+            wheres.push(format!("n.status = {p}"));
+        }
+        let (k, n, limit) = (params.len() + 1, params.len() + 2, params.len() + 3);
+        wheres.push(format!(
+            "(n.scope_key > ${k} OR (n.scope_key = ${k} AND n.number > ${n}::text::numeric))"
+        ));
+        let stamp = |c: &str| format!("to_char(n.{c}, 'YYYY-MM-DD HH24:MI:SS')");
+        let sql = format!(
+            "SELECT n.scope_key, n.number::text, NULL::text, n.status, n.reason, n.gateway, \
+             n.transaction_id, pay.amount, pay.currency, n.post_id::text, {}, {} \
+             FROM \"{numbers}\" n \
+             LEFT JOIN \"{payments}\" pay ON pay.gateway = n.gateway AND pay.transaction_id = n.transaction_id \
+             WHERE {} ORDER BY n.scope_key, n.number LIMIT ${limit}::text::bigint",
+            stamp("created_at"),
+            stamp("updated_at"),
+            wheres.join(" AND "),
+            payments = numbers.replace("counterfoil_numbers", "counterfoil_payments"),
+        );
+        Ok(Self { sql, params })
+    }
 }
 
 #[cfg(test)]

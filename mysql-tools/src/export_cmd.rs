@@ -4,6 +4,9 @@
 //! (`counterfoil_core::export`); rows are read in keyset chunks of
 //! [`CHUNK`] and written as they come, so memory stays constant whatever the
 //! size; progress goes to stderr, data to stdout (or `--output`); read-only.
+//! On PostgreSQL (a `postgres://` URL) the registry is read with the same
+//! columns and order (`ExportQuery::postgres`); the rendered number is empty
+//! there (no WordPress posts table).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -52,11 +55,17 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
     let format = ExportFormat::parse(&args.format)?;
     let prefix = TablePrefix::new(&global.table_prefix)?;
     let tables = Tables::new(&prefix);
-    let mut db = Db::connect(
-        &crate::database_url(global)?,
-        Duration::from_millis(global.timeout_ms),
-    )
-    .await?;
+    let url = crate::database_url(global)?;
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("create {path}"))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    if counterfoil_core::Engine::of_url(&url) == counterfoil_core::Engine::Postgres {
+        return export_postgres(global, &url, &tables.numbers, &filter, format, out).await;
+    }
+    let mut db = Db::connect(&url, Duration::from_millis(global.timeout_ms)).await?;
     if !db.table_exists(&tables.numbers).await? {
         anyhow::bail!("no registry: table `{}` does not exist", tables.numbers);
     }
@@ -65,12 +74,6 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
         .await?
         .then_some(tables.posts.as_str());
     let query = ExportQuery::new(&tables.numbers, posts, &filter)?;
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("create {path}"))?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
     if format == ExportFormat::Csv {
         out.write_all(export::csv_header().as_bytes())?;
     }
@@ -91,40 +94,127 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
         for r in rows {
             last_number = r.1.parse().context("a registry number")?;
             last_scope.clone_from(&r.0);
-            let values = [
-                Some(r.0),
-                Some(r.1),
-                r.2,
-                Some(r.3),
-                r.4,
-                r.5,
-                r.6,
-                r.7,
-                r.8,
-                r.9,
-                Some(r.10),
-                Some(r.11),
-            ];
-            let line = match format {
-                ExportFormat::Csv => export::csv_line(&values),
-                ExportFormat::Jsonl => export::jsonl_line(&values),
-            };
-            out.write_all(line.as_bytes())?;
+            write_row(&mut out, format, r)?;
         }
         written += n;
-        if !global.json {
-            eprint!(
-                "\rcounterfoil export: {written} rows ({:.0} rows/s)",
-                written as f64 / started.elapsed().as_secs_f64().max(0.001)
-            );
-        }
+        progress(global, written, started);
         if n < CHUNK {
             break;
         }
     }
+    finish(global, out)
+}
+
+/// One registry row in the chosen format.
+fn write_row(out: &mut Box<dyn Write>, format: ExportFormat, r: Row) -> Result<()> {
+    let values = [
+        Some(r.0),
+        Some(r.1),
+        r.2,
+        Some(r.3),
+        r.4,
+        r.5,
+        r.6,
+        r.7,
+        r.8,
+        r.9,
+        Some(r.10),
+        Some(r.11),
+    ];
+    let line = match format {
+        ExportFormat::Csv => export::csv_line(&values),
+        ExportFormat::Jsonl => export::jsonl_line(&values),
+    };
+    out.write_all(line.as_bytes())?;
+    Ok(())
+}
+
+fn progress(global: &Global, written: u64, started: Instant) {
+    if !global.json {
+        eprint!(
+            "\rcounterfoil export: {written} rows ({:.0} rows/s)",
+            written as f64 / started.elapsed().as_secs_f64().max(0.001)
+        );
+    }
+}
+
+fn finish(global: &Global, mut out: Box<dyn Write>) -> Result<Outcome> {
     out.flush()?;
     if !global.json {
         eprintln!();
     }
     Ok(Outcome::Ok)
+}
+
+/// The export on PostgreSQL: the same rows, chunks and output.
+async fn export_postgres(
+    global: &Global,
+    url: &str,
+    numbers: &str,
+    filter: &ExportFilter,
+    format: ExportFormat,
+    mut out: Box<dyn Write>,
+) -> Result<Outcome> {
+    let connecting = tokio_postgres::connect(url, tokio_postgres::NoTls);
+    let (client, connection) =
+        tokio::time::timeout(Duration::from_millis(global.timeout_ms.max(1)), connecting)
+            .await
+            .map_err(|_| anyhow::anyhow!("database unavailable: connect did not finish in time"))?
+            .context("database unavailable: cannot connect")?;
+    tokio::spawn(connection);
+    let exists: Option<String> = client
+        .query_one("SELECT to_regclass($1)::text", &[&format!("\"{numbers}\"")])
+        .await?
+        .get(0);
+    if exists.is_none() {
+        anyhow::bail!("no registry: table `{numbers}` does not exist");
+    }
+    let query = ExportQuery::postgres(numbers, filter)?;
+    if format == ExportFormat::Csv {
+        out.write_all(export::csv_header().as_bytes())?;
+    }
+    let (mut last_scope, mut last_number) = (String::new(), "0".to_owned());
+    let (mut written, started) = (0u64, Instant::now());
+    let chunk = CHUNK.to_string();
+    loop {
+        let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = query
+            .params
+            .iter()
+            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        params.push(&last_scope);
+        params.push(&last_number);
+        params.push(&chunk);
+        let rows = client.query(&query.sql, &params).await?;
+        let n = rows.len() as u64;
+        let mut next = None;
+        for r in rows {
+            let row: Row = (
+                r.get(0),
+                r.get(1),
+                r.get(2),
+                r.get(3),
+                r.get(4),
+                r.get(5),
+                r.get(6),
+                r.get(7),
+                r.get(8),
+                r.get(9),
+                r.get(10),
+                r.get(11),
+            );
+            next = Some((row.0.clone(), row.1.clone()));
+            write_row(&mut out, format, row)?;
+        }
+        if let Some((scope, number)) = next {
+            last_scope = scope;
+            last_number = number;
+        }
+        written += n;
+        progress(global, written, started);
+        if n < CHUNK {
+            break;
+        }
+    }
+    finish(global, out)
 }

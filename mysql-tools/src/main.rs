@@ -62,15 +62,14 @@ fn main() {
         cli::Command::Audit(_) => Some("audit"),
         cli::Command::Adopt(_) => Some("adopt"),
         cli::Command::Verify(_) => Some("verify"),
-        cli::Command::Export(_) => Some("export"),
         _ => None,
     };
     if let (Some(command), Some(url)) = (wordpress_only, cli.global.database_url.as_deref()) {
         if counterfoil_core::Engine::of_url(url) == counterfoil_core::Engine::Postgres {
             eprintln!(
                 "counterfoil: error: `counterfoil {command}` reads a WordPress site's MySQL/MariaDB \
-                 database; it does not run on PostgreSQL yet (use `counterfoil series` and \
-                 `counterfoil stress` there)"
+                 database; it does not run on PostgreSQL yet (use `counterfoil series`, `stress`, \
+                 `awb` and `export` there)"
             );
             std::process::exit(2);
         }
