@@ -61,7 +61,6 @@ fn main() {
     let wordpress_only = match &cli.command {
         cli::Command::Audit(_) => Some("audit"),
         cli::Command::Adopt(_) => Some("adopt"),
-        cli::Command::Verify(_) => Some("verify"),
         _ => None,
     };
     if let (Some(command), Some(url)) = (wordpress_only, cli.global.database_url.as_deref()) {
@@ -69,7 +68,7 @@ fn main() {
             eprintln!(
                 "counterfoil: error: `counterfoil {command}` reads a WordPress site's MySQL/MariaDB \
                  database; it does not run on PostgreSQL yet (use `counterfoil series`, `stress`, \
-                 `awb` and `export` there)"
+                 `awb`, `verify` and `export` there)"
             );
             std::process::exit(2);
         }

@@ -9,6 +9,10 @@
 //!    `counterfoil adopt`).
 //!
 //! Exit 0 when all hold, 1 with a listing of every violation.
+//!
+//! On PostgreSQL (a `postgres://` URL: the core's registry, no WordPress)
+//! checks 1–3 run on the same facts, read with PostgreSQL's SQL; check 4 has
+//! no posts to read.
 
 use std::time::Duration;
 
@@ -25,9 +29,197 @@ struct Violation {
     detail: String,
 }
 
+/// Where the facts come from.
+enum Source {
+    MySql(Db),
+    Postgres(tokio_postgres::Client),
+}
+
+type Duplicate = (String, u64, u64);
+type Behind = (String, u64, Option<u64>);
+type SeriesRow = (String, u64, Option<u64>);
+type NumberRow = (u64, String, String, i64);
+
+fn u64_of(text: &str) -> Result<u64> {
+    text.parse()
+        .map_err(|_| anyhow::anyhow!("`{text}` is not a u64 number"))
+}
+
+impl Source {
+    async fn has_unique(&mut self, numbers: &str) -> Result<bool> {
+        match self {
+            Source::MySql(db) => db.has_unique_scope_number(numbers).await,
+            Source::Postgres(c) => {
+                let n: i64 = c
+                    .query_one(
+                        "SELECT COUNT(*) FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid \
+                         WHERE t.oid = to_regclass($1) AND i.indisunique AND i.indnatts = 2 \
+                         AND (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) \
+                              JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum) = ARRAY['scope_key', 'number']",
+                        &[&format!("\"{numbers}\"")],
+                    )
+                    .await?
+                    .get(0);
+                Ok(n > 0)
+            }
+        }
+    }
+
+    async fn duplicates(&mut self, numbers: &str) -> Result<Vec<Duplicate>> {
+        match self {
+            Source::MySql(db) => db
+                .rows(
+                    &format!("SELECT scope_key, number, COUNT(*) FROM `{numbers}` GROUP BY scope_key, number HAVING COUNT(*) > 1 LIMIT 1000"),
+                    (),
+                )
+                .await,
+            Source::Postgres(c) => c
+                .query(
+                    &format!("SELECT scope_key, number::text, COUNT(*) FROM \"{numbers}\" GROUP BY scope_key, number HAVING COUNT(*) > 1 LIMIT 1000"),
+                    &[],
+                )
+                .await?
+                .iter()
+                .map(|r| Ok((r.get(0), u64_of(r.get(1))?, r.get::<_, i64>(2) as u64)))
+                .collect(),
+        }
+    }
+
+    async fn behind(&mut self, numbers: &str, sequences: &str) -> Result<Vec<Behind>> {
+        match self {
+            Source::MySql(db) => db
+                .rows(
+                    &format!(
+                        "SELECT n.scope_key, MAX(n.number), s.current_value FROM `{numbers}` n LEFT JOIN `{sequences}` s ON s.scope_key = n.scope_key \
+                         GROUP BY n.scope_key, s.current_value HAVING s.current_value IS NULL OR MAX(n.number) > s.current_value"
+                    ),
+                    (),
+                )
+                .await,
+            Source::Postgres(c) => c
+                .query(
+                    &format!(
+                        "SELECT n.scope_key, MAX(n.number)::text, s.current_value::text FROM \"{numbers}\" n LEFT JOIN \"{sequences}\" s ON s.scope_key = n.scope_key \
+                         GROUP BY n.scope_key, s.current_value HAVING s.current_value IS NULL OR MAX(n.number) > s.current_value"
+                    ),
+                    &[],
+                )
+                .await?
+                .iter()
+                .map(|r| {
+                    let current: Option<&str> = r.get(2);
+                    Ok((r.get(0), u64_of(r.get(1))?, current.map(u64_of).transpose()?))
+                })
+                .collect(),
+        }
+    }
+
+    async fn series(&mut self, sequences: &str) -> Result<Vec<SeriesRow>> {
+        match self {
+            Source::MySql(db) => db
+                .rows(
+                    &format!("SELECT scope_key, current_value, start_value FROM `{sequences}` ORDER BY scope_key"),
+                    (),
+                )
+                .await,
+            Source::Postgres(c) => c
+                .query(
+                    &format!("SELECT scope_key, current_value::text, start_value::text FROM \"{sequences}\" ORDER BY scope_key"),
+                    &[],
+                )
+                .await?
+                .iter()
+                .map(|r| {
+                    let start: Option<&str> = r.get(2);
+                    Ok((r.get(0), u64_of(r.get(1))?, start.map(u64_of).transpose()?))
+                })
+                .collect(),
+        }
+    }
+
+    async fn lowest(&mut self, numbers: &str, scope: &str) -> Result<Option<u64>> {
+        match self {
+            Source::MySql(db) => Ok(db
+                .rows::<Option<u64>, _>(
+                    &format!("SELECT MIN(number) FROM `{numbers}` WHERE scope_key = ?"),
+                    (scope,),
+                )
+                .await?
+                .into_iter()
+                .flatten()
+                .next()),
+            Source::Postgres(c) => {
+                let min: Option<String> = c
+                    .query_one(
+                        &format!(
+                            "SELECT MIN(number)::text FROM \"{numbers}\" WHERE scope_key = $1"
+                        ),
+                        &[&scope],
+                    )
+                    .await?
+                    .get(0);
+                min.as_deref().map(u64_of).transpose()
+            }
+        }
+    }
+
+    async fn numbers(
+        &mut self,
+        numbers: &str,
+        scope: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<NumberRow>> {
+        match self {
+            Source::MySql(db) => db
+                .rows(
+                    &format!(
+                        "SELECT number, status, COALESCE(reason, ''), TIMESTAMPDIFF(MINUTE, updated_at, UTC_TIMESTAMP()) \
+                         FROM `{numbers}` WHERE scope_key = ? AND number BETWEEN ? AND ? ORDER BY number"
+                    ),
+                    (scope, from, to),
+                )
+                .await,
+            Source::Postgres(c) => c
+                .query(
+                    &format!(
+                        "SELECT number::text, status, COALESCE(reason, ''), \
+                         (EXTRACT(EPOCH FROM (timezone('UTC', now()) - updated_at)) / 60)::bigint \
+                         FROM \"{numbers}\" WHERE scope_key = $1 AND number BETWEEN $2::text::numeric AND $3::text::numeric ORDER BY number"
+                    ),
+                    &[&scope, &from.to_string(), &to.to_string()],
+                )
+                .await?
+                .iter()
+                .map(|r| Ok((u64_of(r.get(0))?, r.get(1), r.get(2), r.get(3))))
+                .collect(),
+        }
+    }
+}
+
 pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
     let url = crate::database_url(global)?;
     let tables = Tables::new(&TablePrefix::new(&global.table_prefix)?);
+    if counterfoil_core::Engine::of_url(&url) == counterfoil_core::Engine::Postgres {
+        let (client, connection) = tokio::time::timeout(
+            Duration::from_millis(global.timeout_ms.max(1)),
+            tokio_postgres::connect(&url, tokio_postgres::NoTls),
+        )
+        .await
+        .map_err(|_| anyhow::anyhow!("database unavailable: connect did not finish in time"))?
+        .map_err(|e| anyhow::anyhow!("database unavailable: cannot connect: {e}"))?;
+        tokio::spawn(connection);
+        for t in [&tables.sequences, &tables.numbers] {
+            let exists: Option<String> = client
+                .query_one("SELECT to_regclass($1)::text", &[&format!("\"{t}\"")])
+                .await?
+                .get(0);
+            if exists.is_none() {
+                anyhow::bail!("table `{t}` does not exist: no Counterfoil registry here");
+            }
+        }
+        return judge(global, args, &tables, Source::Postgres(client)).await;
+    }
     let mut db = Db::connect(
         &url,
         Duration::from_millis(global.timeout_ms.max(1000) * 20),
@@ -39,11 +231,21 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
             anyhow::bail!("table `{t}` does not exist: this site is not set up for Counterfoil (run `counterfoil adopt`)");
         }
     }
+    judge(global, args, &tables, Source::MySql(db)).await
+}
+
+/// Checks the invariants on the facts of `src` and reports.
+async fn judge(
+    global: &Global,
+    args: &VerifyArgs,
+    tables: &Tables,
+    mut src: Source,
+) -> Result<Outcome> {
     let mut v: Vec<Violation> = Vec::new();
     let mut push = |check: &'static str, detail: String| v.push(Violation { check, detail });
 
     // 1. Unique per series.
-    if !db.has_unique_scope_number(&tables.numbers).await? {
+    if !src.has_unique(&tables.numbers).await? {
         push(
             "unique_index",
             format!(
@@ -52,12 +254,7 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
             ),
         );
     }
-    let dups: Vec<(String, u64, u64)> = db
-        .rows(
-            &format!("SELECT scope_key, number, COUNT(*) FROM `{}` GROUP BY scope_key, number HAVING COUNT(*) > 1 LIMIT 1000", tables.numbers),
-            (),
-        )
-        .await?;
+    let dups = src.duplicates(&tables.numbers).await?;
     for (scope, n, c) in dups {
         push(
             "duplicate",
@@ -66,16 +263,7 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
     }
 
     // 2. Counters at or above the registry.
-    let behind: Vec<(String, u64, Option<u64>)> = db
-        .rows(
-            &format!(
-                "SELECT n.scope_key, MAX(n.number), s.current_value FROM `{}` n LEFT JOIN `{}` s ON s.scope_key = n.scope_key \
-                 GROUP BY n.scope_key, s.current_value HAVING s.current_value IS NULL OR MAX(n.number) > s.current_value",
-                tables.numbers, tables.sequences
-            ),
-            (),
-        )
-        .await?;
+    let behind = src.behind(&tables.numbers, &tables.sequences).await?;
     for (scope, max, current) in behind {
         match current {
             None => push("counter", format!("series {scope}: registry numbers up to {max} but no counter")),
@@ -84,41 +272,19 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
     }
 
     // 3. Every number accounted for.
-    let series: Vec<(String, u64, Option<u64>)> = db
-        .rows(
-            &format!(
-                "SELECT scope_key, current_value, start_value FROM `{}` ORDER BY scope_key",
-                tables.sequences
-            ),
-            (),
-        )
-        .await?;
-    let numbers_sql = format!(
-        "SELECT number, status, COALESCE(reason, ''), TIMESTAMPDIFF(MINUTE, updated_at, UTC_TIMESTAMP()) \
-         FROM `{}` WHERE scope_key = ? AND number BETWEEN ? AND ? ORDER BY number",
-        tables.numbers
-    );
-    let min_sql = format!(
-        "SELECT MIN(number) FROM `{}` WHERE scope_key = ?",
-        tables.numbers
-    );
+    let series = src.series(&tables.sequences).await?;
     for (scope, current, start) in &series {
         let start = match start {
             Some(s) => *s,
-            None => db
-                .rows::<Option<u64>, _>(&min_sql, (scope.as_str(),))
+            None => src
+                .lowest(&tables.numbers, scope)
                 .await?
-                .into_iter()
-                .flatten()
-                .next()
                 .unwrap_or(current + 1),
         };
         if start > *current {
             continue;
         }
-        let rows: Vec<(u64, String, String, i64)> = db
-            .rows(&numbers_sql, (scope.as_str(), start, *current))
-            .await?;
+        let rows = src.numbers(&tables.numbers, scope, start, *current).await?;
         let mut expect = start;
         let mut holes = Vec::new();
         for (n, status, reason, age) in &rows {
@@ -148,7 +314,20 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
         }
     }
 
-    // 4. Every invoice post in the registry.
+    // 4. Every invoice post in the registry (a WordPress site: MySQL only).
+    if let Source::MySql(db) = &mut src {
+        orphan_posts(db, tables, args, &mut push).await?;
+    }
+    report(global, &v, series.len())
+}
+
+/// Check 4 on a WordPress site.
+async fn orphan_posts(
+    db: &mut Db,
+    tables: &Tables,
+    args: &VerifyArgs,
+    push: &mut impl FnMut(&'static str, String),
+) -> Result<()> {
     let findings = if db.table_exists(&tables.adopt_findings).await? {
         format!(
             " AND p.ID NOT IN (SELECT post_id FROM `{}` WHERE kind IN ('duplicate', 'conflict'))",
@@ -173,9 +352,12 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
             format!("invoice post #{id} {title:?} is not in the registry"),
         );
     }
+    Ok(())
+}
 
+fn report(global: &Global, v: &[Violation], series: usize) -> Result<Outcome> {
     if global.json {
-        for x in &v {
+        for x in v {
             println!(
                 "{}",
                 json!({"type": "violation", "check": x.check, "detail": x.detail})
@@ -183,13 +365,13 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
         }
         println!(
             "{}",
-            json!({"type": "summary", "series": series.len(), "violations": v.len()})
+            json!({"type": "summary", "series": series, "violations": v.len()})
         );
     } else if v.is_empty() {
-        println!("verify: all invariants hold ({} series).", series.len());
+        println!("verify: all invariants hold ({series} series).");
     } else {
         println!("verify: {} violation(s):", v.len());
-        for x in &v {
+        for x in v {
             println!("  [{}] {}", x.check, x.detail);
         }
     }

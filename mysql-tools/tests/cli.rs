@@ -144,9 +144,11 @@ fn init_plans_create_and_continue_on_postgres() {
     init_plans(&Postgres::shared().fresh_database("cli_plans").unwrap());
 }
 
-/// On PostgreSQL: `stress` checks its own numbers; the commands that read a
-/// WordPress site's MySQL database say plainly that they do not run there
-/// (exit 2, one line, nothing written).
+/// On PostgreSQL: `stress` checks its own numbers; `verify` judges the
+/// registry (clean, then a planted gap, a counter behind the registry, a
+/// stale reservation, a void without a reason: exit 1 naming each); the
+/// commands that read a WordPress site's MySQL database say plainly that
+/// they do not run there (exit 2, one line, nothing written).
 #[test]
 fn postgres_stress_and_the_commands_that_are_mysql_only() {
     let url = Postgres::shared().fresh_database("cli_pg").unwrap();
@@ -166,7 +168,54 @@ fn postgres_stress_and_the_commands_that_are_mysql_only() {
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     assert!(v["allocations"].as_u64().unwrap() > 50, "{v}");
     assert_eq!(v["duplicates"], 0, "{v}");
-    for args in [&["verify"][..], &["audit"][..]] {
+    // verify: a clean registry, then planted faults.
+    let url2 = Postgres::shared().fresh_database("cli_pg_verify").unwrap();
+    counterfoil_tests::mariadb::block_on(async {
+        use counterfoil_core::{PaymentRef, ScopeKey, Store, StoreConfig};
+        let mut s = Store::connect(StoreConfig::new(url2.as_str()))
+            .await
+            .unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        for scope in ["a:2026", "b:2026"] {
+            let k = ScopeKey::new(scope).unwrap();
+            s.initialize(&k, 1).await.unwrap();
+            for _ in 0..3 {
+                s.allocate_recorded(&k, "api").await.unwrap();
+            }
+        }
+        s.record_payment(
+            &ScopeKey::new("b:2026").unwrap(),
+            &PaymentRef::new("stripe", "pi_1").unwrap(),
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    });
+    let clean = ok(&url2, &["verify"]);
+    assert!(clean.contains("all invariants hold (2 series)"), "{clean}");
+    let db = counterfoil_tests::MariaDb::database_name(&url2);
+    Postgres::shared()
+        .exec(
+            &db,
+            "UPDATE wp_invoice_sequences SET current_value = 5 WHERE scope_key = 'a:2026';\
+             UPDATE wp_counterfoil_numbers SET status = 'void', reason = NULL WHERE scope_key = 'a:2026' AND number = 2;\
+             UPDATE wp_counterfoil_numbers SET status = 'reserved', updated_at = updated_at - interval '1 hour' WHERE scope_key = 'a:2026' AND number = 3;\
+             UPDATE wp_invoice_sequences SET current_value = 2 WHERE scope_key = 'b:2026'",
+        )
+        .unwrap();
+    let out = run(&url2, &["verify"]);
+    assert_eq!(out.status.code(), Some(1), "findings");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "series a:2026: number(s) 4–5 are neither issued nor void",
+        "series a:2026: number 2 is void without a reason",
+        "series a:2026: number 3 has been reserved for 60 minutes",
+        "series b:2026: counter 2 is below its highest registry number 4",
+    ] {
+        assert!(text.contains(needle), "`{needle}` not in:\n{text}");
+    }
+    for args in [&["audit"][..], &["adopt"][..]] {
         let err = fails(&url, args);
         assert!(err.contains("PostgreSQL"), "{args:?}: {err}");
     }
