@@ -108,6 +108,13 @@ fn seed_semantics_batches_and_overflow() {
         let again = s.record_payment(&k, &p, None, None).await.unwrap();
         assert!(first.created && !again.created);
         assert_eq!((first.number, again.number), (207, 207));
+        // The socket form of the URL reaches the same database.
+        let mut over_socket = Store::connect(StoreConfig::new(
+            Postgres::shared().socket_url(&counterfoil_tests::MariaDb::database_name(&url)),
+        ))
+        .await
+        .unwrap();
+        assert_eq!(over_socket.current(&k).await.unwrap().current, 207);
         // What is not on PostgreSQL yet says so, before sending anything.
         assert!(matches!(
             s.claim_number(&k, 207, "c1", Duration::from_secs(60)).await,
