@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
-/// counterfoil: sequential business numbers on MySQL/MariaDB, never issued twice.
+/// counterfoil: sequential business numbers on MySQL/MariaDB and PostgreSQL, never issued twice.
 #[derive(Debug, Parser)]
 #[command(name = "counterfoil", version, about, max_term_width = 100)]
 pub struct Cli {

@@ -79,7 +79,7 @@ ensure_node_tools() {
 }
 
 # The plugin's WebAssembly asset: the pure core built from source for the
-# browser (not committed; built here and by scripts/package-plugin).
+# browser (not committed; built here and by scripts/package).
 build_wasm_asset() {
   cargo build --release -q -p counterfoil-wasm --target wasm32-unknown-unknown
   cp "$ROOT/target/wasm32-unknown-unknown/release/counterfoil_wasm.wasm" "$ROOT/wp-plugin/assets/counterfoil.wasm"

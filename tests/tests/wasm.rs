@@ -14,7 +14,7 @@ fn wasm_asset() -> std::path::PathBuf {
     let p = repo_root().join("wp-plugin/assets/counterfoil.wasm");
     assert!(
         p.exists(),
-        "{} is missing: build it (./scripts/test and ./scripts/package-plugin do)",
+        "{} is missing: build it (./scripts/test and ./scripts/package do)",
         p.display()
     );
     p
