@@ -76,6 +76,10 @@ ensure_node_tools() {
     log "installing playwright-core (npm ci in tests/browser)"
     (cd "$ROOT/tests/browser" && npm ci --no-audit --no-fund >&2)
   fi
+  if [ ! -d "$ROOT/tests/php-wasm/node_modules/@php-wasm/node" ]; then
+    log "installing PHP 7.2–8.4 compiled to WebAssembly (npm ci in tests/php-wasm)"
+    (cd "$ROOT/tests/php-wasm" && npm ci --no-audit --no-fund >&2)
+  fi
 }
 
 # The plugin's WebAssembly asset: the pure core built from source for the

@@ -63,6 +63,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private $connect_timeout_ms;
 	/** @var int */
 	private $fail_back_after_ms;
+	/** @var bool Statements sent asynchronously and awaited with mysqli_poll(). */
+	private $async;
 	/** @var float|null The current call's deadline (microtime), null between calls. */
 	private $deadline;
 	/** @var mysqli|null */
@@ -93,6 +95,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// leaves the next one at least a whole second (mysqli's unit).
 		$this->connect_timeout_ms = min( $this->timeout_ms, max( 1000, (int) apply_filters( 'counterfoil_connect_timeout_ms', min( 3000, intdiv( $this->timeout_ms, 2 ) ) ) ) );
 		$this->fail_back_after_ms = max( 0, (int) apply_filters( 'counterfoil_fail_back_after_ms', 30000 ) );
+		// Off only where mysqli_poll() does not work (PHP compiled to
+		// WebAssembly): statements then wait at most the read timeout, in
+		// whole seconds.
+		$this->async = (bool) apply_filters( 'counterfoil_async_statements', true );
 	}
 
 	public function name() {
@@ -680,6 +686,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private function execute( $sql, $types = '', array $params = array() ) {
 		$text    = $this->with_values( $sql, $types, $params );
 		try {
+			if ( ! $this->async ) {
+				$result = $this->result_of( $this->db->query( $text ) ); // phpcs:ignore WordPress.DB.RestrictedClasses,WordPress.DB.PreparedSQL -- own connection (class doc); values escaped by with_values().
+				return $result['errno'] ? $this->failure( $result['errno'], $result['error'] ) : $result;
+			}
 			$sent = $this->db->query( $text, MYSQLI_ASYNC ); // phpcs:ignore WordPress.DB.RestrictedClasses,WordPress.DB.PreparedSQL -- own connection (class doc); values escaped by with_values().
 			if ( false === $sent ) {
 				return $this->failure( $this->db->errno, $this->db->error );
@@ -698,14 +708,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				$this->disconnect();
 				throw $this->out_of_time( 'the statement' );
 			}
-			$ok     = $this->db->reap_async_query();
-			$result = array(
-				'errno'     => $ok ? 0 : $this->db->errno,
-				'error'     => $ok ? '' : $this->db->error,
-				'affected'  => $this->db->affected_rows,
-				'insert_id' => $this->db->insert_id,
-				'rows'      => $ok instanceof mysqli_result ? $ok->fetch_all( MYSQLI_NUM ) : null,
-			);
+			$result = $this->result_of( $this->db->reap_async_query() );
 		} catch ( mysqli_sql_exception $e ) {
 			return $this->failure( $e->getCode(), $e->getMessage() );
 		}
@@ -713,6 +716,22 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			return $this->failure( $result['errno'], $result['error'] );
 		}
 		return $result;
+	}
+
+	/**
+	 * A statement's answer as an array.
+	 *
+	 * @param mysqli_result|bool $ok What query() or reap_async_query() returned.
+	 * @return array errno, error, affected, insert_id, rows.
+	 */
+	private function result_of( $ok ) {
+		return array(
+			'errno'     => $ok ? 0 : $this->db->errno,
+			'error'     => $ok ? '' : $this->db->error,
+			'affected'  => $this->db->affected_rows,
+			'insert_id' => $this->db->insert_id,
+			'rows'      => $ok instanceof mysqli_result ? $ok->fetch_all( MYSQLI_NUM ) : null,
+		);
 	}
 
 	/**
