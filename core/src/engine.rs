@@ -3,9 +3,7 @@
 //! (`mysql://` or `postgres://` / `postgresql://`).
 //!
 //! Invariants: every operation means the same on both engines (same
-//! arguments, same answers, same errors for the same cause); an operation
-//! one engine does not have yet answers [`Error::Unsupported`] before
-//! anything is sent, never a guess.
+//! arguments, same answers, same errors for the same cause).
 
 use std::ops::RangeInclusive;
 use std::time::Duration;
@@ -64,18 +62,6 @@ macro_rules! both {
         match $self {
             Store::MySql($s) => $e,
             Store::Postgres($s) => $e,
-        }
-    };
-}
-
-macro_rules! mysql_only {
-    ($self:ident, $what:literal, $s:ident => $e:expr) => {
-        match $self {
-            Store::MySql($s) => $e,
-            Store::Postgres(_) => Err(Error::Unsupported {
-                operation: $what,
-                engine: Engine::Postgres.name(),
-            }),
         }
     };
 }
@@ -220,7 +206,7 @@ impl Store {
         currency: Option<&str>,
         period: Period,
     ) -> Result<Held> {
-        mysql_only!(self, "hold_payment", s => s.hold_payment(scope, payment, amount, currency, period).await)
+        both!(self, s => s.hold_payment(scope, payment, amount, currency, period).await)
     }
 
     /// Claims a reserved number to create its invoice.
@@ -231,7 +217,7 @@ impl Store {
         claim: &str,
         stale_after: Duration,
     ) -> Result<Claim> {
-        mysql_only!(self, "claim_number", s => s.claim_number(scope, number, claim, stale_after).await)
+        both!(self, s => s.claim_number(scope, number, claim, stale_after).await)
     }
 
     /// Marks a claimed number issued with its invoice.
@@ -243,7 +229,7 @@ impl Store {
         post_id: u64,
         payment: Option<&PaymentRef>,
     ) -> Result<bool> {
-        mysql_only!(self, "issue_claimed", s => s.issue_claimed(scope, number, claim, post_id, payment).await)
+        both!(self, s => s.issue_claimed(scope, number, claim, post_id, payment).await)
     }
 
     /// Gives a claim back.
@@ -253,7 +239,7 @@ impl Store {
         number: u64,
         claim: &str,
     ) -> Result<bool> {
-        mysql_only!(self, "release_claim", s => s.release_claim(scope, number, claim).await)
+        both!(self, s => s.release_claim(scope, number, claim).await)
     }
 
     /// Creates the AWB tables if missing.

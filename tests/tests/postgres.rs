@@ -115,11 +115,14 @@ fn seed_semantics_batches_and_overflow() {
         .await
         .unwrap();
         assert_eq!(over_socket.current(&k).await.unwrap().current, 207);
-        // What is not on PostgreSQL yet says so, before sending anything.
-        assert!(matches!(
-            s.claim_number(&k, 207, "c1", Duration::from_secs(60)).await,
-            Err(Error::Unsupported { .. })
-        ));
+        // The claim of the payment flow's second phase.
+        assert_eq!(
+            s.claim_number(&k, 207, "c1", Duration::from_secs(60))
+                .await
+                .unwrap(),
+            counterfoil_core::Claim::Claimed
+        );
+        assert!(s.issue_claimed(&k, 207, "c1", 42, Some(&p)).await.unwrap());
     });
     assert_eq!(
         Postgres::scalar(
@@ -127,7 +130,7 @@ fn seed_semantics_batches_and_overflow() {
             "SELECT string_agg(number::text || ' ' || status, ',' ORDER BY number) FROM wp_counterfoil_numbers"
         )
         .unwrap(),
-        Some("206 issued,207 reserved".into())
+        Some("206 issued,207 issued".into())
     );
 }
 

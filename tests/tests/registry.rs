@@ -1,4 +1,5 @@
-//! The registry and the payment flow's first phase on a real MariaDB:
+//! The registry and the payment flow on a real MariaDB (and, for the
+//! concurrent deliveries, held payments and claims, on a real PostgreSQL):
 //! one number per payment, recorded in the same transaction as the
 //! allocation; duplicate deliveries (sequential and concurrent, from several
 //! OS processes) get the first delivery's number and change nothing.
@@ -8,11 +9,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use counterfoil_core::{
-    Claim, Error, Held, Initialized, MissingSeries, NumberStatus, PaymentRef, Period, ScopeKey,
-    SeriesStore, StoreConfig,
+    Claim, Engine, Error, Held, Initialized, MissingSeries, NumberStatus, PaymentRef, Period,
+    ScopeKey, Store, StoreConfig,
 };
 use counterfoil_tests::check::{check_contiguous, Allocation};
 use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::postgres::Postgres;
 use counterfoil_tests::workers::run_overlapping;
 use counterfoil_tests::MariaDb;
 
@@ -20,8 +22,24 @@ fn key(s: &str) -> ScopeKey {
     ScopeKey::new(s).unwrap()
 }
 
-async fn store(url: &str) -> SeriesStore {
-    let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+/// A fresh database on the engine's shared private server.
+fn fresh(engine: Engine, label: &str) -> String {
+    match engine {
+        Engine::MySql => MariaDb::shared().fresh_database(label).unwrap(),
+        Engine::Postgres => Postgres::shared().fresh_database(label).unwrap(),
+    }
+}
+
+/// The first column of the first row, on the URL's engine.
+fn scalar(url: &str, sql: &str) -> Option<String> {
+    match Engine::of_url(url) {
+        Engine::MySql => MariaDb::scalar(url, sql).unwrap(),
+        Engine::Postgres => Postgres::scalar(url, sql).unwrap(),
+    }
+}
+
+async fn store(url: &str) -> Store {
+    let mut s = Store::connect(StoreConfig::new(url)).await.unwrap();
     s.ensure_registry_schema().await.unwrap();
     s
 }
@@ -198,7 +216,16 @@ fn concurrent_duplicate_deliveries_from_eight_processes() {
 /// series it was held for; plans create at the right start.
 #[test]
 fn held_payments_and_planned_series() {
-    let url = MariaDb::shared().fresh_database("held").unwrap();
+    held_and_planned(Engine::MySql);
+}
+
+#[test]
+fn held_payments_and_planned_series_postgres() {
+    held_and_planned(Engine::Postgres);
+}
+
+fn held_and_planned(engine: Engine) {
+    let url = fresh(engine, "held");
     block_on(async {
         let mut s = store(&url).await;
         let p = PaymentRef::new("stripe", "held-1").unwrap();
@@ -275,7 +302,16 @@ fn held_payments_and_planned_series() {
 /// the numbers are contiguous, none stays held.
 #[test]
 fn held_payments_completed_by_eight_processes_at_once() {
-    let url = MariaDb::shared().fresh_database("heldrace").unwrap();
+    held_race(Engine::MySql);
+}
+
+#[test]
+fn held_payments_completed_by_eight_processes_at_once_postgres() {
+    held_race(Engine::Postgres);
+}
+
+fn held_race(engine: Engine) {
+    let url = fresh(engine, "heldrace");
     let txns: Vec<String> = (0..200).map(|i| format!("held-{i:04}")).collect();
     block_on(async {
         let mut s = store(&url).await;
@@ -300,11 +336,10 @@ fn held_payments_completed_by_eight_processes_at_once() {
     let findings = check_contiguous(&allocs, 1, 200);
     assert!(findings.is_clean(), "{findings}");
     assert_eq!(
-        MariaDb::scalar(
+        scalar(
             &url,
             "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE number IS NULL"
-        )
-        .unwrap(),
+        ),
         Some("0".into())
     );
 }
@@ -315,7 +350,16 @@ fn held_payments_completed_by_eight_processes_at_once() {
 /// at once, and issued or void numbers say so.
 #[test]
 fn claims_on_numbers() {
-    let url = MariaDb::shared().fresh_database("claims").unwrap();
+    claims(Engine::MySql);
+}
+
+#[test]
+fn claims_on_numbers_postgres() {
+    claims(Engine::Postgres);
+}
+
+fn claims(engine: Engine) {
+    let url = fresh(engine, "claims");
     let stale = Duration::from_secs(120);
     block_on(async {
         let mut a = store(&url).await;
@@ -389,12 +433,12 @@ fn claims_on_numbers() {
         // (From another thread: the harness's own SQL helper runs its own runtime.)
         let db = MariaDb::database_name(&url);
         std::thread::spawn(move || {
-            MariaDb::shared()
-                .exec(
-                    &db,
-                    &format!("UPDATE wp_counterfoil_numbers SET status = 'void', reason = 'test' WHERE number = {m}"),
-                )
-                .unwrap()
+            let sql = format!("UPDATE wp_counterfoil_numbers SET status = 'void', reason = 'test' WHERE number = {m}");
+            match engine {
+                Engine::MySql => MariaDb::shared().exec(&db, &sql),
+                Engine::Postgres => Postgres::shared().exec(&db, &sql),
+            }
+            .unwrap()
         })
         .join()
         .unwrap();

@@ -23,6 +23,7 @@
 
 mod awb_stock;
 mod classify;
+mod payment_flow;
 mod sql;
 
 use std::future::Future;
@@ -432,8 +433,16 @@ impl PgStore {
                     .query_opt(&insert_payment, &[&gateway, &txn, &key, &amount, &currency])
                     .await?;
                 let Some(row) = inserted else {
+                    // Delivered before: that delivery committed its number,
+                    // or was held for its series (then this one numbers it).
                     drop(tx);
-                    return find_payment(client, sql, &gateway, &txn).await;
+                    return match find_payment(client, sql, &gateway, &txn).await? {
+                        Ok(Found::Numbered(r)) => Ok(Ok(r)),
+                        Ok(Found::Waiting) => {
+                            payment_flow::complete_held(client, sql, &gateway, &txn).await
+                        }
+                        Err(e) => Ok(Err(e)),
+                    };
                 };
                 let payment_id: i64 = row.get(0);
                 let number = match allocate_in(&tx, &allocate, &key, 1).await? {
@@ -741,13 +750,21 @@ fn duplicate_or<T>(e: tokio_postgres::Error, key: &str, number: u64) -> PgResult
     }
 }
 
-/// The payment an earlier delivery recorded, with its number.
+/// A payment recorded by an earlier delivery.
+enum Found {
+    /// It has its number.
+    Numbered(PaymentRecord),
+    /// It is held for its series, without a number.
+    Waiting,
+}
+
+/// The payment an earlier delivery recorded.
 async fn find_payment(
     client: &mut PgConn,
     sql: &PgSql,
     gateway: &str,
     txn: &str,
-) -> PgResult<PaymentRecord> {
+) -> PgResult<Found> {
     let row = client
         .query_opt(&sql.find_payment, &[&gateway, &txn])
         .await?;
@@ -761,13 +778,15 @@ async fn find_payment(
     let status: Option<String> = row.get(2);
     let post_id: Option<i64> = row.get(3);
     let period: Option<String> = row.get(4);
-    let Some(number) = number.and_then(|n| n.parse::<u64>().ok()) else {
-        return Ok(Err(Error::Unsupported {
-            operation: "record_payment of a payment held without a number",
-            engine: "PostgreSQL",
-        }));
+    let Some(number) = number else {
+        return Ok(Ok(Found::Waiting));
     };
-    Ok(Ok(PaymentRecord {
+    let Ok(number) = number.parse::<u64>() else {
+        return Ok(Err(Error::Unexpected(format!(
+            "number {number} is not a u64"
+        ))));
+    };
+    Ok(Ok(Found::Numbered(PaymentRecord {
         scope,
         number,
         created: false,
@@ -779,5 +798,5 @@ async fn find_payment(
         period: period
             .as_deref()
             .and_then(crate::format::Period::parse_stored),
-    }))
+    })))
 }

@@ -47,6 +47,22 @@ pub struct PgSql {
     pub set_payment_number: String,
     /// (gateway, transaction) → scope, number, status, post id, period.
     pub find_payment: String,
+    /// (gateway, transaction, scope, amount, currency, period) → id, or
+    /// none if the payment was recorded before: a payment held without a
+    /// number until its series exists.
+    pub insert_held_payment: String,
+    /// (gateway, transaction) → id, scope, number, period, under a row lock.
+    pub lock_payment: String,
+    /// (claim, scope, number, stale seconds) → one row if claimed.
+    pub claim_number: String,
+    /// (scope, number) → status, post id, claim.
+    pub number_state: String,
+    /// (post id, scope, number, claim) → one row if the claim was held.
+    pub issue_claimed: String,
+    /// (post id, gateway, transaction).
+    pub set_payment_post: String,
+    /// (scope, number, claim) → one row if the claim was held.
+    pub release_claim: String,
     /// The AWB stock's tables.
     pub awb: super::awb_stock::PgAwbSql,
 }
@@ -150,6 +166,38 @@ impl PgSql {
                  FROM \"{payments}\" p LEFT JOIN \"{numbers}\" n \
                  ON n.scope_key = p.scope_key AND n.number = p.number \
                  WHERE p.gateway = $1 AND p.transaction_id = $2"
+            ),
+            insert_held_payment: format!(
+                "INSERT INTO \"{payments}\" (gateway, transaction_id, scope_key, amount, currency, period, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, timezone('UTC', now())) \
+                 ON CONFLICT (gateway, transaction_id) DO NOTHING RETURNING id"
+            ),
+            lock_payment: format!(
+                "SELECT id, scope_key, number::text, period FROM \"{payments}\" \
+                 WHERE gateway = $1 AND transaction_id = $2 FOR UPDATE"
+            ),
+            claim_number: format!(
+                "UPDATE \"{numbers}\" SET status = 'creating', claim = $1, claim_connection = pg_backend_pid(), \
+                 claimed_at = timezone('UTC', now()), updated_at = timezone('UTC', now()) \
+                 WHERE scope_key = $2 AND number = $3::text::numeric AND (status = 'reserved' OR (status = 'creating' \
+                 AND (claimed_at < timezone('UTC', now()) - make_interval(secs => $4::text::float8) \
+                 OR NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = claim_connection)))) RETURNING 1"
+            ),
+            number_state: format!(
+                "SELECT status, post_id, claim FROM \"{numbers}\" WHERE scope_key = $1 AND number = $2::text::numeric"
+            ),
+            issue_claimed: format!(
+                "UPDATE \"{numbers}\" SET status = 'issued', post_id = $1, claim = NULL, claim_connection = NULL, \
+                 claimed_at = NULL, updated_at = timezone('UTC', now()) \
+                 WHERE scope_key = $2 AND number = $3::text::numeric AND status = 'creating' AND claim = $4"
+            ),
+            set_payment_post: format!(
+                "UPDATE \"{payments}\" SET post_id = $1 WHERE gateway = $2 AND transaction_id = $3"
+            ),
+            release_claim: format!(
+                "UPDATE \"{numbers}\" SET status = 'reserved', claim = NULL, claim_connection = NULL, claimed_at = NULL, \
+                 updated_at = timezone('UTC', now()) \
+                 WHERE scope_key = $1 AND number = $2::text::numeric AND status = 'creating' AND claim = $3"
             ),
             awb: super::awb_stock::PgAwbSql::new(p),
             sequences,

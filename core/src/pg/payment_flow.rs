@@ -1,0 +1,248 @@
+//! The payment flow's other half on PostgreSQL, as on MySQL: payments held
+//! without a number until their series exists (design.md §7), and the claim
+//! on a reserved number while its invoice is created.
+//!
+//! Invariants: a held payment is recorded once per (gateway, transaction id)
+//! (`ON CONFLICT DO NOTHING`); the delivery that numbers it does so under the
+//! payment row's lock, from the series it was held for, and a concurrent
+//! delivery waits on that lock and then finds the number. A claim is a
+//! committed row state (`creating`, the claim id, the backend's pid), not a
+//! lock: a claim older than the stale time, or whose backend is gone from
+//! `pg_stat_activity`, is taken over.
+
+use std::time::Duration;
+
+use super::{allocate_in, duplicate_or, find_payment, Found, PgConn, PgResult, PgSql, PgStore};
+use crate::error::{Error, Result};
+use crate::format::Period;
+use crate::payment::{check_claim_id, Claim, Held, NumberStatus, PaymentRecord, PaymentRef};
+use crate::scope::ScopeKey;
+
+impl PgStore {
+    /// Records a payment whose series does not exist yet, without a number;
+    /// `period` is the site's local year and month when it arrived. A later
+    /// `record_payment` of the same payment, once the series exists, numbers
+    /// it. A repeat reports `Waiting { created: false }`, or its number.
+    pub async fn hold_payment(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+        period: Period,
+    ) -> Result<Held> {
+        let key = scope.as_str().to_owned();
+        let (gateway, txn) = (
+            payment.gateway().to_owned(),
+            payment.transaction_id().to_owned(),
+        );
+        let (amount, currency) = (amount.map(str::to_owned), currency.map(str::to_owned));
+        let period = period.to_string();
+        self.run("hold_payment", move |client, sql| {
+            let (key, gateway, txn, amount, currency, period) = (
+                key.clone(),
+                gateway.clone(),
+                txn.clone(),
+                amount.clone(),
+                currency.clone(),
+                period.clone(),
+            );
+            Box::pin(async move {
+                let inserted = client
+                    .query_opt(
+                        &sql.insert_held_payment,
+                        &[&gateway, &txn, &key, &amount, &currency, &period],
+                    )
+                    .await?;
+                if inserted.is_some() {
+                    return Ok(Ok(Held::Waiting { created: true }));
+                }
+                Ok(find_payment(client, sql, &gateway, &txn)
+                    .await?
+                    .map(|found| match found {
+                        Found::Numbered(r) => Held::Numbered(r),
+                        Found::Waiting => Held::Waiting { created: false },
+                    }))
+            })
+        })
+        .await
+    }
+
+    /// Claims a reserved number to create its invoice (see
+    /// `SeriesStore::claim_number`).
+    pub async fn claim_number(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+        stale_after: Duration,
+    ) -> Result<Claim> {
+        check_claim_id(claim)?;
+        let key = scope.as_str().to_owned();
+        let (claim, stale) = (claim.to_owned(), stale_after.as_secs().to_string());
+        self.run("claim_number", move |client, sql| {
+            let (key, claim, stale) = (key.clone(), claim.clone(), stale.clone());
+            Box::pin(async move {
+                let n = number.to_string();
+                let claimed = client
+                    .query_opt(&sql.claim_number, &[&claim, &key, &n, &stale])
+                    .await?;
+                if claimed.is_some() {
+                    return Ok(Ok(Claim::Claimed));
+                }
+                let row = client.query_opt(&sql.number_state, &[&key, &n]).await?;
+                let Some(row) = row else {
+                    return Ok(Err(Error::Unexpected(format!(
+                        "number {number} of series `{key}` is not in the registry"
+                    ))));
+                };
+                let (status, post_id, holder): (String, Option<i64>, Option<String>) =
+                    (row.get(0), row.get(1), row.get(2));
+                Ok(match (status.as_str(), post_id) {
+                    ("issued", Some(post_id)) => Ok(Claim::Issued {
+                        post_id: post_id as u64,
+                    }),
+                    ("void", _) => Ok(Claim::Void),
+                    // A retry of our own claim whose answer was lost.
+                    ("creating", _) if holder.as_deref() == Some(claim.as_str()) => {
+                        Ok(Claim::Claimed)
+                    }
+                    ("creating", _) => Ok(Claim::Busy),
+                    (other, _) => Err(Error::Unexpected(format!(
+                        "number {number} of series `{key}` is `{other}` without an invoice"
+                    ))),
+                })
+            })
+        })
+        .await
+    }
+
+    /// Marks a claimed number issued to `post_id`, and the payment's row
+    /// with its post, in one transaction; `false` when the claim was lost.
+    pub async fn issue_claimed(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+        post_id: u64,
+        payment: Option<&PaymentRef>,
+    ) -> Result<bool> {
+        check_claim_id(claim)?;
+        let key = scope.as_str().to_owned();
+        let claim = claim.to_owned();
+        let payment = payment.map(|p| (p.gateway().to_owned(), p.transaction_id().to_owned()));
+        let post = i64::try_from(post_id).map_err(|_| Error::InvalidArgument {
+            name: "post_id",
+            reason: format!("{post_id} is above {}", i64::MAX),
+        })?;
+        self.run("issue_claimed", move |client, sql| {
+            let (key, claim, payment) = (key.clone(), claim.clone(), payment.clone());
+            Box::pin(async move {
+                let tx = client.transaction().await?;
+                let n = tx
+                    .execute(
+                        &sql.issue_claimed,
+                        &[&post, &key, &number.to_string(), &claim],
+                    )
+                    .await?;
+                if n != 1 {
+                    return Ok(Ok(false));
+                }
+                if let Some((gateway, txn)) = &payment {
+                    tx.execute(&sql.set_payment_post, &[&post, gateway, txn])
+                        .await?;
+                }
+                tx.commit().await?;
+                Ok(Ok(true))
+            })
+        })
+        .await
+    }
+
+    /// Gives a claim back after a failure: the number is reserved again.
+    /// `false` when the claim was not held.
+    pub async fn release_claim(
+        &mut self,
+        scope: &ScopeKey,
+        number: u64,
+        claim: &str,
+    ) -> Result<bool> {
+        check_claim_id(claim)?;
+        let key = scope.as_str().to_owned();
+        let claim = claim.to_owned();
+        self.run("release_claim", move |client, sql| {
+            let (key, claim) = (key.clone(), claim.clone());
+            Box::pin(async move {
+                let n = client
+                    .execute(&sql.release_claim, &[&key, &number.to_string(), &claim])
+                    .await?;
+                Ok(Ok(n == 1))
+            })
+        })
+        .await
+    }
+}
+
+/// Gives a held payment its number, in one transaction under the payment
+/// row's lock, from the series it was held for; a delivery that waited on
+/// the lock finds the number the other one gave.
+pub(super) async fn complete_held(
+    client: &mut PgConn,
+    sql: &PgSql,
+    gateway: &str,
+    txn: &str,
+) -> PgResult<PaymentRecord> {
+    let allocate = client.prepared(&sql.allocate).await?;
+    let insert = client.prepared(&sql.insert_number).await?;
+    let tx = client.transaction().await?;
+    let Some(row) = tx.query_opt(&sql.lock_payment, &[&gateway, &txn]).await? else {
+        return Ok(Err(Error::Unexpected(format!(
+            "payment {gateway}/{txn} disappeared"
+        ))));
+    };
+    let (id, scope, number, period): (i64, String, Option<String>, Option<String>) =
+        (row.get(0), row.get(1), row.get(2), row.get(3));
+    if number.is_none() {
+        let number = match allocate_in(&tx, &allocate, &scope, 1).await? {
+            Ok(n) => n,
+            Err(e) => return Ok(Err(e)),
+        };
+        if let Err(e) = tx
+            .execute(
+                &insert,
+                &[
+                    &scope,
+                    &number.to_string(),
+                    &NumberStatus::Reserved.as_str(),
+                    &"payment",
+                    &gateway,
+                    &txn,
+                    &None::<&str>,
+                ],
+            )
+            .await
+        {
+            return duplicate_or(e, &scope, number);
+        }
+        tx.execute(&sql.set_payment_number, &[&number.to_string(), &id])
+            .await?;
+        tx.commit().await?;
+        return Ok(Ok(PaymentRecord {
+            scope,
+            number,
+            created: true,
+            status: NumberStatus::Reserved,
+            post_id: None,
+            period: period.as_deref().and_then(Period::parse_stored),
+        }));
+    }
+    // Another delivery numbered it while this one waited.
+    drop(tx);
+    Ok(match find_payment(client, sql, gateway, txn).await? {
+        Ok(Found::Numbered(r)) => Ok(r),
+        Ok(Found::Waiting) => Err(Error::Unexpected(format!(
+            "payment {gateway}/{txn} was numbered and then lost its number"
+        ))),
+        Err(e) => Err(e),
+    })
+}
