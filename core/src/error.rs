@@ -254,14 +254,6 @@ pub enum Error {
         /// Its value.
         value: String,
     },
-    /// The operation exists on another engine but not (yet) on this one.
-    #[error("{operation} is not available on {engine}")]
-    Unsupported {
-        /// What was asked.
-        operation: &'static str,
-        /// The engine.
-        engine: &'static str,
-    },
     /// The operation did not finish within its deadline. Its outcome is
     /// unknown: an allocation may have used a number (a gap), never a duplicate.
     #[error("{operation} did not finish within {} ms; the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)", after.as_millis())]
@@ -366,7 +358,6 @@ impl Error {
             Error::DuplicateNumber { .. } => "duplicate_number",
             Error::Refused(_) => "refused",
             Error::UnsafeDurability { .. } | Error::UnsafeSetting { .. } => "unsafe_durability",
-            Error::Unsupported { .. } => "unsupported",
             Error::Timeout { .. } => "timeout",
             Error::Unavailable { .. } => "unavailable",
             Error::Server { .. } => "server",
