@@ -1,6 +1,7 @@
 //! The release artefacts of `./scripts/package` (target/package/), installed
 //! as people install them: the extension's Debian package unpacked into a
-//! throw-away root (its control file, its maintainer scripts, its ini) and
+//! throw-away root (its control file, its ini, its maintainer scripts run
+//! with phpenmod/phpdismod recorded) and
 //! its `.so` loaded by PHP to run the article's functions against the
 //! harness's MariaDB; the CLI's package (binary, man pages, completions);
 //! the plugin zip unzipped into a fresh WordPress, activated, and answering
@@ -153,6 +154,42 @@ fn the_extension_package_installs_into_a_root_and_its_so_works() {
     for script in ["postinst", "prerm"] {
         run(Command::new("sh").arg("-n").arg(control.join(script)));
     }
+    // Their effect, with phpenmod/phpdismod recorded instead of run (they
+    // would change this machine's PHP): enabled on configure, disabled on
+    // remove and purge, untouched on upgrade.
+    let fake = scratch("fake-phpenmod");
+    let calls = fake.join("calls");
+    for tool in ["phpenmod", "phpdismod"] {
+        let path = fake.join(tool);
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho \"{tool} $*\" >> {}\n", calls.display()),
+        )
+        .unwrap();
+        run(Command::new("chmod").arg("+x").arg(&path));
+    }
+    let path = format!(
+        "{}:{}",
+        fake.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (script, arg) in [
+        ("postinst", "configure"),
+        ("prerm", "upgrade"),
+        ("prerm", "remove"),
+        ("postinst", "abort-upgrade"),
+        ("prerm", "purge"),
+    ] {
+        run(Command::new("sh")
+            .arg(control.join(script))
+            .arg(arg)
+            .env("PATH", &path));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        format!("phpenmod -v {minor} counterfoil\nphpdismod -v {minor} counterfoil\nphpdismod -v {minor} counterfoil\n"),
+        "enable on configure only; disable on remove and purge only"
+    );
     // The unpacked .so, loaded the way the ini loads it, runs the article's
     // functions against a real MariaDB and reports the release's version.
     let url = MariaDb::shared().fresh_database("pkg_ext").unwrap();
