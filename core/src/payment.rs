@@ -169,6 +169,29 @@ pub enum Claim {
     Void,
 }
 
+/// What a claim attempt that changed no row found, from the number's state
+/// (`status`, `post_id`, the holder's claim id): both engines read the same
+/// three columns and decide here.
+pub fn claim_from_state(
+    scope: &str,
+    number: u64,
+    claim: &str,
+    status: &str,
+    post_id: Option<u64>,
+    holder: Option<&str>,
+) -> Result<Claim> {
+    match (status, post_id) {
+        ("issued", Some(post_id)) => Ok(Claim::Issued { post_id }),
+        ("void", _) => Ok(Claim::Void),
+        // A retry of our own claim whose answer was lost.
+        ("creating", _) if holder == Some(claim) => Ok(Claim::Claimed),
+        ("creating", _) => Ok(Claim::Busy),
+        (other, _) => Err(Error::Unexpected(format!(
+            "number {number} of series `{scope}` is `{other}` without an invoice"
+        ))),
+    }
+}
+
 /// Checks a claim id: 1–40 ASCII letters, digits, `-` or `_` (the caller
 /// makes it random, so that two processes never share one).
 pub fn check_claim_id(claim: &str) -> Result<()> {

@@ -14,6 +14,7 @@ pub mod browser;
 pub mod burst;
 pub mod check;
 pub mod commit_cut;
+pub mod engines;
 pub mod fake_clock;
 pub mod galera;
 pub mod history;

@@ -9,26 +9,9 @@ use std::time::Duration;
 use counterfoil_core::awb::AwbState;
 use counterfoil_core::store::AwbTransition;
 use counterfoil_core::{Engine, Error, Store, StoreConfig};
+use counterfoil_tests::engines::{exec, fresh_database, scalar};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::postgres::Postgres;
 use counterfoil_tests::workers::run_overlapping;
-use counterfoil_tests::MariaDb;
-
-/// A fresh database on the engine's shared private server.
-fn fresh(engine: Engine, label: &str) -> String {
-    match engine {
-        Engine::MySql => MariaDb::shared().fresh_database(label).unwrap(),
-        Engine::Postgres => Postgres::shared().fresh_database(label).unwrap(),
-    }
-}
-
-/// The first column of the first row, on either engine.
-fn scalar(url: &str, sql: &str) -> Option<String> {
-    match Engine::of_url(url) {
-        Engine::MySql => MariaDb::scalar(url, sql).unwrap(),
-        Engine::Postgres => Postgres::scalar(url, sql).unwrap(),
-    }
-}
 
 async fn store(url: &str) -> Store {
     let mut s = Store::connect(StoreConfig::new(url)).await.unwrap();
@@ -65,7 +48,7 @@ fn a_bad_block_is_refused_whole_postgres() {
 }
 
 fn bad_block(engine: Engine) {
-    let url = fresh(engine, "awbblock");
+    let url = fresh_database(engine, "awbblock");
     block_on(async {
         let mut s = store(&url).await;
         assert_eq!(
@@ -119,7 +102,7 @@ fn transitions_freezing_expiry_pools_and_stale_clicks_postgres() {
 }
 
 fn transitions(engine: Engine) {
-    let url = fresh(engine, "awbstate");
+    let url = fresh_database(engine, "awbstate");
     block_on(async {
         let mut s = store(&url).await;
         // Expired numbers with the lowest serials, then a valid block.
@@ -266,8 +249,7 @@ fn the_unique_index_refusal_reads_like_the_application_check_postgres() {
 }
 
 fn unique_index(engine: Engine) {
-    let url = fresh(engine, "awbunique");
-    let db = MariaDb::database_name(&url);
+    let url = fresh_database(engine, "awbunique");
     block_on(async {
         let mut s = store(&url).await;
         s.awb_import_block("A", &n(157, 1), &n(157, 2), None)
@@ -276,11 +258,7 @@ fn unique_index(engine: Engine) {
     });
     // A live assignment that the status does not show (written behind the service's back).
     let ghost = "INSERT INTO wp_counterfoil_awb_assignments (stock_id, shipment, live, assigned_at) SELECT id, 'ghost', 1, NOW() FROM wp_counterfoil_awb_stock WHERE serial = 1";
-    match engine {
-        Engine::MySql => MariaDb::shared().exec(&db, ghost),
-        Engine::Postgres => Postgres::shared().exec(&db, ghost),
-    }
-    .unwrap();
+    exec(&url, ghost);
     block_on(async {
         let mut s = store(&url).await;
         refused(
@@ -306,7 +284,7 @@ fn eight_processes_issue_in_strict_serial_order_skipping_nothing_postgres() {
 }
 
 fn eight_processes(engine: Engine) {
-    let url = fresh(engine, "awb8");
+    let url = fresh_database(engine, "awb8");
     block_on(async {
         let mut s = store(&url).await;
         s.awb_import_block("P", &n(157, 1_000_000), &n(157, 1_000_300), None)

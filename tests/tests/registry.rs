@@ -13,29 +13,13 @@ use counterfoil_core::{
     ScopeKey, Store, StoreConfig,
 };
 use counterfoil_tests::check::{check_contiguous, Allocation};
+use counterfoil_tests::engines::{exec, fresh_database, scalar};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::postgres::Postgres;
 use counterfoil_tests::workers::run_overlapping;
 use counterfoil_tests::MariaDb;
 
 fn key(s: &str) -> ScopeKey {
     ScopeKey::new(s).unwrap()
-}
-
-/// A fresh database on the engine's shared private server.
-fn fresh(engine: Engine, label: &str) -> String {
-    match engine {
-        Engine::MySql => MariaDb::shared().fresh_database(label).unwrap(),
-        Engine::Postgres => Postgres::shared().fresh_database(label).unwrap(),
-    }
-}
-
-/// The first column of the first row, on the URL's engine.
-fn scalar(url: &str, sql: &str) -> Option<String> {
-    match Engine::of_url(url) {
-        Engine::MySql => MariaDb::scalar(url, sql).unwrap(),
-        Engine::Postgres => Postgres::scalar(url, sql).unwrap(),
-    }
 }
 
 async fn store(url: &str) -> Store {
@@ -187,7 +171,16 @@ fn deliver_from_eight_processes(
 
 #[test]
 fn concurrent_duplicate_deliveries_from_eight_processes() {
-    let url = MariaDb::shared().fresh_database("paydup").unwrap();
+    duplicate_deliveries(Engine::MySql);
+}
+
+#[test]
+fn concurrent_duplicate_deliveries_from_eight_processes_postgres() {
+    duplicate_deliveries(Engine::Postgres);
+}
+
+fn duplicate_deliveries(engine: Engine) {
+    let url = fresh_database(engine, "paydup");
     block_on(async {
         let mut s = store(&url).await;
         s.initialize(&key("1:2026"), 100).await.unwrap();
@@ -202,11 +195,18 @@ fn concurrent_duplicate_deliveries_from_eight_processes() {
     let findings = check_contiguous(&allocs, 100, 299);
     assert!(findings.is_clean(), "{findings}");
     assert_eq!(
-        MariaDb::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers").unwrap(),
+        scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers"),
         Some("200".into())
     );
     assert_eq!(
-        MariaDb::scalar(&url, "SELECT current_value FROM wp_invoice_sequences").unwrap(),
+        scalar(
+            &url,
+            "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE number IS NOT NULL"
+        ),
+        Some("200".into())
+    );
+    assert_eq!(
+        scalar(&url, "SELECT current_value FROM wp_invoice_sequences"),
         Some("299".into())
     );
 }
@@ -225,7 +225,7 @@ fn held_payments_and_planned_series_postgres() {
 }
 
 fn held_and_planned(engine: Engine) {
-    let url = fresh(engine, "held");
+    let url = fresh_database(engine, "held");
     block_on(async {
         let mut s = store(&url).await;
         let p = PaymentRef::new("stripe", "held-1").unwrap();
@@ -311,7 +311,7 @@ fn held_payments_completed_by_eight_processes_at_once_postgres() {
 }
 
 fn held_race(engine: Engine) {
-    let url = fresh(engine, "heldrace");
+    let url = fresh_database(engine, "heldrace");
     let txns: Vec<String> = (0..200).map(|i| format!("held-{i:04}")).collect();
     block_on(async {
         let mut s = store(&url).await;
@@ -359,7 +359,7 @@ fn claims_on_numbers_postgres() {
 }
 
 fn claims(engine: Engine) {
-    let url = fresh(engine, "claims");
+    let url = fresh_database(engine, "claims");
     let stale = Duration::from_secs(120);
     block_on(async {
         let mut a = store(&url).await;
@@ -431,14 +431,12 @@ fn claims(engine: Engine) {
         assert!(b.release_claim(&scope, m, "c1").await.unwrap());
         assert!(!b.release_claim(&scope, m, "c1").await.unwrap());
         // (From another thread: the harness's own SQL helper runs its own runtime.)
-        let db = MariaDb::database_name(&url);
+        let target = url.clone();
         std::thread::spawn(move || {
-            let sql = format!("UPDATE wp_counterfoil_numbers SET status = 'void', reason = 'test' WHERE number = {m}");
-            match engine {
-                Engine::MySql => MariaDb::shared().exec(&db, &sql),
-                Engine::Postgres => Postgres::shared().exec(&db, &sql),
-            }
-            .unwrap()
+            exec(
+                &target,
+                &format!("UPDATE wp_counterfoil_numbers SET status = 'void', reason = 'test' WHERE number = {m}"),
+            )
         })
         .join()
         .unwrap();
@@ -447,43 +445,4 @@ fn claims(engine: Engine) {
             Claim::Void
         );
     });
-}
-
-/// The same on PostgreSQL: 8 processes delivering the same 200 payments in
-/// different orders; each recorded once, the same number for every
-/// delivery, numbers contiguous, one registry row each.
-#[test]
-fn concurrent_duplicate_deliveries_from_eight_processes_postgres() {
-    use counterfoil_tests::postgres::Postgres;
-    let url = Postgres::shared().fresh_database("paydup").unwrap();
-    block_on(async {
-        let mut s = counterfoil_core::Store::connect(StoreConfig::new(&url))
-            .await
-            .unwrap();
-        s.ensure_registry_schema().await.unwrap();
-        s.initialize(&key("1:2026"), 100).await.unwrap();
-    });
-    let txns: Vec<String> = (0..200).map(|i| format!("txn-{i:04}")).collect();
-    let (number_of, created) = deliver_from_eight_processes(&url, "1:2026", &txns);
-    assert_eq!(number_of.len(), 200);
-    assert_eq!(created, 200, "each payment recorded exactly once");
-    let allocs: Vec<Allocation> = number_of.values().map(|n| Allocation::one(*n)).collect();
-    let findings = check_contiguous(&allocs, 100, 299);
-    assert!(findings.is_clean(), "{findings}");
-    assert_eq!(
-        Postgres::scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers").unwrap(),
-        Some("200".into())
-    );
-    assert_eq!(
-        Postgres::scalar(
-            &url,
-            "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE number IS NOT NULL"
-        )
-        .unwrap(),
-        Some("200".into())
-    );
-    assert_eq!(
-        Postgres::scalar(&url, "SELECT current_value FROM wp_invoice_sequences").unwrap(),
-        Some("299".into())
-    );
 }

@@ -17,6 +17,10 @@ use tokio_postgres::types::ToSql;
 use super::classify::is_state;
 use super::{PgResult, PgStore};
 use crate::awb::{can_transition, expand_block, Awb, AwbState};
+use crate::awb_stock_rules::{
+    bad_awb, check_name, check_transition_request, check_valid_to, plan_transition, refused,
+    LockedNumber, TransitionPlan,
+};
 use crate::error::{Error, Result};
 use crate::store::{AwbStock, AwbTransition, PoolReport};
 
@@ -62,43 +66,6 @@ const UTC_DATE: &str = "(now() AT TIME ZONE 'UTC')::date";
 /// Now in UTC, as `UTC_TIMESTAMP()`.
 const UTC_NOW: &str = "timezone('UTC', now())";
 
-fn refused(reason: String) -> Error {
-    Error::Refused(reason)
-}
-
-fn bad_awb(e: crate::awb::AwbError) -> Error {
-    Error::InvalidArgument {
-        name: "awb",
-        reason: e.to_string(),
-    }
-}
-
-fn check_name(name: &'static str, value: &str, max: usize) -> Result<()> {
-    if value.trim().is_empty() || value.len() > max || value.chars().any(char::is_control) {
-        return Err(Error::InvalidArgument {
-            name,
-            reason: format!("must be 1 to {max} printable characters"),
-        });
-    }
-    Ok(())
-}
-
-fn check_date(valid_to: Option<&str>) -> Result<()> {
-    if let Some(d) = valid_to {
-        let ok = d.len() == 10
-            && d.as_bytes()[4] == b'-'
-            && d.as_bytes()[7] == b'-'
-            && d.chars().filter(char::is_ascii_digit).count() == 8;
-        if !ok {
-            return Err(Error::InvalidArgument {
-                name: "valid_to",
-                reason: format!("`{d}` is not a date YYYY-MM-DD"),
-            });
-        }
-    }
-    Ok(())
-}
-
 impl PgStore {
     /// Creates the AWB tables if missing.
     pub async fn awb_ensure_schema(&mut self) -> Result<()> {
@@ -120,7 +87,7 @@ impl PgStore {
     ) -> Result<usize> {
         check_name("pool", pool, 64)?;
         let block = expand_block(first, last).map_err(bad_awb)?;
-        check_date(valid_to)?;
+        check_valid_to(valid_to)?;
         let prefix = i32::from(block[0].prefix());
         let (pool, valid_to) = (pool.to_owned(), valid_to.map(str::to_owned));
         self.run("awb_import_block", move |client, sql| {
@@ -242,13 +209,7 @@ impl PgStore {
         pool: Option<&str>,
         expect_shipment: Option<&str>,
     ) -> Result<AwbTransition> {
-        let canonical = Awb::normalize(number).map_err(bad_awb)?;
-        if matches!(to, AwbState::Voided | AwbState::Cancelled) {
-            check_name("reason", reason.unwrap_or(""), 255)?;
-        }
-        if to == AwbState::Assigned {
-            check_name("shipment", shipment.unwrap_or(""), 64)?;
-        }
+        let canonical = check_transition_request(number, to, shipment, reason)?;
         let (shipment, reason) = (shipment.map(str::to_owned), reason.map(str::to_owned));
         let (pool, expect) = (pool.map(str::to_owned), expect_shipment.map(str::to_owned));
         self.run("awb_transition", move |client, sql| {
@@ -276,35 +237,23 @@ impl PgStore {
                 };
                 let (id, status, pool_name, frozen, current, expired): (i64, String, String, bool, Option<String>, bool) =
                     (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5));
-                if let Some(p) = &pool {
-                    if *p != pool_name {
-                        return Ok(Err(refused(format!("{number} belongs to pool {pool_name}, not {p}"))));
-                    }
-                }
-                if let Some(e) = &expect {
-                    if current.as_deref() != Some(e.as_str()) {
-                        return Ok(Ok(AwbTransition::Unchanged));
-                    }
-                }
-                let from = AwbState::parse(&status).unwrap_or(AwbState::Executed);
-                if !can_transition(from, to) {
-                    return Ok(Err(refused(format!(
-                        "{number} is {status}; it cannot become {}{}",
-                        to.as_str(),
-                        if from == AwbState::Executed { " (executed numbers are final)" } else { "" }
-                    ))));
-                }
-                if to == AwbState::Assigned && from == AwbState::Ready {
-                    if frozen {
-                        return Ok(Err(refused(format!("{number} is frozen; unfreeze it first"))));
-                    }
-                    if expired {
-                        return Ok(Err(refused(format!("{number} has expired; it is never offered"))));
-                    }
-                }
-                if from == AwbState::Assigned
-                    && matches!(to, AwbState::Ready | AwbState::Assigned | AwbState::Voided | AwbState::Cancelled)
-                {
+                let locked = LockedNumber {
+                    number: &number,
+                    status: &status,
+                    pool: &pool_name,
+                    frozen,
+                    expired,
+                    shipment: current.as_deref(),
+                };
+                let (from, release_assignment, keep_shipment) =
+                    match plan_transition(&locked, to, pool.as_deref(), expect.as_deref()) {
+                        Err(e) => return Ok(Err(e)),
+                        Ok(TransitionPlan::Unchanged) => return Ok(Ok(AwbTransition::Unchanged)),
+                        Ok(TransitionPlan::Move { from, release_assignment, keep_shipment }) => {
+                            (from, release_assignment, keep_shipment)
+                        }
+                    };
+                if release_assignment {
                     tx.execute(
                         &format!("UPDATE \"{assignments}\" SET live = NULL, released_at = {UTC_NOW} WHERE stock_id = $1 AND live = 1"),
                         &[&id],
@@ -316,7 +265,6 @@ impl PgStore {
                         return Ok(Err(e));
                     }
                 } else {
-                    let keep_shipment = matches!(to, AwbState::Issued | AwbState::Executed);
                     tx.execute(
                         &format!(
                             "UPDATE \"{stock}\" SET status = $1, reason = COALESCE($2, reason), \

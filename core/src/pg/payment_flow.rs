@@ -15,7 +15,9 @@ use std::time::Duration;
 use super::{allocate_in, duplicate_or, find_payment, Found, PgConn, PgResult, PgSql, PgStore};
 use crate::error::{Error, Result};
 use crate::format::Period;
-use crate::payment::{check_claim_id, Claim, Held, NumberStatus, PaymentRecord, PaymentRef};
+use crate::payment::{
+    check_claim_id, claim_from_state, Claim, Held, NumberStatus, PaymentRecord, PaymentRef,
+};
 use crate::scope::ScopeKey;
 
 impl PgStore {
@@ -98,20 +100,14 @@ impl PgStore {
                 };
                 let (status, post_id, holder): (String, Option<i64>, Option<String>) =
                     (row.get(0), row.get(1), row.get(2));
-                Ok(match (status.as_str(), post_id) {
-                    ("issued", Some(post_id)) => Ok(Claim::Issued {
-                        post_id: post_id as u64,
-                    }),
-                    ("void", _) => Ok(Claim::Void),
-                    // A retry of our own claim whose answer was lost.
-                    ("creating", _) if holder.as_deref() == Some(claim.as_str()) => {
-                        Ok(Claim::Claimed)
-                    }
-                    ("creating", _) => Ok(Claim::Busy),
-                    (other, _) => Err(Error::Unexpected(format!(
-                        "number {number} of series `{key}` is `{other}` without an invoice"
-                    ))),
-                })
+                Ok(claim_from_state(
+                    &key,
+                    number,
+                    &claim,
+                    &status,
+                    post_id.map(|p| p as u64),
+                    holder.as_deref(),
+                ))
             })
         })
         .await

@@ -17,6 +17,10 @@ use mysql_async::{Conn, Value};
 
 use super::{finish_transaction, AttemptResult, SeriesStore};
 use crate::awb::{can_transition, expand_block, Awb, AwbState};
+use crate::awb_stock_rules::{
+    bad_awb, check_name, check_transition_request, check_valid_to, plan_transition, refused,
+    LockedNumber, TransitionPlan,
+};
 use crate::error::{codes, Error, Result};
 use crate::schema::AwbSql;
 
@@ -64,27 +68,6 @@ pub struct PoolReport {
     pub expired: u64,
     /// Ready, unfrozen, unexpired: what issue_next can still give.
     pub available: u64,
-}
-
-fn refused(reason: String) -> Error {
-    Error::Refused(reason)
-}
-
-fn bad_awb(e: crate::awb::AwbError) -> Error {
-    Error::InvalidArgument {
-        name: "awb",
-        reason: e.to_string(),
-    }
-}
-
-fn check_name(name: &'static str, value: &str, max: usize) -> Result<()> {
-    if value.trim().is_empty() || value.len() > max || value.chars().any(char::is_control) {
-        return Err(Error::InvalidArgument {
-            name,
-            reason: format!("must be 1 to {max} printable characters"),
-        });
-    }
-    Ok(())
 }
 
 type StockRow = (
@@ -140,18 +123,7 @@ impl SeriesStore {
     ) -> Result<usize> {
         check_name("pool", pool, 64)?;
         let block = expand_block(first, last).map_err(bad_awb)?;
-        if let Some(d) = valid_to {
-            let ok = d.len() == 10
-                && d.as_bytes()[4] == b'-'
-                && d.as_bytes()[7] == b'-'
-                && d.chars().filter(char::is_ascii_digit).count() == 8;
-            if !ok {
-                return Err(Error::InvalidArgument {
-                    name: "valid_to",
-                    reason: format!("`{d}` is not a date YYYY-MM-DD"),
-                });
-            }
-        }
+        check_valid_to(valid_to)?;
         let prefix = block[0].prefix();
         let valid_to = valid_to.map(str::to_owned);
         self.run("awb_import_block", pool, move |conn, sql, pool| {
@@ -269,13 +241,7 @@ impl SeriesStore {
         pool: Option<&str>,
         expect_shipment: Option<&str>,
     ) -> Result<AwbTransition> {
-        let canonical = Awb::normalize(number).map_err(bad_awb)?;
-        if matches!(to, AwbState::Voided | AwbState::Cancelled) {
-            check_name("reason", reason.unwrap_or(""), 255)?;
-        }
-        if to == AwbState::Assigned {
-            check_name("shipment", shipment.unwrap_or(""), 64)?;
-        }
+        let canonical = check_transition_request(number, to, shipment, reason)?;
         let (shipment, reason) = (shipment.map(str::to_owned), reason.map(str::to_owned));
         let (pool, expect) = (pool.map(str::to_owned), expect_shipment.map(str::to_owned));
         self.run("awb_transition", &canonical, move |conn, sql, number| {
@@ -288,33 +254,23 @@ impl SeriesStore {
                     else {
                         return Ok(Err(refused(format!("{number} is not in stock"))));
                     };
-                    if let Some(p) = &pool {
-                        if *p != pool_name {
-                            return Ok(Err(refused(format!("{number} belongs to pool {pool_name}, not {p}"))));
-                        }
-                    }
-                    if let Some(e) = &expect {
-                        if current.as_deref() != Some(e.as_str()) {
-                            return Ok(Ok(AwbTransition::Unchanged));
-                        }
-                    }
-                    let from = AwbState::parse(&status).unwrap_or(AwbState::Executed);
-                    if !can_transition(from, to) {
-                        return Ok(Err(refused(format!(
-                            "{number} is {status}; it cannot become {}{}",
-                            to.as_str(),
-                            if from == AwbState::Executed { " (executed numbers are final)" } else { "" }
-                        ))));
-                    }
-                    if to == AwbState::Assigned && from == AwbState::Ready {
-                        if frozen != 0 {
-                            return Ok(Err(refused(format!("{number} is frozen; unfreeze it first"))));
-                        }
-                        if expiry == "expired" {
-                            return Ok(Err(refused(format!("{number} has expired; it is never offered"))));
-                        }
-                    }
-                    if from == AwbState::Assigned && matches!(to, AwbState::Ready | AwbState::Assigned | AwbState::Voided | AwbState::Cancelled) {
+                    let locked = LockedNumber {
+                        number,
+                        status: &status,
+                        pool: &pool_name,
+                        frozen: frozen != 0,
+                        expired: expiry == "expired",
+                        shipment: current.as_deref(),
+                    };
+                    let (from, release_assignment, keep_shipment) =
+                        match plan_transition(&locked, to, pool.as_deref(), expect.as_deref()) {
+                            Err(e) => return Ok(Err(e)),
+                            Ok(TransitionPlan::Unchanged) => return Ok(Ok(AwbTransition::Unchanged)),
+                            Ok(TransitionPlan::Move { from, release_assignment, keep_shipment }) => {
+                                (from, release_assignment, keep_shipment)
+                            }
+                        };
+                    if release_assignment {
                         conn.exec_drop(
                             format!("UPDATE `{}` SET live = NULL, released_at = UTC_TIMESTAMP() WHERE stock_id = ? AND live = 1", sql.awb.assignments),
                             (id,),
@@ -326,7 +282,6 @@ impl SeriesStore {
                             return Ok(Err(e));
                         }
                     } else {
-                        let keep_shipment = matches!(to, AwbState::Issued | AwbState::Executed);
                         conn.exec_drop(
                             format!(
                                 "UPDATE `{}` SET status = ?, reason = COALESCE(?, reason), \

@@ -550,18 +550,14 @@ impl SeriesStore {
                     None => Err(Error::Unexpected(format!(
                         "number {number} of series `{key}` is not in the registry"
                     ))),
-                    Some((status, post_id, holder)) => match (status.as_str(), post_id) {
-                        ("issued", Some(post_id)) => Ok(Claim::Issued { post_id }),
-                        ("void", _) => Ok(Claim::Void),
-                        // A retry of our own claim whose answer was lost.
-                        ("creating", _) if holder.as_deref() == Some(claim.as_str()) => {
-                            Ok(Claim::Claimed)
-                        }
-                        ("creating", _) => Ok(Claim::Busy),
-                        (other, _) => Err(Error::Unexpected(format!(
-                            "number {number} of series `{key}` is `{other}` without an invoice"
-                        ))),
-                    },
+                    Some((status, post_id, holder)) => crate::payment::claim_from_state(
+                        key,
+                        number,
+                        &claim,
+                        &status,
+                        post_id,
+                        holder.as_deref(),
+                    ),
                 })
             })
         })
