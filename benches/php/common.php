@@ -1,6 +1,7 @@
 <?php
 // Shared by the PHP benchmark workers: the harness start line, then a timed loop.
-// Prints `start <ns>`, `end <ns>`, `count <n>`, and `lat <p50_us> <p99_us>`.
+// Prints `start <ns>`, `end <ns>`, `count <n>`, `lat <p50_us> <p99_us>`, and
+// `cpu <user_us> <sys_us>`: this process's CPU during the timed loop only.
 function bench_loop(callable $once): void
 {
     $dir = getenv('COUNTERFOIL_START_DIR');
@@ -11,6 +12,11 @@ function bench_loop(callable $once): void
         }
     }
     $seconds = (float) getenv('BENCH_SECONDS');
+    $cpu = static function (): array {
+        $r = getrusage();
+        return [$r['ru_utime.tv_sec'] * 1000000 + $r['ru_utime.tv_usec'], $r['ru_stime.tv_sec'] * 1000000 + $r['ru_stime.tv_usec']];
+    };
+    $cpu0 = $cpu();
     $lat = [];
     $start = hrtime(true);
     $until = $start + (int) ($seconds * 1e9);
@@ -24,7 +30,9 @@ function bench_loop(callable $once): void
         $n++;
     } while ($now < $until);
     $elapsed = $now - $start;
+    $cpu1 = $cpu();
     sort($lat);
     echo 'start ', $wall, "\nend ", $wall + $elapsed, "\ncount $n\n";
     printf("lat %d %d\n", $lat[intdiv(count($lat), 2)] / 1000, $lat[(int) (count($lat) * 0.99)] / 1000);
+    printf("cpu %d %d\n", $cpu1[0] - $cpu0[0], $cpu1[1] - $cpu0[1]);
 }

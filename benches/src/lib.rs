@@ -60,6 +60,22 @@ pub struct Measured {
     pub p50_us: u64,
     /// Worst of the workers' p99 latencies.
     pub p99_us: u64,
+    /// CPU (user + system) per call in µs, from the workers' own rusage
+    /// over their timed loops; 0 when a worker does not report it.
+    pub cpu_us_per_call: f64,
+}
+
+/// This process's user and system CPU so far, in µs (getrusage).
+pub fn cpu_us() -> (u64, u64) {
+    // SAFETY: getrusage fills the struct we own.
+    #[allow(unsafe_code)]
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    (us(usage.ru_utime), us(usage.ru_stime))
 }
 
 fn field(out: &str, key: &str) -> Result<Vec<u128>> {
@@ -77,6 +93,7 @@ pub fn timed_workers(what: &str, commands: Vec<Command>, seconds: f64) -> Result
     let finished = run_together(commands, Duration::from_secs_f64(seconds * 6.0 + 120.0))?;
     let (mut first, mut last, mut total) = (u128::MAX, 0u128, 0u128);
     let (mut p50, mut p99) = (Vec::new(), Vec::new());
+    let mut cpu = 0u128;
     for f in &finished {
         if !f.status.success() {
             bail!("{what} failed: {}", f.stderr);
@@ -87,6 +104,9 @@ pub fn timed_workers(what: &str, commands: Vec<Command>, seconds: f64) -> Result
         let lat = field(&f.stdout, "lat ")?;
         p50.push(lat[0] as u64);
         p99.push(lat[1] as u64);
+        if let Ok(c) = field(&f.stdout, "cpu ") {
+            cpu += c.iter().sum::<u128>();
+        }
     }
     p50.sort_unstable();
     p99.sort_unstable();
@@ -94,5 +114,6 @@ pub fn timed_workers(what: &str, commands: Vec<Command>, seconds: f64) -> Result
         per_second: total as f64 / ((last - first) as f64 / 1e9),
         p50_us: p50[p50.len() / 2],
         p99_us: *p99.last().unwrap_or(&0),
+        cpu_us_per_call: cpu as f64 / total.max(1) as f64,
     })
 }

@@ -18,6 +18,7 @@ fn main() -> anyhow::Result<()> {
         let stmt = "UPDATE wp_invoice_sequences SET current_value = LAST_INSERT_ID(current_value + ?) WHERE scope_key = ?";
         conn.exec_drop(stmt, (1u64, "1:2019")).await?;
         wait_at_start_line()?;
+        let cpu0 = counterfoil_benches::cpu_us();
         let wall = now_ns();
         let start = Instant::now();
         let until = start + Duration::from_secs_f64(seconds);
@@ -33,6 +34,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
         let elapsed = start.elapsed().as_nanos();
+        let cpu1 = counterfoil_benches::cpu_us();
         lat.sort();
         println!("start {wall}\nend {}\ncount {}", wall + elapsed, lat.len());
         println!(
@@ -40,6 +42,7 @@ fn main() -> anyhow::Result<()> {
             lat[lat.len() / 2].as_micros(),
             lat[lat.len() * 99 / 100].as_micros()
         );
+        println!("cpu {} {}", cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
         conn.disconnect().await?;
         Ok(())
     })
