@@ -445,38 +445,8 @@ impl PgStore {
                     };
                 };
                 let payment_id: i64 = row.get(0);
-                let number = match allocate_in(&tx, &allocate, &key, 1).await? {
-                    Ok(n) => n,
-                    Err(e) => return Ok(Err(e)),
-                };
-                if let Err(e) = tx
-                    .execute(
-                        &insert,
-                        &[
-                            &key,
-                            &number.to_string(),
-                            &NumberStatus::Reserved.as_str(),
-                            &"payment",
-                            &gateway,
-                            &txn,
-                            &None::<&str>,
-                        ],
-                    )
-                    .await
-                {
-                    return duplicate_or(e, &key, number);
-                }
-                tx.execute(&sql.set_payment_number, &[&number.to_string(), &payment_id])
-                    .await?;
-                tx.commit().await?;
-                Ok(Ok(PaymentRecord {
-                    scope: key,
-                    number,
-                    created: true,
-                    status: NumberStatus::Reserved,
-                    post_id: None,
-                    period: None,
-                }))
+                let statements = (&allocate, &insert);
+                number_payment(tx, sql, statements, payment_id, key, &gateway, &txn, None).await
             })
         })
         .await
@@ -663,6 +633,51 @@ impl PgStore {
         self.session_timeout_ms = budget as u64;
         Ok(client)
     }
+}
+
+/// Gives a recorded payment its number, on the transaction `tx` that holds
+/// its row, and commits: the number allocated from `scope`, its registry row
+/// reserved for the payment, the payment row updated. `statements` are the
+/// prepared allocation and registry INSERT.
+#[allow(clippy::too_many_arguments)]
+async fn number_payment(
+    tx: tokio_postgres::Transaction<'_>,
+    sql: &PgSql,
+    statements: (&Statement, &Statement),
+    payment_id: i64,
+    scope: String,
+    gateway: &str,
+    txn: &str,
+    period: Option<crate::format::Period>,
+) -> PgResult<PaymentRecord> {
+    let (allocate, insert) = statements;
+    let number = match allocate_in(&tx, allocate, &scope, 1).await? {
+        Ok(n) => n,
+        Err(e) => return Ok(Err(e)),
+    };
+    let reserved = [
+        &scope as &(dyn tokio_postgres::types::ToSql + Sync),
+        &number.to_string(),
+        &NumberStatus::Reserved.as_str(),
+        &"payment",
+        &gateway,
+        &txn,
+        &None::<&str>,
+    ];
+    if let Err(e) = tx.execute(insert, &reserved).await {
+        return duplicate_or(e, &scope, number);
+    }
+    tx.execute(&sql.set_payment_number, &[&number.to_string(), &payment_id])
+        .await?;
+    tx.commit().await?;
+    Ok(Ok(PaymentRecord {
+        scope,
+        number,
+        created: true,
+        status: NumberStatus::Reserved,
+        post_id: None,
+        period,
+    }))
 }
 
 /// Runs `CREATE … IF NOT EXISTS` statements; two processes creating the same

@@ -12,12 +12,10 @@
 
 use std::time::Duration;
 
-use super::{allocate_in, duplicate_or, find_payment, Found, PgConn, PgResult, PgSql, PgStore};
+use super::{find_payment, number_payment, Found, PgConn, PgResult, PgSql, PgStore};
 use crate::error::{Error, Result};
 use crate::format::Period;
-use crate::payment::{
-    check_claim_id, claim_from_state, Claim, Held, NumberStatus, PaymentRecord, PaymentRef,
-};
+use crate::payment::{check_claim_id, claim_from_state, Claim, Held, PaymentRecord, PaymentRef};
 use crate::scope::ScopeKey;
 
 impl PgStore {
@@ -199,38 +197,18 @@ pub(super) async fn complete_held(
     let (id, scope, number, period): (i64, String, Option<String>, Option<String>) =
         (row.get(0), row.get(1), row.get(2), row.get(3));
     if number.is_none() {
-        let number = match allocate_in(&tx, &allocate, &scope, 1).await? {
-            Ok(n) => n,
-            Err(e) => return Ok(Err(e)),
-        };
-        if let Err(e) = tx
-            .execute(
-                &insert,
-                &[
-                    &scope,
-                    &number.to_string(),
-                    &NumberStatus::Reserved.as_str(),
-                    &"payment",
-                    &gateway,
-                    &txn,
-                    &None::<&str>,
-                ],
-            )
-            .await
-        {
-            return duplicate_or(e, &scope, number);
-        }
-        tx.execute(&sql.set_payment_number, &[&number.to_string(), &id])
-            .await?;
-        tx.commit().await?;
-        return Ok(Ok(PaymentRecord {
+        let period = period.as_deref().and_then(Period::parse_stored);
+        return number_payment(
+            tx,
+            sql,
+            (&allocate, &insert),
+            id,
             scope,
-            number,
-            created: true,
-            status: NumberStatus::Reserved,
-            post_id: None,
-            period: period.as_deref().and_then(Period::parse_stored),
-        }));
+            gateway,
+            txn,
+            period,
+        )
+        .await;
     }
     // Another delivery numbered it while this one waited.
     drop(tx);
