@@ -272,3 +272,24 @@ pub async fn require_wordpress(db: &mut Db, tables: &Tables) -> Result<()> {
     }
     Ok(())
 }
+
+/// A PostgreSQL connection for the commands that read a registry there
+/// (`export`, `verify`), opened within `timeout`.
+pub async fn connect_postgres(url: &str, timeout: Duration) -> Result<tokio_postgres::Client> {
+    let (client, connection) =
+        tokio::time::timeout(timeout, tokio_postgres::connect(url, tokio_postgres::NoTls))
+            .await
+            .map_err(|_| anyhow!("database unavailable: connect did not finish in time"))?
+            .map_err(|e| anyhow!("database unavailable: cannot connect: {e}"))?;
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+/// Whether PostgreSQL has the table `name`.
+pub async fn postgres_table_exists(client: &tokio_postgres::Client, name: &str) -> Result<bool> {
+    let found: Option<String> = client
+        .query_one("SELECT to_regclass($1)::text", &[&format!("\"{name}\"")])
+        .await?
+        .get(0);
+    Ok(found.is_some())
+}

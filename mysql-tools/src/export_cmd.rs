@@ -155,18 +155,9 @@ async fn export_postgres(
     format: ExportFormat,
     mut out: Box<dyn Write>,
 ) -> Result<Outcome> {
-    let connecting = tokio_postgres::connect(url, tokio_postgres::NoTls);
-    let (client, connection) =
-        tokio::time::timeout(Duration::from_millis(global.timeout_ms.max(1)), connecting)
-            .await
-            .map_err(|_| anyhow::anyhow!("database unavailable: connect did not finish in time"))?
-            .context("database unavailable: cannot connect")?;
-    tokio::spawn(connection);
-    let exists: Option<String> = client
-        .query_one("SELECT to_regclass($1)::text", &[&format!("\"{numbers}\"")])
-        .await?
-        .get(0);
-    if exists.is_none() {
+    let client =
+        crate::db::connect_postgres(url, Duration::from_millis(global.timeout_ms.max(1))).await?;
+    if !crate::db::postgres_table_exists(&client, numbers).await? {
         anyhow::bail!("no registry: table `{numbers}` does not exist");
     }
     let query = ExportQuery::postgres(numbers, filter)?;

@@ -201,20 +201,10 @@ pub async fn run(global: &Global, args: &VerifyArgs) -> Result<Outcome> {
     let url = crate::database_url(global)?;
     let tables = Tables::new(&TablePrefix::new(&global.table_prefix)?);
     if counterfoil_core::Engine::of_url(&url) == counterfoil_core::Engine::Postgres {
-        let (client, connection) = tokio::time::timeout(
-            Duration::from_millis(global.timeout_ms.max(1)),
-            tokio_postgres::connect(&url, tokio_postgres::NoTls),
-        )
-        .await
-        .map_err(|_| anyhow::anyhow!("database unavailable: connect did not finish in time"))?
-        .map_err(|e| anyhow::anyhow!("database unavailable: cannot connect: {e}"))?;
-        tokio::spawn(connection);
+        let client =
+            db::connect_postgres(&url, Duration::from_millis(global.timeout_ms.max(1))).await?;
         for t in [&tables.sequences, &tables.numbers] {
-            let exists: Option<String> = client
-                .query_one("SELECT to_regclass($1)::text", &[&format!("\"{t}\"")])
-                .await?
-                .get(0);
-            if exists.is_none() {
+            if !db::postgres_table_exists(&client, t).await? {
                 anyhow::bail!("table `{t}` does not exist: no Counterfoil registry here");
             }
         }

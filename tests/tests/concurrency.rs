@@ -10,9 +10,7 @@ use std::time::Duration;
 use counterfoil_core::{Engine, ScopeKey, Store, StoreConfig};
 use counterfoil_tests::check::{check_contiguous, Allocation};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::postgres::Postgres;
 use counterfoil_tests::workers::{run_overlapping, Finished};
-use counterfoil_tests::MariaDb;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_alloc-worker");
 
@@ -22,10 +20,7 @@ fn setup(label: &str, scope: &str, start: u64) -> String {
 
 /// A fresh database on the engine's shared private server, with one series.
 fn setup_on(engine: Engine, label: &str, scope: &str, start: u64) -> String {
-    let url = match engine {
-        Engine::MySql => MariaDb::shared().fresh_database(label).unwrap(),
-        Engine::Postgres => Postgres::shared().fresh_database(label).unwrap(),
-    };
+    let url = counterfoil_tests::engines::fresh_database(engine, label);
     block_on(async {
         let mut s = Store::connect(StoreConfig::new(&url)).await.unwrap();
         s.ensure_schema().await.unwrap();
