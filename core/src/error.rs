@@ -170,6 +170,16 @@ pub mod codes {
     /// Access denied, no password given (`ER_ACCESS_DENIED_NO_PASSWORD_ERROR`).
     pub const ER_ACCESS_DENIED_NO_PASSWORD: u16 = 1698;
 
+    /// Server errors after which the connection is gone (killed, the server
+    /// shutting down, a Galera node leaving the cluster): the next try opens
+    /// a new one.
+    pub fn breaks_connection(code: u16) -> bool {
+        matches!(
+            code,
+            ER_CONNECTION_KILLED | ER_SERVER_SHUTDOWN | ER_WSREP_NOT_READY
+        )
+    }
+
     /// Errors at connect that the next node (or a retry) cannot cure: the
     /// credentials or the database name are wrong. Every other refusal at
     /// connect — too many connections (1040), host blocked (1129), a user's

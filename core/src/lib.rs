@@ -12,11 +12,13 @@
 //!   logic, no I/O; they build with `--no-default-features` and for
 //!   `wasm32-unknown-unknown`.
 //! - `store` (feature `mysql`, on by default): the MySQL/MariaDB series store
-//!   on mysql_async and tokio, with deadlines, retries and the durability check.
+//!   on mysql_async and tokio, with deadlines, retries and the durability check;
+//!   with `mysql-blocking`, [`AllocationLane`]: the allocation statement on a
+//!   blocking connection under the same rules, for the PHP extension.
 //! - `pg` (feature `postgres`, on by default): the same on PostgreSQL
 //!   (tokio-postgres, `UPDATE … RETURNING`), and `engine`: [`Store`], one API
 //!   over both engines, chosen by the URL's scheme.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)] // one audited exception: the lane's socket timeouts (store/lane.rs)
 #![deny(missing_docs)]
 
 pub mod audit;
@@ -51,6 +53,8 @@ pub use scope::ScopeKey;
 pub use series::{Advanced, Initialized, SeriesState, MAX_BATCH};
 pub use series_life::{MissingSeries, PlannedSeries};
 
+#[cfg(feature = "mysql-blocking")]
+pub use store::AllocationLane;
 #[cfg(feature = "mysql")]
 pub use store::{Durability, DurabilityPolicy, SeriesStore, StoreConfig, StoreStats};
 

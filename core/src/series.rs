@@ -66,6 +66,21 @@ pub fn advance_outcome(current: u64, next: u64) -> Result<Advanced> {
     })
 }
 
+/// The state of series `key` from its stored row (`current_value`,
+/// `start_value`); [`Error::SeriesNotFound`] when there is no row.
+pub fn state_of_row(key: &str, row: Option<(u64, Option<u64>)>) -> Result<SeriesState> {
+    match row {
+        Some((current, start)) => Ok(SeriesState {
+            scope: key.to_owned(),
+            current,
+            start,
+        }),
+        None => Err(Error::SeriesNotFound {
+            scope: key.to_owned(),
+        }),
+    }
+}
+
 /// Checks a batch size.
 pub fn check_batch(count: u64) -> Result<()> {
     if !(1..=MAX_BATCH).contains(&count) {

@@ -52,7 +52,7 @@ static INI_ENTRIES: IniEntryDefs<5> = IniEntryDefs::new([
 /// thread and no connection (php-fpm forks after this).
 pub extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     IniEntryDef::register(INI_ENTRIES.as_slice(), module_number);
-    match exceptions::register() {
+    match exceptions::register().and_then(|()| process::register_fork_handler()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("counterfoil: {e}");
@@ -84,8 +84,8 @@ pub fn initialize_invoice_sequence(
     let (scope, _) = user_year_scope(user_id, year)?;
     let start = unsigned("starting_number", starting_number)?;
     counterfoil_core::series::counter_for_start(start).map_err(to_php)?;
-    let settings = settings::current()?;
-    let outcome = process::with_store(&settings, |s| {
+    let current = settings::current()?;
+    let outcome = process::with_store(&current.settings, |s| {
         Box::pin(async move {
             s.ensure_schema().await?;
             s.initialize(&scope, start).await
@@ -103,20 +103,17 @@ pub fn initialize_invoice_sequence(
 #[php_function]
 pub fn allocate_invoice_number(user_id: i64, year: i64) -> PhpResult<String> {
     let (scope, year) = user_year_scope(user_id, year)?;
-    let settings = settings::current()?;
-    let format = settings.number_format()?;
+    let current = settings::current()?;
     let period = Period::new(year, sequences::current_month()).map_err(|e| to_php(e.into()))?;
-    let record = settings.registry;
-    let number = process::with_store(&settings, move |s| {
-        Box::pin(async move {
-            if record {
-                s.allocate_recorded(&scope, "api").await
-            } else {
-                s.allocate(&scope).await
-            }
-        })
-    })?;
-    Ok(format.render(number, period))
+    let settings = &current.settings;
+    let number = if settings.registry {
+        process::with_store(settings, move |s| {
+            Box::pin(async move { s.allocate_recorded(&scope, "api").await })
+        })?
+    } else {
+        *process::allocate(settings, &scope, 1)?.end()
+    };
+    Ok(current.format.render(number, period))
 }
 
 /// Sets this process's connection settings (overrides php.ini). Options:
@@ -137,8 +134,7 @@ pub fn configure(options: &ZendHashTable) -> PhpResult<()> {
 #[php_function]
 #[php(name = "Counterfoil\\connection_info")]
 pub fn connection_info() -> PhpResult<HashMap<String, i64>> {
-    let settings = settings::current()?;
-    Ok(sequences::info(&settings))
+    Ok(sequences::info(&settings::current()?.settings))
 }
 
 /// Whether `$number` is a valid air waybill number in an accepted spelling

@@ -1,30 +1,82 @@
-//! One tokio runtime and one connection per store settings, per process.
+//! One tokio runtime, one store and one allocation lane per store settings,
+//! per process.
 //!
 //! Invariants (design.md §3, fork safety): nothing is created at module
-//! start-up; the runtime (current-thread: no threads) and the stores are
-//! created on first use and remembered with the pid that created them; a
-//! process whose pid differs (a php-fpm child, a `pcntl_fork()` child) never
-//! touches what it inherited: it forgets it (dropping would close the
-//! parent's socket) and builds its own. Connections live across requests.
+//! start-up; the runtime (current-thread: no threads), the stores and the
+//! lanes are created on first use and remembered with the fork generation
+//! that created them; a process that has forked since (a php-fpm child, a
+//! `pcntl_fork()` child) never touches what it inherited: it forgets it
+//! (dropping would close the parent's socket) and builds its own.
+//! Connections live across requests.
+//!
+//! Plain allocations and `current()` on MySQL/MariaDB go through the
+//! blocking [`AllocationLane`] (no runtime: one write and one read per
+//! number); every other call, and PostgreSQL, through the async [`Store`]. A
+//! process that uses both holds one connection for each.
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::ops::RangeInclusive;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use counterfoil_core::{Store, StoreStats};
+use counterfoil_core::{AllocationLane, Engine, ScopeKey, SeriesState, Store, StoreStats};
 use ext_php_rs::prelude::*;
 
 use crate::exceptions::to_php;
 use crate::settings::Settings;
 
 struct Process {
-    pid: u32,
-    runtime: tokio::runtime::Runtime,
+    /// The fork generation this process state belongs to.
+    generation: u64,
+    runtime: Option<tokio::runtime::Runtime>,
     stores: HashMap<Settings, Store>,
+    lanes: HashMap<Settings, AllocationLane>,
 }
 
 static PROCESS: Mutex<Option<Process>> = Mutex::new(None);
+
+/// Bumped in every child of `fork()` (a `pthread_atfork` handler), so the
+/// check per call is a load, not a `getpid()` system call.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn forked_child() {
+    GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Registers the fork handler (module start-up, before php-fpm forks).
+pub fn register_fork_handler() -> Result<(), String> {
+    // SAFETY: registers a handler that only touches an atomic.
+    let rc = unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!("pthread_atfork failed: {rc}"))
+    }
+}
+
+fn unavailable(reason: String) -> PhpException {
+    to_php(counterfoil_core::Error::Unavailable {
+        reason,
+        may_have_run: false,
+    })
+}
+
+/// This process's state, built anew after a fork.
+fn process(guard: &mut Option<Process>) -> &mut Process {
+    let generation = GENERATION.load(Ordering::SeqCst);
+    if guard.as_ref().is_some_and(|p| p.generation != generation) {
+        // Inherited through fork(): the sockets are the parent's. Forget them.
+        std::mem::forget(guard.take());
+    }
+    guard.get_or_insert_with(|| Process {
+        generation,
+        runtime: None,
+        stores: HashMap::new(),
+        lanes: HashMap::new(),
+    })
+}
 
 /// A call on a store, borrowing it for the duration of its future.
 pub type StoreCall<'a, T> = Pin<Box<dyn Future<Output = counterfoil_core::Result<T>> + 'a>>;
@@ -35,48 +87,99 @@ pub fn with_store<T>(
     call: impl for<'a> FnOnce(&'a mut Store) -> StoreCall<'a, T>,
 ) -> PhpResult<T> {
     let mut guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
-    if guard.as_ref().is_some_and(|p| p.pid != pid) {
-        // Inherited through fork(): the socket is the parent's. Forget it.
-        std::mem::forget(guard.take());
-    }
-    if guard.is_none() {
+    let process = process(&mut guard);
+    if process.runtime.is_none() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| {
-                to_php(counterfoil_core::Error::Unavailable {
-                    reason: format!("cannot start the I/O runtime: {e}"),
-                    may_have_run: false,
-                })
-            })?;
-        *guard = Some(Process {
-            pid,
-            runtime,
-            stores: HashMap::new(),
-        });
+            .map_err(|e| unavailable(format!("cannot start the I/O runtime: {e}")))?;
+        process.runtime = Some(runtime);
     }
-    let process = guard.as_mut().expect("created above");
     if !process.stores.contains_key(settings) {
         let store = Store::lazy(settings.store_config()?).map_err(to_php)?;
         process.stores.insert(settings.clone(), store);
     }
     let store = process.stores.get_mut(settings).expect("inserted above");
-    process.runtime.block_on(call(store)).map_err(to_php)
+    let runtime = process.runtime.as_ref().expect("created above");
+    runtime.block_on(call(store)).map_err(to_php)
 }
 
-/// What this process's store for `settings` has done (zero if unused).
+/// Runs `call` on this process's blocking lane for `settings`, or `None`
+/// when the settings name PostgreSQL (the store serves those).
+fn with_lane<T>(
+    settings: &Settings,
+    call: impl FnOnce(&mut AllocationLane) -> counterfoil_core::Result<T>,
+) -> Option<PhpResult<T>> {
+    let engine = Engine::of_url(settings.database_url.as_deref().unwrap_or_default());
+    if engine != Engine::MySql {
+        return None;
+    }
+    let mut guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+    let process = process(&mut guard);
+    if !process.lanes.contains_key(settings) {
+        let lane = match settings
+            .store_config()
+            .and_then(|c| AllocationLane::new(c).map_err(to_php))
+        {
+            Ok(lane) => lane,
+            Err(e) => return Some(Err(e)),
+        };
+        process.lanes.insert(settings.clone(), lane);
+    }
+    let lane = process.lanes.get_mut(settings).expect("inserted above");
+    Some(call(lane).map_err(to_php))
+}
+
+/// Hands out `count` contiguous numbers of `scope`: on MySQL/MariaDB through
+/// the blocking lane, on PostgreSQL through the store.
+pub fn allocate(
+    settings: &Settings,
+    scope: &ScopeKey,
+    count: u64,
+) -> PhpResult<RangeInclusive<u64>> {
+    if let Some(done) = with_lane(settings, |lane| lane.allocate_many(scope, count)) {
+        return done;
+    }
+    let scope = scope.clone();
+    with_store(settings, move |s| {
+        Box::pin(async move { s.allocate_many(&scope, count).await })
+    })
+}
+
+/// The series as stored: on MySQL/MariaDB through the blocking lane (so a
+/// process that reads and allocates holds one connection), on PostgreSQL
+/// through the store.
+pub fn current(settings: &Settings, scope: &ScopeKey) -> PhpResult<SeriesState> {
+    if let Some(done) = with_lane(settings, |lane| lane.current(scope)) {
+        return done;
+    }
+    let scope = scope.clone();
+    with_store(settings, move |s| {
+        Box::pin(async move { s.current(&scope).await })
+    })
+}
+
+/// What this process did for `settings` (store and lane together; zero if
+/// unused): the counters, the connection id and node of the allocation
+/// connection if open (else the store's), and the pid.
 pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32, Option<usize>) {
     let guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
-    let store = guard
-        .as_ref()
-        .filter(|p| p.pid == pid)
-        .and_then(|p| p.stores.get(settings));
-    (
-        store.map(|s| s.stats()).unwrap_or_default(),
-        store.and_then(|s| s.connection_id()),
-        pid,
-        store.and_then(|s| s.node()),
-    )
+    let generation = GENERATION.load(Ordering::SeqCst);
+    let mine = guard.as_ref().filter(|p| p.generation == generation);
+    let store = mine.and_then(|p| p.stores.get(settings));
+    let lane = mine.and_then(|p| p.lanes.get(settings));
+    let a = store.map(|s| s.stats()).unwrap_or_default();
+    let b = lane.map(|l| l.stats()).unwrap_or_default();
+    let total = StoreStats {
+        connects: a.connects + b.connects,
+        retries: a.retries + b.retries,
+        timeouts: a.timeouts + b.timeouts,
+    };
+    let connection_id = lane
+        .and_then(|l| l.connection_id())
+        .or_else(|| store.and_then(|s| s.connection_id()));
+    let node = lane
+        .and_then(|l| l.node())
+        .or_else(|| store.and_then(|s| s.node()));
+    (total, connection_id, std::process::id(), node)
 }

@@ -83,8 +83,8 @@ impl Sequences {
     pub fn __construct(options: Option<&ZendHashTable>) -> PhpResult<Self> {
         let base = settings::current()?;
         let settings = match options {
-            Some(o) => base.with_options(o)?,
-            None => base,
+            Some(o) => base.settings.with_options(o)?,
+            None => base.settings.clone(),
         };
         settings.store_config()?;
         settings.number_format()?;
@@ -200,9 +200,7 @@ impl Sequences {
     /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn allocate(&self, scope_key: String) -> PhpResult<i64> {
         let key = scope(&scope_key)?;
-        let n = process::with_store(&self.settings, move |s| {
-            Box::pin(async move { s.allocate(&key).await })
-        })?;
+        let n = *process::allocate(&self.settings, &key, 1)?.end();
         to_php_int(&scope_key, n)
     }
 
@@ -215,9 +213,7 @@ impl Sequences {
     pub fn allocate_many(&self, scope_key: String, count: i64) -> PhpResult<Vec<i64>> {
         let key = scope(&scope_key)?;
         let count = unsigned("count", count)?;
-        let range = process::with_store(&self.settings, move |s| {
-            Box::pin(async move { s.allocate_many(&key, count).await })
-        })?;
+        let range = process::allocate(&self.settings, &key, count)?;
         to_php_int(&scope_key, *range.end())?;
         Ok(range.map(|n| n as i64).collect())
     }
@@ -229,9 +225,7 @@ impl Sequences {
     /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
     pub fn current(&self, scope_key: String) -> PhpResult<i64> {
         let key = scope(&scope_key)?;
-        let state = process::with_store(&self.settings, move |s| {
-            Box::pin(async move { s.current(&key).await })
-        })?;
+        let state = process::current(&self.settings, &key)?;
         to_php_int(&scope_key, state.current)
     }
 

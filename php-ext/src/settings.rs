@@ -7,7 +7,7 @@
 //! Every value is validated by the core type it becomes before it is kept.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use counterfoil_core::store::url_from_parts;
 use counterfoil_core::{NumberFormat, StoreConfig, TablePrefix};
@@ -146,35 +146,50 @@ fn parse_timeout(text: &str) -> PhpResult<u64> {
         })
 }
 
+/// The process-wide settings with their template parsed once, shared by
+/// reference so that a call copies nothing.
+#[derive(Debug)]
+pub struct Current {
+    pub settings: Settings,
+    pub format: NumberFormat,
+}
+
+impl Current {
+    fn new(settings: Settings) -> PhpResult<Arc<Self>> {
+        let format = settings.number_format()?;
+        Ok(Arc::new(Self { settings, format }))
+    }
+}
+
 /// Settings given to `Counterfoil\configure()` in this process (plain data,
 /// so a forked child inherits them, as it inherits php.ini).
-static CONFIGURED: Mutex<Option<Settings>> = Mutex::new(None);
+static CONFIGURED: Mutex<Option<Arc<Current>>> = Mutex::new(None);
 /// php.ini settings, read once (they cannot change at run time).
-static FROM_INI: Mutex<Option<Settings>> = Mutex::new(None);
+static FROM_INI: Mutex<Option<Arc<Current>>> = Mutex::new(None);
 
 /// The process-wide settings: `configure()` if called, else php.ini.
-pub fn current() -> PhpResult<Settings> {
+pub fn current() -> PhpResult<Arc<Current>> {
     if let Some(s) = CONFIGURED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
     {
-        return Ok(s.clone());
+        return Ok(Arc::clone(s));
     }
     from_ini()
 }
 
 /// Replaces the process-wide settings.
 pub fn configure(options: &ZendHashTable) -> PhpResult<()> {
-    let next = from_ini()?.with_options(options)?;
+    let next = Current::new(from_ini()?.settings.with_options(options)?)?;
     *CONFIGURED.lock().unwrap_or_else(|e| e.into_inner()) = Some(next);
     Ok(())
 }
 
-fn from_ini() -> PhpResult<Settings> {
+fn from_ini() -> PhpResult<Arc<Current>> {
     let mut cached = FROM_INI.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(s) = cached.as_ref() {
-        return Ok(s.clone());
+        return Ok(Arc::clone(s));
     }
     let ini = ExecutorGlobals::get().ini_values();
     let get = |k: &str| ini.get(k).cloned().flatten().filter(|v| !v.is_empty());
@@ -188,6 +203,7 @@ fn from_ini() -> PhpResult<Settings> {
         format: get(INI_FORMAT).unwrap_or_else(|| counterfoil_core::DEFAULT_TEMPLATE.into()),
         registry: false,
     };
-    *cached = Some(settings.clone());
-    Ok(settings)
+    let current = Current::new(settings)?;
+    *cached = Some(Arc::clone(&current));
+    Ok(current)
 }

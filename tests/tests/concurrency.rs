@@ -153,6 +153,32 @@ fn batches_interleaved(engine: Engine) {
     assert_eq!(findings.total, last - start + 1);
 }
 
+/// The blocking lane (the PHP extension's allocation path) and the async
+/// store on one series at once: four processes each, singles and batches.
+#[test]
+fn the_blocking_lane_and_the_async_store_together_never_overlap() {
+    let start = 1;
+    let url = setup("lane-mix", "mix:2021", start);
+    let commands = (0..8)
+        .map(|i| {
+            let mut c = Command::new(WORKER);
+            c.env(
+                "COUNTERFOIL_WORKER_MODE",
+                if i % 2 == 0 { "lane" } else { "" },
+            );
+            c.args([&url, "wp_", "mix:2021", "800", "5"]);
+            c
+        })
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
+    let allocs = allocations(&finished);
+    assert_eq!(allocs.len(), 8 * 800);
+    let last = counter(&url, "mix:2021");
+    let findings = check_contiguous(&allocs, start, last);
+    assert!(findings.is_clean(), "{findings}");
+    assert_eq!(findings.total, last - start + 1);
+}
+
 /// Negative controls: the broken allocators, run through the same
 /// overlapping processes, output, parser and checker, are caught.
 #[test]

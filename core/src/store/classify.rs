@@ -18,10 +18,7 @@ pub(crate) struct Failure {
 pub(crate) fn classify(err: MyError) -> Failure {
     match err {
         MyError::Server(e) => {
-            let broken = matches!(
-                e.code,
-                codes::ER_CONNECTION_KILLED | codes::ER_SERVER_SHUTDOWN | codes::ER_WSREP_NOT_READY
-            );
+            let broken = codes::breaks_connection(e.code);
             Failure {
                 error: Error::Server {
                     code: e.code,

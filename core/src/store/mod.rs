@@ -18,6 +18,9 @@
 mod awb_stock;
 mod classify;
 mod config;
+#[cfg(feature = "mysql-blocking")]
+mod lane;
+mod vetting;
 
 use std::future::Future;
 use std::ops::RangeInclusive;
@@ -29,6 +32,8 @@ use tokio::time::Instant;
 
 pub use awb_stock::{AwbStock, AwbTransition, PoolReport};
 pub use config::{url_from_parts, Durability, DurabilityPolicy, StoreConfig};
+#[cfg(feature = "mysql-blocking")]
+pub use lane::AllocationLane;
 
 use crate::error::{codes, Error, Result};
 use crate::format::Period;
@@ -725,9 +730,7 @@ impl SeriesStore {
                     return Ok(());
                 }
                 // A server refusing us by policy is the same on every node.
-                Err(e @ Error::UnsafeDurability { .. }) | Err(e @ Error::Config(_)) => {
-                    return Err(e)
-                }
+                Err(e) if vetting::ends_node_search(&e) => return Err(e),
                 Err(e) => last = Some(e),
             }
         }
@@ -735,127 +738,47 @@ impl SeriesStore {
     }
 
     async fn connect_node(&mut self, node: usize, timeout: std::time::Duration) -> Result<Conn> {
-        let mut conn = match tokio::time::timeout(timeout, Conn::new(self.nodes[node].clone()))
-            .await
-        {
-            Ok(Ok(conn)) => conn,
-            Ok(Err(e)) => {
-                return Err(match classify(e).error {
-                    // Access denied, unknown database: the same on every node
-                    // and at every retry; say plainly what happened.
-                    Error::Server { code, message, .. } if codes::is_configuration_error(code) => {
-                        Error::Config(format!("cannot connect: error {code}: {message}"))
-                    }
-                    // Too many connections, host blocked, a user's limit, a
-                    // node not ready: this node refuses now; try the next.
-                    Error::Server { code, message, .. } => Error::Unavailable {
-                        reason: format!("cannot connect: error {code}: {message}"),
+        let mut conn =
+            match tokio::time::timeout(timeout, Conn::new(self.nodes[node].clone())).await {
+                Ok(Ok(conn)) => conn,
+                Ok(Err(e)) => return Err(vetting::connect_failure(classify(e).error)),
+                Err(_) => {
+                    return Err(Error::Unavailable {
+                        reason: format!("connect did not finish within {} ms", timeout.as_millis()),
                         may_have_run: false,
-                    },
-                    Error::Unavailable { reason, .. } => Error::Unavailable {
-                        reason: format!(
-                            "cannot connect: {}",
-                            reason.trim_start_matches("connection lost: ")
-                        ),
-                        may_have_run: false,
-                    },
-                    other => other,
-                });
-            }
-            Err(_) => {
-                return Err(Error::Unavailable {
-                    reason: format!("connect did not finish within {} ms", timeout.as_millis()),
-                    may_have_run: false,
-                })
-            }
-        };
+                    })
+                }
+            };
         self.stats.connects += 1;
-        // SHOW works on MariaDB and MySQL alike; wsrep_on only exists where
-        // Galera could run, and is ON only on a cluster node.
         let vars: Vec<(String, String)> = conn
-            .query(
-                "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
-                 ('innodb_flush_log_at_trx_commit', 'wsrep_on')",
-            )
+            .query(vetting::SERVER_CHECK_SQL)
             .await
             .map_err(before_any_statement)?;
-        let var = |name: &str| {
-            vars.iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
-        };
-        let setting: Option<u8> =
-            var("innodb_flush_log_at_trx_commit").and_then(|v| v.parse().ok());
-        if var("wsrep_on").is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1") {
+        let check = vetting::judge_server(&vars, self.config.durability)?;
+        if check.galera {
             let ready: Option<(String, String)> = conn
-                .query_first("SHOW GLOBAL STATUS LIKE 'wsrep_ready'")
+                .query_first(vetting::GALERA_READY_SQL)
                 .await
                 .map_err(before_any_statement)?;
-            let ready = ready.map(|(_, v)| v).unwrap_or_default();
-            if !ready.eq_ignore_ascii_case("ON") {
-                return Err(Error::Unavailable {
-                    reason: format!(
-                        "cannot connect: node {} is not ready (wsrep_ready = {ready})",
-                        node + 1
-                    ),
-                    may_have_run: false,
-                });
-            }
-            // Galera applies other nodes' writes asynchronously: without
-            // causal reads, `current()` on this node could return a counter
-            // older than a number already handed out elsewhere.
-            conn.query_drop("SET SESSION wsrep_sync_wait = 1")
+            vetting::judge_ready(node, ready.as_ref().map(|(_, v)| v.as_str()))?;
+            conn.query_drop(vetting::GALERA_CAUSAL_READS_SQL)
                 .await
                 .map_err(before_any_statement)?;
         }
-        self.durability = Some(match (setting, self.config.durability) {
-            (Some(1), _) => Durability::Full,
-            (Some(2), _) => {
-                log::warn!(
-                    "innodb_flush_log_at_trx_commit = 2: numbers survive a server crash \
-                     but not an OS crash or power loss; set it to 1 for full durability"
-                );
-                Durability::ServerCrashOnly
-            }
-            (Some(0), DurabilityPolicy::UnsafeAllowFlushLogAtTrxCommit0) => {
-                log::warn!("innodb_flush_log_at_trx_commit = 0 accepted by the unsafe override");
-                Durability::Unsafe
-            }
-            (Some(s), _) => return Err(Error::UnsafeDurability { setting: s }),
-            (None, _) => {
-                return Err(Error::Unexpected(
-                    "server did not report innodb_flush_log_at_trx_commit".into(),
-                ))
-            }
-        });
+        self.durability = Some(check.durability);
         Ok(conn)
     }
 }
 
 /// A failure while connecting: no statement of the caller ran.
 fn before_any_statement(e: mysql_async::Error) -> Error {
-    match classify(e).error {
-        Error::Unavailable { reason, .. } => Error::Unavailable {
-            reason: format!("cannot connect: {reason}"),
-            may_have_run: false,
-        },
-        other => other,
-    }
+    vetting::before_any_statement(classify(e).error)
 }
 
 /// Reads one series; `SeriesNotFound` when it does not exist.
 async fn read_current(conn: &mut Conn, sql: &SeriesSql, key: &str) -> AttemptResult<SeriesState> {
     let row: Option<(u64, Option<u64>)> = conn.exec_first(&sql.current, (key,)).await?;
-    Ok(match row {
-        Some((current, start)) => Ok(SeriesState {
-            scope: key.to_owned(),
-            current,
-            start,
-        }),
-        None => Err(Error::SeriesNotFound {
-            scope: key.to_owned(),
-        }),
-    })
+    Ok(series::state_of_row(key, row))
 }
 
 /// Allocates `count` numbers of `scope` on a connection and transaction the
@@ -884,26 +807,20 @@ async fn allocate_in(
 ) -> AttemptResult<u64> {
     match conn.exec_drop(&sql.allocate, (count, key)).await {
         Ok(()) => {}
-        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DATA_OUT_OF_RANGE => {
-            return Ok(Err(Error::Overflow {
-                scope: key.to_owned(),
-                requested: count,
-            }))
+        Err(mysql_async::Error::Server(e)) => {
+            if let Some(refused) = vetting::allocation_refused(e.code, key, count) {
+                return Ok(Err(refused));
+            }
+            return Err(mysql_async::Error::Server(e));
         }
         Err(e) => return Err(e),
     }
-    Ok(match (conn.affected_rows(), conn.last_insert_id()) {
-        (1, Some(last)) if last >= count => Ok(last),
-        (1, other) => Err(Error::Unexpected(format!(
-            "allocation matched one row but returned {other:?}"
-        ))),
-        (0, _) => Err(Error::SeriesNotFound {
-            scope: key.to_owned(),
-        }),
-        (n, _) => Err(Error::Unexpected(format!(
-            "allocation changed {n} rows of one primary key"
-        ))),
-    })
+    Ok(vetting::judge_allocation(
+        conn.affected_rows(),
+        conn.last_insert_id(),
+        key,
+        count,
+    ))
 }
 
 /// Allocates one number of `key` and records it in the registry, on a

@@ -7,6 +7,9 @@
 //! acknowledged call, `count <calls>`, then `end <ns>`. Exits 1 on the first
 //! error.
 //!
+//! `COUNTERFOIL_WORKER_MODE=lane`: the same calls through the blocking
+//! [`AllocationLane`] (MySQL/MariaDB) instead of the async store.
+//!
 //! Negative controls (`COUNTERFOIL_WORKER_MODE`), the broken code the checker
 //! must catch through the same start line, output and parser:
 //! - `maxplusone`: read the counter, write it + 1 (no lock, two statements);
@@ -15,7 +18,7 @@
 //!   that does not exist (0 rows) and reads the previous call's number.
 
 use anyhow::{Context, Result};
-use counterfoil_core::{ScopeKey, Store, StoreConfig};
+use counterfoil_core::{AllocationLane, ScopeKey, Store, StoreConfig};
 use counterfoil_tests::workers::{now_ns, wait_at_start_line};
 use std::io::Write;
 
@@ -31,6 +34,9 @@ fn main() -> Result<()> {
         .enable_all()
         .build()?;
     let mode = std::env::var("COUNTERFOIL_WORKER_MODE").unwrap_or_default();
+    if mode == "lane" {
+        return lane(url, prefix, &scope, count, batch_every);
+    }
     if !mode.is_empty() {
         return rt.block_on(naive(&mode, url, prefix, scope.as_str(), count));
     }
@@ -58,6 +64,34 @@ fn main() -> Result<()> {
         out.flush()?;
         Ok(())
     })
+}
+
+/// The same calls on the blocking lane.
+fn lane(url: &str, prefix: &str, scope: &ScopeKey, count: u64, batch_every: u64) -> Result<()> {
+    let mut lane = AllocationLane::new(StoreConfig::new(url).table_prefix(prefix)?)?;
+    // Connect (and prepare) before the start line, as the store does.
+    let warm = ScopeKey::new("lane-warm-up:0")?;
+    match lane.allocate(&warm) {
+        Ok(_) | Err(counterfoil_core::Error::SeriesNotFound { .. }) => {}
+        Err(e) => return Err(e).context("connect"),
+    }
+    wait_at_start_line()?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "start {}", now_ns())?;
+    for i in 1..=count {
+        if batch_every > 0 && i % batch_every == 0 {
+            let n = fastrand::u64(1..=50);
+            let r = lane.allocate_many(scope, n).context("allocate_many")?;
+            writeln!(out, "r {} {}", r.start(), r.end())?;
+        } else {
+            let n = lane.allocate(scope).context("allocate")?;
+            writeln!(out, "n {n}")?;
+        }
+    }
+    writeln!(out, "count {count}")?;
+    writeln!(out, "end {}", now_ns())?;
+    out.flush()?;
+    Ok(())
 }
 
 /// The broken allocators, for the negative controls.

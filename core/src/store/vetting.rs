@@ -1,0 +1,252 @@
+//! What a new MySQL/MariaDB connection must show before it allocates, and
+//! what one allocation statement's answer means: the rules both drivers
+//! (the async [`SeriesStore`](super::SeriesStore) and the blocking
+//! [`AllocationLane`](super::AllocationLane)) apply, written once.
+//!
+//! Invariants: a server whose `innodb_flush_log_at_trx_commit` is `0` is
+//! refused unless the unsafe override was given, and one that does not
+//! report it is refused; a Galera node must report `wsrep_ready = ON`; wrong
+//! credentials or database end the search through the node list; the
+//! allocation's number is taken only when exactly one row changed.
+
+use crate::error::{codes, Error, Result};
+
+use super::config::{Durability, DurabilityPolicy};
+
+/// The first statement on every new connection. `SHOW` works on MariaDB and
+/// MySQL alike; `wsrep_on` only exists where Galera could run, and is ON only
+/// on a cluster node.
+pub(crate) const SERVER_CHECK_SQL: &str = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
+     ('innodb_flush_log_at_trx_commit', 'wsrep_on')";
+
+/// Galera readiness, asked only of a cluster node.
+pub(crate) const GALERA_READY_SQL: &str = "SHOW GLOBAL STATUS LIKE 'wsrep_ready'";
+
+/// Causal reads on a Galera node: without them a read could return a counter
+/// older than a number already handed out on another node.
+pub(crate) const GALERA_CAUSAL_READS_SQL: &str = "SET SESSION wsrep_sync_wait = 1";
+
+/// What [`SERVER_CHECK_SQL`] showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ServerCheck {
+    /// The durability the server offers (already judged against the policy).
+    pub durability: Durability,
+    /// Whether the server is a Galera cluster node.
+    pub galera: bool,
+}
+
+/// Judges the rows of [`SERVER_CHECK_SQL`] under `policy`.
+pub(crate) fn judge_server(
+    vars: &[(String, String)],
+    policy: DurabilityPolicy,
+) -> Result<ServerCheck> {
+    let var = |name: &str| {
+        vars.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let galera = var("wsrep_on").is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
+    let setting: Option<u8> = var("innodb_flush_log_at_trx_commit").and_then(|v| v.parse().ok());
+    let durability = match (setting, policy) {
+        (Some(1), _) => Durability::Full,
+        (Some(2), _) => {
+            log::warn!(
+                "innodb_flush_log_at_trx_commit = 2: numbers survive a server crash \
+                 but not an OS crash or power loss; set it to 1 for full durability"
+            );
+            Durability::ServerCrashOnly
+        }
+        (Some(0), DurabilityPolicy::UnsafeAllowFlushLogAtTrxCommit0) => {
+            log::warn!("innodb_flush_log_at_trx_commit = 0 accepted by the unsafe override");
+            Durability::Unsafe
+        }
+        (Some(s), _) => return Err(Error::UnsafeDurability { setting: s }),
+        (None, _) => {
+            return Err(Error::Unexpected(
+                "server did not report innodb_flush_log_at_trx_commit".into(),
+            ))
+        }
+    };
+    Ok(ServerCheck { durability, galera })
+}
+
+/// Judges a Galera node's `wsrep_ready` (`node` counts from 0).
+pub(crate) fn judge_ready(node: usize, ready: Option<&str>) -> Result<()> {
+    let ready = ready.unwrap_or_default();
+    if ready.eq_ignore_ascii_case("ON") {
+        return Ok(());
+    }
+    Err(Error::Unavailable {
+        reason: format!(
+            "cannot connect: node {} is not ready (wsrep_ready = {ready})",
+            node + 1
+        ),
+        may_have_run: false,
+    })
+}
+
+/// A classified failure to connect, said plainly.
+pub(crate) fn connect_failure(error: Error) -> Error {
+    match error {
+        // Access denied, unknown database: the same on every node and at
+        // every retry.
+        Error::Server { code, message, .. } if codes::is_configuration_error(code) => {
+            Error::Config(format!("cannot connect: error {code}: {message}"))
+        }
+        // Too many connections, host blocked, a user's limit, a node not
+        // ready: this node refuses now; try the next.
+        Error::Server { code, message, .. } => Error::Unavailable {
+            reason: format!("cannot connect: error {code}: {message}"),
+            may_have_run: false,
+        },
+        Error::Unavailable { reason, .. } => Error::Unavailable {
+            reason: format!(
+                "cannot connect: {}",
+                reason.trim_start_matches("connection lost: ")
+            ),
+            may_have_run: false,
+        },
+        other => other,
+    }
+}
+
+/// A failure while vetting a new connection: no statement of the caller ran.
+pub(crate) fn before_any_statement(error: Error) -> Error {
+    match error {
+        Error::Unavailable { reason, .. } => Error::Unavailable {
+            reason: format!("cannot connect: {reason}"),
+            may_have_run: false,
+        },
+        other => other,
+    }
+}
+
+/// Whether a node's refusal ends the search through the node list: a server
+/// refusing by policy, or a configuration error, is the same on every node.
+pub(crate) fn ends_node_search(error: &Error) -> bool {
+    matches!(error, Error::UnsafeDurability { .. } | Error::Config(_))
+}
+
+/// The allocation statement's server error, when it has a meaning of its own:
+/// the counter would pass `u64::MAX`.
+pub(crate) fn allocation_refused(code: u16, key: &str, count: u64) -> Option<Error> {
+    (code == codes::ER_DATA_OUT_OF_RANGE).then(|| Error::Overflow {
+        scope: key.to_owned(),
+        requested: count,
+    })
+}
+
+/// The allocation statement's answer: the new counter from its OK packet,
+/// only when exactly one row changed.
+pub(crate) fn judge_allocation(
+    affected_rows: u64,
+    last_insert_id: Option<u64>,
+    key: &str,
+    count: u64,
+) -> Result<u64> {
+    match (affected_rows, last_insert_id) {
+        (1, Some(last)) if last >= count => Ok(last),
+        (1, other) => Err(Error::Unexpected(format!(
+            "allocation matched one row but returned {other:?}"
+        ))),
+        (0, _) => Err(Error::SeriesNotFound {
+            scope: key.to_owned(),
+        }),
+        (n, _) => Err(Error::Unexpected(format!(
+            "allocation changed {n} rows of one primary key"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(flush: &str, wsrep: Option<&str>) -> Vec<(String, String)> {
+        let mut v = vec![("innodb_flush_log_at_trx_commit".into(), flush.into())];
+        if let Some(w) = wsrep {
+            v.push(("wsrep_on".into(), w.into()));
+        }
+        v
+    }
+
+    #[test]
+    fn durability_is_judged_by_policy() {
+        let strict = DurabilityPolicy::Require;
+        let unsafe_ok = DurabilityPolicy::UnsafeAllowFlushLogAtTrxCommit0;
+        assert_eq!(
+            judge_server(&vars("1", None), strict).unwrap(),
+            ServerCheck {
+                durability: Durability::Full,
+                galera: false
+            }
+        );
+        assert_eq!(
+            judge_server(&vars("2", Some("ON")), strict).unwrap(),
+            ServerCheck {
+                durability: Durability::ServerCrashOnly,
+                galera: true
+            }
+        );
+        assert!(matches!(
+            judge_server(&vars("0", None), strict),
+            Err(Error::UnsafeDurability { setting: 0 })
+        ));
+        assert_eq!(
+            judge_server(&vars("0", Some("OFF")), unsafe_ok)
+                .unwrap()
+                .durability,
+            Durability::Unsafe
+        );
+        assert!(matches!(
+            judge_server(&[], strict),
+            Err(Error::Unexpected(_))
+        ));
+    }
+
+    #[test]
+    fn only_one_changed_row_gives_a_number() {
+        assert_eq!(judge_allocation(1, Some(7), "k", 1).unwrap(), 7);
+        assert_eq!(judge_allocation(1, Some(7), "k", 7).unwrap(), 7);
+        assert!(matches!(
+            judge_allocation(1, Some(6), "k", 7),
+            Err(Error::Unexpected(_))
+        ));
+        assert!(matches!(
+            judge_allocation(1, None, "k", 1),
+            Err(Error::Unexpected(_))
+        ));
+        assert!(matches!(
+            judge_allocation(0, Some(0), "k", 1),
+            Err(Error::SeriesNotFound { .. })
+        ));
+        assert!(matches!(
+            judge_allocation(2, Some(9), "k", 1),
+            Err(Error::Unexpected(_))
+        ));
+        assert!(matches!(
+            allocation_refused(codes::ER_DATA_OUT_OF_RANGE, "k", 3),
+            Some(Error::Overflow { requested: 3, .. })
+        ));
+        assert!(allocation_refused(codes::ER_LOCK_DEADLOCK, "k", 1).is_none());
+    }
+
+    #[test]
+    fn configuration_errors_end_the_node_search() {
+        let denied = connect_failure(Error::Server {
+            code: codes::ER_ACCESS_DENIED,
+            state: "28000".into(),
+            message: "no".into(),
+        });
+        assert!(ends_node_search(&denied));
+        let busy = connect_failure(Error::Server {
+            code: 1040,
+            state: "08004".into(),
+            message: "too many".into(),
+        });
+        assert!(!ends_node_search(&busy));
+        assert!(judge_ready(0, Some("ON")).is_ok());
+        assert!(judge_ready(1, Some("OFF")).is_err());
+        assert!(judge_ready(1, None).is_err());
+    }
+}

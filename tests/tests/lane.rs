@@ -1,0 +1,245 @@
+//! The blocking allocation lane (the PHP extension's allocation path) under
+//! the store's rules: the same counter and answers as the async store, the
+//! durability check, a killed connection replaced without reusing a number,
+//! a paused or stopped server reported within the deadline, and a lock wait
+//! retried with a fresh statement. Faults change the server itself, so those
+//! tests start their own private server.
+
+use std::time::{Duration, Instant};
+
+use counterfoil_core::{
+    AllocationLane, Durability, DurabilityPolicy, Error, RetryPolicy, ScopeKey, SeriesStore,
+    StoreConfig,
+};
+use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::MariaDb;
+
+fn key() -> ScopeKey {
+    ScopeKey::new("42:2019").unwrap()
+}
+
+/// A store with the series `42:2019` starting at `start`.
+fn series(url: &str, start: u64) -> SeriesStore {
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key(), start).await.unwrap();
+        s
+    })
+}
+
+#[test]
+fn the_lane_and_the_store_hand_out_one_counter_with_the_same_answers() {
+    let url = MariaDb::shared().fresh_database("lane_same").unwrap();
+    let mut store = series(&url, 10);
+    let mut lane = AllocationLane::new(StoreConfig::new(&url)).unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 10);
+    assert_eq!(block_on(store.allocate(&key())).unwrap(), 11);
+    assert_eq!(lane.allocate_many(&key(), 5).unwrap(), 12..=16);
+    assert_eq!(lane.allocate(&key()).unwrap(), 17);
+    assert_eq!(block_on(store.current(&key())).unwrap().current, 17);
+    assert_eq!(lane.durability(), Some(Durability::Full));
+    assert_eq!(lane.stats().connects, 1);
+    assert!(lane.connection_id().is_some());
+
+    // A missing series is an error, never a number (the OK packet of zero
+    // rows carries the previous statement's LAST_INSERT_ID).
+    let missing = ScopeKey::new("no:such").unwrap();
+    let e = lane.allocate(&missing).unwrap_err();
+    assert!(matches!(e, Error::SeriesNotFound { .. }), "{e:?}");
+    // A bad batch changes nothing.
+    assert!(matches!(
+        lane.allocate_many(&key(), 0),
+        Err(Error::InvalidArgument { name: "count", .. })
+    ));
+    // The counter cannot pass u64::MAX: Overflow, and nothing moves.
+    let top = ScopeKey::new("top:1").unwrap();
+    block_on(store.initialize(&top, u64::MAX - 2)).unwrap();
+    assert_eq!(
+        lane.allocate_many(&top, 2).unwrap(),
+        u64::MAX - 2..=u64::MAX - 1
+    );
+    assert!(matches!(
+        lane.allocate_many(&top, 2),
+        Err(Error::Overflow { requested: 2, .. })
+    ));
+    assert_eq!(lane.allocate(&top).unwrap(), u64::MAX);
+    assert!(matches!(lane.allocate(&top), Err(Error::Overflow { .. })));
+    assert_eq!(lane.stats().connects, 1, "one connection throughout");
+    // A table prefix with no table: the server's error, typed, not retried.
+    let mut other = AllocationLane::new(
+        StoreConfig::new(&url)
+            .table_prefix("nothing_")
+            .unwrap()
+            .retry(RetryPolicy::none()),
+    )
+    .unwrap();
+    let e = other.allocate(&key()).unwrap_err();
+    assert!(matches!(e, Error::Server { code: 1146, .. }), "{e:?}");
+}
+
+#[test]
+fn a_killed_lane_connection_is_replaced_without_reusing_a_number() {
+    let url = MariaDb::shared().fresh_database("lane_kill").unwrap();
+    let _store = series(&url, 1);
+    let mut lane = AllocationLane::new(StoreConfig::new(&url)).unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 1);
+    let id = lane.connection_id().unwrap();
+    MariaDb::scalar(&url, &format!("KILL {id}")).unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 2);
+    assert_ne!(lane.connection_id(), Some(id));
+    assert_eq!(lane.stats().connects, 2);
+    assert_eq!(lane.stats().retries, 1);
+}
+
+#[test]
+fn the_lane_refuses_flush_0_unless_overridden() {
+    let server =
+        MariaDb::start_with("lane_unsafe", &["--innodb-flush-log-at-trx-commit=0"]).unwrap();
+    let url = server.fresh_database("lane_unsafe").unwrap();
+    let unsafe_ok =
+        StoreConfig::new(&url).durability(DurabilityPolicy::UnsafeAllowFlushLogAtTrxCommit0);
+    block_on(async {
+        let mut s = SeriesStore::connect(unsafe_ok.clone()).await.unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key(), 1).await.unwrap();
+    });
+    let mut lane = AllocationLane::new(StoreConfig::new(&url)).unwrap();
+    let e = lane.allocate(&key()).unwrap_err();
+    assert!(matches!(e, Error::UnsafeDurability { setting: 0 }), "{e:?}");
+    let mut lane = AllocationLane::new(unsafe_ok).unwrap();
+    assert_eq!(
+        lane.allocate(&key()).unwrap(),
+        1,
+        "nothing was taken before"
+    );
+    assert_eq!(lane.durability(), Some(Durability::Unsafe));
+}
+
+#[test]
+fn a_paused_server_gives_a_timeout_within_the_deadline_then_recovers() {
+    let server = MariaDb::start("lane_paused").unwrap();
+    let url = server.fresh_database("lane_paused").unwrap();
+    let _store = series(&url, 1);
+    let deadline = Duration::from_millis(1500);
+    let margin = Duration::from_millis(300);
+    let config = StoreConfig::new(&url).deadline(deadline);
+    let mut lane = AllocationLane::new(config.clone()).unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 1);
+
+    server.pause().unwrap();
+    let t = Instant::now();
+    let e = lane.allocate(&key()).unwrap_err();
+    let took = t.elapsed();
+    assert!(
+        matches!(
+            e,
+            Error::Timeout {
+                operation: "allocate",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        took >= deadline - Duration::from_millis(20) && took < deadline + margin,
+        "took {took:?}"
+    );
+    // A new connection to a paused server gives up within the deadline too.
+    let mut fresh = AllocationLane::new(config).unwrap();
+    let t = Instant::now();
+    let e = fresh.allocate(&key()).unwrap_err();
+    assert!(
+        matches!(e, Error::Timeout { .. } | Error::Unavailable { .. }),
+        "{e:?}"
+    );
+    assert!(
+        t.elapsed() < deadline + margin,
+        "connect took {:?}",
+        t.elapsed()
+    );
+
+    server.resume().unwrap();
+    // The timed-out call may have used number 2 (a gap), never handed out twice.
+    let next = lane.allocate(&key()).unwrap();
+    assert!(next == 2 || next == 3, "got {next}");
+    assert_eq!(lane.allocate(&key()).unwrap(), next + 1);
+    assert_eq!(lane.stats().timeouts, 1);
+    assert_eq!(
+        lane.stats().connects,
+        2,
+        "the timed-out connection was closed"
+    );
+}
+
+#[test]
+fn a_stopped_server_gives_a_typed_error_within_the_deadline() {
+    let server = MariaDb::start("lane_stopped").unwrap();
+    let url = server.fresh_database("lane_stopped").unwrap();
+    let _store = series(&url, 1);
+    let deadline = Duration::from_millis(1500);
+    let mut lane = AllocationLane::new(StoreConfig::new(&url).deadline(deadline)).unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 1);
+    server.stop().unwrap();
+
+    let t = Instant::now();
+    let e = lane.allocate(&key()).unwrap_err();
+    assert!(
+        matches!(e, Error::Unavailable { .. } | Error::Timeout { .. }),
+        "{e:?}"
+    );
+    assert!(
+        t.elapsed() < deadline + Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    // Without retries, a refused connection is reported at once.
+    let mut once = AllocationLane::new(StoreConfig::new(&url).retry(RetryPolicy::none())).unwrap();
+    let t = Instant::now();
+    let e = once.allocate(&key()).unwrap_err();
+    assert!(matches!(e, Error::Unavailable { .. }), "{e:?}");
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+
+    server.restart().unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 2, "the counter survived");
+}
+
+#[test]
+fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
+    use mysql_async::prelude::Queryable;
+    let server = MariaDb::start_with("lane_lockwait", &["--innodb-lock-wait-timeout=1"]).unwrap();
+    let url = server.fresh_database("lane_lockwait").unwrap();
+    let _store = series(&url, 1);
+    let mut lane =
+        AllocationLane::new(StoreConfig::new(&url).deadline(Duration::from_secs(10))).unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 1);
+    // Another client holds the row lock for 1.6 s: the first try waits 1 s
+    // and fails with 1205; a retry succeeds once the lock is released.
+    let holder = std::thread::spawn({
+        let url = url.clone();
+        move || {
+            block_on(async {
+                let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
+                    .await
+                    .unwrap();
+                c.query_drop("BEGIN").await.unwrap();
+                c.query_drop(
+                    "UPDATE wp_invoice_sequences SET current_value = current_value \
+                     WHERE scope_key = '42:2019'",
+                )
+                .await
+                .unwrap();
+                tokio::time::sleep(Duration::from_millis(1600)).await;
+                c.query_drop("COMMIT").await.unwrap();
+            })
+        }
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(lane.allocate(&key()).unwrap(), 2);
+    assert!(lane.stats().retries >= 1, "{:?}", lane.stats());
+    holder.join().unwrap();
+}
