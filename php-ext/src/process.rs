@@ -14,7 +14,6 @@
 //! number); every other call, and PostgreSQL, through the async [`Store`]. A
 //! process that uses both holds one connection for each.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::ops::RangeInclusive;
 use std::pin::Pin;
@@ -31,8 +30,26 @@ struct Process {
     /// The fork generation this process state belongs to.
     generation: u64,
     runtime: Option<tokio::runtime::Runtime>,
-    stores: HashMap<Settings, Store>,
-    lanes: HashMap<Settings, AllocationLane>,
+    /// Per settings (a process has one or a few: a list compared by value
+    /// is cheaper than hashing the settings on every call).
+    stores: Vec<(Settings, Store)>,
+    lanes: Vec<(Settings, AllocationLane)>,
+}
+
+/// The entry for `settings` in `list`, made by `make` when missing.
+fn entry<'a, T>(
+    list: &'a mut Vec<(Settings, T)>,
+    settings: &Settings,
+    make: impl FnOnce() -> PhpResult<T>,
+) -> PhpResult<&'a mut T> {
+    let at = match list.iter().position(|(s, _)| s == settings) {
+        Some(at) => at,
+        None => {
+            list.push((settings.clone(), make()?));
+            list.len() - 1
+        }
+    };
+    Ok(&mut list[at].1)
 }
 
 static PROCESS: Mutex<Option<Process>> = Mutex::new(None);
@@ -73,8 +90,8 @@ fn process(guard: &mut Option<Process>) -> &mut Process {
     guard.get_or_insert_with(|| Process {
         generation,
         runtime: None,
-        stores: HashMap::new(),
-        lanes: HashMap::new(),
+        stores: Vec::new(),
+        lanes: Vec::new(),
     })
 }
 
@@ -95,12 +112,10 @@ pub fn with_store<T>(
             .map_err(|e| unavailable(format!("cannot start the I/O runtime: {e}")))?;
         process.runtime = Some(runtime);
     }
-    if !process.stores.contains_key(settings) {
-        let store = Store::lazy(settings.store_config()?).map_err(to_php)?;
-        process.stores.insert(settings.clone(), store);
-    }
-    let store = process.stores.get_mut(settings).expect("inserted above");
     let runtime = process.runtime.as_ref().expect("created above");
+    let store = entry(&mut process.stores, settings, || {
+        Store::lazy(settings.store_config()?).map_err(to_php)
+    })?;
     runtime.block_on(call(store)).map_err(to_php)
 }
 
@@ -116,18 +131,10 @@ fn with_lane<T>(
     }
     let mut guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     let process = process(&mut guard);
-    if !process.lanes.contains_key(settings) {
-        let lane = match settings
-            .store_config()
-            .and_then(|c| AllocationLane::new(c).map_err(to_php))
-        {
-            Ok(lane) => lane,
-            Err(e) => return Some(Err(e)),
-        };
-        process.lanes.insert(settings.clone(), lane);
-    }
-    let lane = process.lanes.get_mut(settings).expect("inserted above");
-    Some(call(lane).map_err(to_php))
+    let lane = entry(&mut process.lanes, settings, || {
+        AllocationLane::new(settings.store_config()?).map_err(to_php)
+    });
+    Some(lane.and_then(|lane| call(lane).map_err(to_php)))
 }
 
 /// Hands out `count` contiguous numbers of `scope`: on MySQL/MariaDB through
@@ -166,8 +173,10 @@ pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32, Option<usize
     let guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     let generation = GENERATION.load(Ordering::SeqCst);
     let mine = guard.as_ref().filter(|p| p.generation == generation);
-    let store = mine.and_then(|p| p.stores.get(settings));
-    let lane = mine.and_then(|p| p.lanes.get(settings));
+    let store = mine.and_then(|p| p.stores.iter().find(|(s, _)| s == settings));
+    let store = store.map(|(_, s)| s);
+    let lane = mine.and_then(|p| p.lanes.iter().find(|(s, _)| s == settings));
+    let lane = lane.map(|(_, l)| l);
     let a = store.map(|s| s.stats()).unwrap_or_default();
     let b = lane.map(|l| l.stats()).unwrap_or_default();
     let total = StoreStats {

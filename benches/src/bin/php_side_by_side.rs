@@ -1,7 +1,10 @@
 //! Side-by-side benchmark of the PHP extension (issue 3), in one run against
 //! one private MariaDB (durable: innodb_flush_log_at_trx_commit = 1):
 //!
-//! - `raw`: a raw mysql_async loop of the allocation statement (the limit);
+//! - `raw`: a raw mysql_async loop of the allocation statement (the async
+//!   driver's limit);
+//! - `raw blocking`: the same loop on the blocking `mysql` crate (the limit
+//!   of the driver under the extension's allocation lane);
 //! - `extension`: `allocate_invoice_number()` through the extension;
 //! - `article`: the article's PHP code through mysqli (UPDATE, then
 //!   `SELECT LAST_INSERT_ID()`);
@@ -32,6 +35,7 @@ use counterfoil_tests::MariaDb;
 #[derive(Clone, Copy, PartialEq)]
 enum Contender {
     Raw,
+    RawBlocking,
     Extension,
     Article,
     Prepared,
@@ -41,6 +45,7 @@ impl Contender {
     fn name(self) -> &'static str {
         match self {
             Contender::Raw => "raw mysql_async loop (limit)",
+            Contender::RawBlocking => "raw blocking mysql loop (lane's limit)",
             Contender::Extension => "extension allocate_invoice_number()",
             Contender::Article => "article PHP (mysqli UPDATE + SELECT LAST_INSERT_ID())",
             Contender::Prepared => "mysqli prepared UPDATE + insert_id",
@@ -51,6 +56,11 @@ impl Contender {
         let php_dir = repo_root().join("benches/php");
         match self {
             Contender::Raw => Command::new(sibling("raw-alloc-worker")),
+            Contender::RawBlocking => {
+                let mut c = Command::new(sibling("raw-alloc-worker"));
+                c.env("BENCH_DRIVER", "blocking");
+                c
+            }
             Contender::Extension => {
                 let mut c = Command::new("php");
                 c.arg("-d")
@@ -126,6 +136,7 @@ The PHP extension beside the raw mysql_async loop, the article's mysqli code and
     })?;
     let contenders = [
         Contender::Raw,
+        Contender::RawBlocking,
         Contender::Extension,
         Contender::Article,
         Contender::Prepared,
@@ -155,14 +166,19 @@ The PHP extension beside the raw mysql_async loop, the article's mysqli code and
                 (rate, p50, p99, cpu)
             })
             .collect();
+        // Ratios by name, never by position in the list.
+        let rate_of = |who: Contender| {
+            let i = contenders.iter().position(|c| *c == who).expect("listed");
+            med[i].0
+        };
         for (i, who) in contenders.iter().enumerate() {
             table.push((
                 procs,
                 *who,
                 med[i],
-                med[i].0 / med[0].0,
-                med[i].0 / med[2].0,
-                med[i].0 / med[3].0,
+                med[i].0 / rate_of(Contender::Raw),
+                med[i].0 / rate_of(Contender::Article),
+                med[i].0 / rate_of(Contender::Prepared),
             ));
         }
     }

@@ -52,18 +52,16 @@ struct Open {
     io_timeout: Duration,
 }
 
-/// A statement prepared once per connection.
-fn prepared(
+/// The statement in `slot`, prepared on `conn` the first time.
+fn prepared<'s>(
     conn: &mut Conn,
-    slot: &mut Option<Statement>,
+    slot: &'s mut Option<Statement>,
     sql: &str,
-) -> std::result::Result<Statement, mysql::Error> {
-    if let Some(s) = slot {
-        return Ok(s.clone());
+) -> std::result::Result<&'s Statement, mysql::Error> {
+    if slot.is_none() {
+        *slot = Some(conn.prep(sql)?);
     }
-    let s = conn.prep(sql)?;
-    *slot = Some(s.clone());
-    Ok(s)
+    Ok(slot.as_ref().expect("prepared above"))
 }
 
 /// One try's outcome: outer a driver failure (retry decision), inner the
@@ -237,10 +235,9 @@ impl AllocationLane {
     }
 
     fn allocate_raw(&mut self, key: &str, count: u64) -> Result<u64> {
-        let sql = self.sql.allocate.clone();
-        self.run("allocate", |open| {
-            let statement = prepared(&mut open.conn, &mut open.allocate, &sql)?;
-            match open.conn.exec_drop(&statement, (count, key)) {
+        self.run("allocate", |open, sql| {
+            let statement = prepared(&mut open.conn, &mut open.allocate, &sql.allocate)?;
+            match open.conn.exec_drop(statement, (count, key)) {
                 Ok(()) => Ok(vetting::judge_allocation(
                     open.conn.affected_rows(),
                     Some(open.conn.last_insert_id()),
@@ -260,11 +257,10 @@ impl AllocationLane {
 
     /// The series as stored (a causal read on a Galera node).
     pub fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
-        let sql = self.sql.current.clone();
         let key = scope.as_str();
-        self.run("current", |open| {
-            let statement = prepared(&mut open.conn, &mut open.current, &sql)?;
-            let row: Option<(u64, Option<u64>)> = open.conn.exec_first(&statement, (key,))?;
+        self.run("current", |open, sql| {
+            let statement = prepared(&mut open.conn, &mut open.current, &sql.current)?;
+            let row: Option<(u64, Option<u64>)> = open.conn.exec_first(statement, (key,))?;
             Ok(series::state_of_row(key, row))
         })
     }
@@ -273,7 +269,7 @@ impl AllocationLane {
     fn run<T>(
         &mut self,
         operation: &'static str,
-        mut attempt: impl FnMut(&mut Open) -> Try<T>,
+        mut attempt: impl FnMut(&mut Open, &SeriesSql) -> Try<T>,
     ) -> Result<T> {
         let deadline = self.config.deadline;
         let until = Instant::now() + deadline;
@@ -316,7 +312,7 @@ impl AllocationLane {
     fn try_once<T>(
         &mut self,
         until: Instant,
-        attempt: &mut impl FnMut(&mut Open) -> Try<T>,
+        attempt: &mut impl FnMut(&mut Open, &SeriesSql) -> Try<T>,
     ) -> std::result::Result<Result<T>, Failure> {
         self.connection(until).map_err(|error| Failure {
             timed_out: false,
@@ -329,7 +325,7 @@ impl AllocationLane {
             set_io_timeout(&open.conn, left).map_err(|e| classify(e.into()))?;
             open.io_timeout = left;
         }
-        attempt(open).map_err(classify)
+        attempt(open, &self.sql).map_err(classify)
     }
 
     /// Makes sure a vetted connection is open, as the async store does: the
