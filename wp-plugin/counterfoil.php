@@ -39,6 +39,7 @@ require_once __DIR__ . '/includes/class-counterfoil-schema.php';
 require_once __DIR__ . '/includes/class-counterfoil-invoice-type.php';
 require_once __DIR__ . '/includes/class-counterfoil-invoices.php';
 require_once __DIR__ . '/includes/class-counterfoil-rest.php';
+require_once __DIR__ . '/includes/class-counterfoil-stripe.php';
 require_once __DIR__ . '/includes/class-counterfoil-series-life.php';
 require_once __DIR__ . '/includes/class-counterfoil-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-books.php';
@@ -59,6 +60,7 @@ add_action( 'admin_notices', 'counterfoil_backend_notice' );
 Counterfoil_Invoice_Type::init();
 add_action( 'init', 'counterfoil_load_textdomain' );
 add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );
+add_action( 'rest_api_init', array( 'Counterfoil_Stripe', 'register_routes' ) );
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );
 Counterfoil_Series_Life::init();
 if ( is_admin() ) {

@@ -8,7 +8,7 @@
 //! query, so an unknown series is an error, never a stale number.
 //!
 //! Modules:
-//! - [`scope`], [`format`], [`series`], [`series_life`], [`export`], [`payment`], [`audit`], [`awb`], [`awb_stock_rules`], [`schema`], [`retry`], [`error`]: pure
+//! - [`scope`], [`format`], [`series`], [`series_life`], [`export`], [`payment`], [`money`], [`audit`], [`awb`], [`awb_stock_rules`], [`schema`], [`retry`], [`error`]: pure
 //!   logic, no I/O; they build with `--no-default-features` and for
 //!   `wasm32-unknown-unknown`.
 //! - `store` (feature `mysql`, on by default): the MySQL/MariaDB series store
@@ -29,6 +29,7 @@ pub mod export;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzz_checks;
+pub mod money;
 pub mod payment;
 pub mod retry;
 pub mod schema;

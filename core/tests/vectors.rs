@@ -210,6 +210,26 @@ fn payment_refs() {
 }
 
 #[test]
+fn minor_units() {
+    for case in load("minor_units.json").as_array().unwrap() {
+        let got = counterfoil_core::money::amount_from_minor_units(
+            case["minor"].as_u64().unwrap(),
+            case["currency"].as_str().unwrap(),
+        );
+        match (got, case["error"].as_str()) {
+            (Ok((amount, code)), None) => {
+                assert_eq!(amount, case["amount"].as_str().unwrap(), "{case}");
+                assert_eq!(code, case["code"].as_str().unwrap(), "{case}");
+            }
+            (Err(Error::InvalidArgument { name, .. }), Some(field)) => {
+                assert_eq!(name, field, "{case}")
+            }
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+}
+
+#[test]
 fn awb_numbers() {
     for case in load("awb.json").as_array().unwrap() {
         let text = case["text"].as_str().unwrap();

@@ -76,6 +76,10 @@ ensure_node_tools() {
     log "installing playwright-core (npm ci in tests/browser)"
     (cd "$ROOT/tests/browser" && npm ci --no-audit --no-fund >&2)
   fi
+  if [ ! -d "$ROOT/tests/stripe/node_modules/stripe" ]; then
+    log "installing Stripe's Node SDK (npm ci in tests/stripe: it signs the test webhook events)"
+    (cd "$ROOT/tests/stripe" && npm ci --no-audit --no-fund >&2)
+  fi
   if [ ! -d "$ROOT/tests/php-wasm/node_modules/@php-wasm/node" ]; then
     log "installing PHP 7.2–8.4 compiled to WebAssembly (npm ci in tests/php-wasm)"
     (cd "$ROOT/tests/php-wasm" && npm ci --no-audit --no-fund >&2)

@@ -224,7 +224,40 @@ final class Counterfoil_Admin {
 		if ( ! empty( $_POST['regenerate_secret'] ) && ! Counterfoil_Rest::secret_from_constant() ) {
 			update_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), false );
 		}
+		$stripe = self::save_stripe_settings();
+		if ( null !== $stripe ) {
+			self::back( 'error', $stripe );
+		}
 		self::back( 'success', __( 'Settings saved.', 'counterfoil' ) );
+	}
+
+	/**
+	 * The Stripe part of the settings form: a new signing secret (blank keeps
+	 * the current one; never shown back), clearing it, the default issuer.
+	 *
+	 * @return string|null Why nothing was saved, or null.
+	 */
+	private static function save_stripe_settings() {
+		// phpcs:disable WordPress.Security.NonceVerification -- checked in guard().
+		$secret = isset( $_POST['stripe_secret'] ) ? trim( (string) wp_unslash( $_POST['stripe_secret'] ) ) : ''; // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- validated by is_secret(): whsec_ and letters/digits only.
+		$issuer = isset( $_POST['stripe_default_issuer'] ) ? trim( (string) wp_unslash( $_POST['stripe_default_issuer'] ) ) : ''; // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- digits only, checked below.
+		$clear  = ! empty( $_POST['stripe_clear_secret'] );
+		// phpcs:enable
+		if ( '' !== $issuer && ! preg_match( '/^[0-9]{1,18}$/', $issuer ) ) {
+			return __( 'The Stripe settings were not saved: the default issuer is a user id (digits), or empty for none.', 'counterfoil' );
+		}
+		if ( '' !== $secret && ! Counterfoil_Stripe::is_secret( $secret ) ) {
+			return __( 'The Stripe signing secret was not saved: it starts with whsec_ (Stripe → Developers → Webhooks → your endpoint → Signing secret).', 'counterfoil' );
+		}
+		update_option( Counterfoil_Stripe::ISSUER_OPTION, '' === $issuer ? '' : (string) (int) $issuer );
+		if ( ! Counterfoil_Stripe::secret_from_constant() ) {
+			if ( '' !== $secret ) {
+				update_option( Counterfoil_Stripe::SECRET_OPTION, $secret, false );
+			} elseif ( $clear ) {
+				update_option( Counterfoil_Stripe::SECRET_OPTION, '', false );
+			}
+		}
+		return null;
 	}
 
 	public static function handle_void_number() {
@@ -516,6 +549,20 @@ final class Counterfoil_Admin {
 						<button type="button" class="button" id="counterfoil-secret-reveal" data-hide="<?php esc_attr_e( 'Hide', 'counterfoil' ); ?>"><?php esc_html_e( 'Show', 'counterfoil' ); ?></button>
 						<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
 					<?php endif; ?>
+				<fieldset id="counterfoil-stripe"><legend><strong><?php esc_html_e( 'Stripe', 'counterfoil' ); ?></strong></legend>
+					<p><?php esc_html_e( 'Endpoint URL to add in Stripe (Developers → Webhooks), with the events checkout.session.completed, checkout.session.async_payment_succeeded, payment_intent.succeeded and charge.refunded:', 'counterfoil' ); ?>
+						<code id="counterfoil-stripe-url"><?php echo esc_html( Counterfoil_Stripe::endpoint_url() ); ?></code></p>
+					<p><?php esc_html_e( 'Signing secret:', 'counterfoil' ); ?>
+					<?php if ( Counterfoil_Stripe::secret_from_constant() ) : ?>
+						<span id="counterfoil-stripe-secret-constant"><?php esc_html_e( 'set by the COUNTERFOIL_STRIPE_SECRET constant in wp-config.php (not shown here; change it there).', 'counterfoil' ); ?></span></p>
+					<?php else : ?>
+						<span id="counterfoil-stripe-secret-state"><?php echo '' === Counterfoil_Stripe::secret() ? esc_html__( 'not set: Stripe events are answered 503 (and delivered again) until it is.', 'counterfoil' ) : esc_html( sprintf( /* translators: %s: last four characters of the secret */ __( 'set (…%s).', 'counterfoil' ), substr( Counterfoil_Stripe::secret(), -4 ) ) ); ?></span><br>
+						<label><?php esc_html_e( 'New signing secret', 'counterfoil' ); ?> <input type="password" name="stripe_secret" class="regular-text code" autocomplete="off" value="" placeholder="whsec_…"></label>
+						<label><input type="checkbox" name="stripe_clear_secret" value="1"> <?php esc_html_e( 'Remove the secret', 'counterfoil' ); ?></label></p>
+					<?php endif; ?>
+					<p><label><?php esc_html_e( 'Default issuer (user id) for payments without metadata.counterfoil_user_id', 'counterfoil' ); ?>
+						<input type="text" inputmode="numeric" name="stripe_default_issuer" value="<?php echo esc_attr( (string) get_option( Counterfoil_Stripe::ISSUER_OPTION, '' ) ); ?>"></label></p>
+				</fieldset>
 				<p><label><input type="checkbox" name="delete_data_on_uninstall" value="1" <?php checked( (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 ), 1 ); ?>>
 					<?php esc_html_e( 'Delete all invoice numbers, payments and invoices when the plugin is uninstalled (otherwise they are kept).', 'counterfoil' ); ?></label></p>
 				<?php submit_button( __( 'Save settings', 'counterfoil' ) ); ?>

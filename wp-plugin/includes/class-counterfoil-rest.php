@@ -113,6 +113,27 @@ final class Counterfoil_Rest {
 			return new WP_Error( 'counterfoil_invalid_json', __( 'The body must be a JSON object.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
 		$result = Counterfoil_Invoices::for_payment( $payment );
+		$resp   = self::respond( $result, $payment );
+		if ( is_wp_error( $result ) ) {
+			return $resp;
+		}
+		$total = microtime( true ) - ( isset( $_SERVER['REQUEST_TIME_FLOAT'] ) ? (float) $_SERVER['REQUEST_TIME_FLOAT'] : $started );
+		$resp->header( 'Server-Timing', sprintf( 'allocate;dur=%.3f, total;dur=%.3f', Counterfoil_Timing::get( 'allocate' ) * 1000, $total * 1000 ) );
+		return $resp;
+	}
+
+	/**
+	 * The answer to a payment delivery (ours or a gateway's own webhook):
+	 * 201 created, 200 a repeat with the first delivery's invoice, or the
+	 * error's status; a 5xx says what to do and carries a request id (the
+	 * detail goes to the server log, once per cause), with Retry-After when
+	 * the error names one.
+	 *
+	 * @param array|WP_Error $result  Counterfoil_Invoices::for_payment()'s answer.
+	 * @param array          $payment The payment (gateway, transaction_id).
+	 * @return WP_REST_Response
+	 */
+	public static function respond( $result, array $payment ) {
 		if ( is_wp_error( $result ) ) {
 			$data   = $result->get_error_data();
 			$status = isset( $data['status'] ) ? (int) $data['status'] : 500;
@@ -135,7 +156,7 @@ final class Counterfoil_Rest {
 			}
 			return $resp;
 		}
-		$resp = new WP_REST_Response(
+		return new WP_REST_Response(
 			array(
 				'invoice_id'     => $result['post']->ID,
 				'number'         => $result['number'],
@@ -148,8 +169,5 @@ final class Counterfoil_Rest {
 			),
 			$result['created'] ? 201 : 200
 		);
-		$total = microtime( true ) - ( isset( $_SERVER['REQUEST_TIME_FLOAT'] ) ? (float) $_SERVER['REQUEST_TIME_FLOAT'] : $started );
-		$resp->header( 'Server-Timing', sprintf( 'allocate;dur=%.3f, total;dur=%.3f', Counterfoil_Timing::get( 'allocate' ) * 1000, $total * 1000 ) );
-		return $resp;
 	}
 }

@@ -329,6 +329,41 @@ final class Counterfoil_Rules {
 		}
 	}
 
+	/** Currencies counted in whole units (counterfoil_core::money::ZERO_DECIMAL). */
+	const ZERO_DECIMAL = array( 'BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF' );
+
+	/** Currencies counted in thousandths (counterfoil_core::money::THREE_DECIMAL). */
+	const THREE_DECIMAL = array( 'BHD', 'JOD', 'KWD', 'OMR', 'TND' );
+
+	/**
+	 * An amount in a currency's smallest unit (as Stripe sends it) as the
+	 * decimal string a payment records, exact: 1999 eur is ["19.99", "EUR"],
+	 * 500 jpy ["500", "JPY"], 1999 kwd ["1.999", "KWD"]. The twin of
+	 * counterfoil_core::money::amount_from_minor_units (tests/vectors/minor_units.json).
+	 *
+	 * @param mixed $minor    Whole number of smallest units, 0 or more.
+	 * @param mixed $currency Three-letter code, any case.
+	 * @return array [amount, CURRENCY].
+	 * @throws InvalidArgumentException Naming `amount` or `currency`.
+	 */
+	public static function amount_from_minor_units( $minor, $currency ) {
+		if ( ! is_string( $currency ) || ! preg_match( '/^[A-Za-z]{3}$/', $currency ) ) {
+			throw new InvalidArgumentException( 'invalid argument `currency`: a currency is a three-letter ISO code such as EUR' );
+		}
+		if ( ! is_int( $minor ) || $minor < 0 ) {
+			throw new InvalidArgumentException( 'invalid argument `amount`: an amount in smallest units is a whole number, 0 or more' );
+		}
+		$code   = strtoupper( $currency );
+		$places = in_array( $code, self::ZERO_DECIMAL, true ) ? 0 : ( in_array( $code, self::THREE_DECIMAL, true ) ? 3 : 2 );
+		$digits = str_pad( (string) $minor, $places + 1, '0', STR_PAD_LEFT );
+		$whole  = substr( $digits, 0, strlen( $digits ) - $places );
+		if ( strlen( $whole ) > 12 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `amount`: %d smallest units of %s is more than 12 digits before the point', $minor, $code ) );
+		}
+		$amount = 0 === $places ? $whole : $whole . '.' . substr( $digits, -$places );
+		return array( $amount, $code );
+	}
+
 	/**
 	 * Parses a number template into pieces.
 	 *

@@ -18,10 +18,13 @@
  * capabilities, whether the sequences table was there before us, and the
  * registry's claim columns (status `creating`: an invoice being created);
  * 4 the books' indexes on the registry (counts per series, stale
- * reservations, dates) and on payments (those held for a series).
+ * reservations, dates) and on payments (those held for a series);
+ * 5 {prefix}counterfoil_refunds: refunds reported by a gateway (Stripe's
+ * charge.refunded), one row per (gateway, transaction_id, refund_ref) with
+ * the largest refunded amount seen; plugin-only (the core has no refunds).
  *
- * The definitions equal counterfoil-core's (core/src/schema.rs); a test
- * compares SHOW CREATE TABLE of both.
+ * The definitions of the first three equal counterfoil-core's
+ * (core/src/schema.rs); a test compares SHOW CREATE TABLE of both.
  *
  * @package Counterfoil
  */
@@ -32,7 +35,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 4;
+	const VERSION        = 5;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -137,13 +140,27 @@ final class Counterfoil_Schema {
   KEY scope_number (scope_key,number),
   KEY number_id (number,id)
 ) ENGINE=InnoDB $charset;",
+			"CREATE TABLE {$prefix}counterfoil_refunds (
+  id bigint(20) unsigned NOT NULL AUTO_INCREMENT,
+  gateway varchar(32) NOT NULL,
+  transaction_id varchar(191) NOT NULL,
+  refund_ref varchar(191) NOT NULL,
+  amount_minor bigint(20) unsigned NOT NULL,
+  amount varchar(32) NOT NULL,
+  currency varchar(3) NOT NULL,
+  fully tinyint(1) NOT NULL DEFAULT 0,
+  created_at datetime NOT NULL,
+  updated_at datetime NOT NULL,
+  PRIMARY KEY  (id),
+  UNIQUE KEY payment_refund (gateway,transaction_id,refund_ref)
+) ENGINE=InnoDB $charset;",
 		);
 	}
 
 	/**
 	 * Table names for $wpdb->prefix.
 	 *
-	 * @return array sequences, numbers, payments.
+	 * @return array sequences, numbers, payments, refunds.
 	 */
 	public static function tables() {
 		global $wpdb;
@@ -151,6 +168,7 @@ final class Counterfoil_Schema {
 			'sequences' => $wpdb->prefix . 'invoice_sequences',
 			'numbers'   => $wpdb->prefix . 'counterfoil_numbers',
 			'payments'  => $wpdb->prefix . 'counterfoil_payments',
+			'refunds'   => $wpdb->prefix . 'counterfoil_refunds',
 		);
 	}
 }

@@ -111,6 +111,7 @@ function counterfoil_drop_site_tables( $tables, $site_id ) {
 	$prefix   = $wpdb->get_blog_prefix( $site_id );
 	$tables[] = $prefix . 'counterfoil_numbers';
 	$tables[] = $prefix . 'counterfoil_payments';
+	$tables[] = $prefix . 'counterfoil_refunds';
 	if ( 1 !== (int) get_blog_option( $site_id, 'counterfoil_sequences_preexisting', 1 ) ) {
 		$tables[] = $prefix . 'invoice_sequences';
 	}

@@ -100,6 +100,41 @@ final class AdminTest extends TestCase {
 		}
 	}
 
+	public function test_stripe_settings_keep_the_secret_out_of_the_page() {
+		$this->admin();
+		$base = array( 'format' => Counterfoil_Rules::DEFAULT_FORMAT, 'missing_series' => 'create', 'new_series_start' => '1' );
+		list( , $notice ) = $this->post( 'save_settings', $base + array( 'stripe_secret' => 'sk_live_notASigningSecret' ) );
+		$this->assertSame( 'error', $notice[0] );
+		$this->assertSame( '', Counterfoil_Stripe::secret(), 'a wrong kind of secret is not saved' );
+		list( , $notice ) = $this->post( 'save_settings', $base + array( 'stripe_secret' => 'whsec_abcDEF0123456789wxyz', 'stripe_default_issuer' => '42' ) );
+		$this->assertSame( 'success', $notice[0], $notice[1] );
+		$this->assertSame( 'whsec_abcDEF0123456789wxyz', Counterfoil_Stripe::secret() );
+		$this->assertSame( 42, Counterfoil_Stripe::default_issuer() );
+		ob_start();
+		Counterfoil_Admin::render();
+		$page = ob_get_clean();
+		$this->assertStringNotContainsString( 'whsec_abcDEF0123456789wxyz', $page, 'the secret is never shown back' );
+		$this->assertStringContainsString( '…wxyz', $page );
+		$this->assertStringContainsString( esc_html( rest_url( 'counterfoil/v1/stripe' ) ), $page );
+		// A blank field keeps the secret; the checkbox removes it.
+		list( , $notice ) = $this->post( 'save_settings', $base + array( 'stripe_secret' => '', 'stripe_default_issuer' => '' ) );
+		$this->assertSame( 'whsec_abcDEF0123456789wxyz', Counterfoil_Stripe::secret() );
+		$this->assertNull( Counterfoil_Stripe::default_issuer() );
+		list( , $notice ) = $this->post( 'save_settings', $base + array( 'stripe_default_issuer' => '4x' ) );
+		$this->assertSame( 'error', $notice[0] );
+		list( , $notice ) = $this->post( 'save_settings', $base + array( 'stripe_clear_secret' => '1' ) );
+		$this->assertSame( '', Counterfoil_Stripe::secret() );
+	}
+
+	public function test_stripe_signature_header_parsing() {
+		$sig = str_repeat( 'a', 64 );
+		$this->assertSame( array( 12345, array( $sig, str_repeat( 'b', 64 ) ) ), Counterfoil_Stripe::parse_header( "t=12345,v1=$sig,v0=zz,v1=" . str_repeat( 'b', 64 ) ) );
+		$this->assertNull( Counterfoil_Stripe::parse_header( "v1=$sig" ), 'no timestamp' );
+		$this->assertNull( Counterfoil_Stripe::parse_header( 't=12345,v0=' . $sig ), 'no v1' );
+		$this->assertNull( Counterfoil_Stripe::parse_header( "t=12x,v1=$sig" ) );
+		$this->assertNull( Counterfoil_Stripe::parse_header( '' ) );
+	}
+
 	public function test_every_rest_route_of_the_namespace_has_a_real_permission_callback() {
 		$routes = rest_get_server()->get_routes( 'counterfoil/v1' );
 		$this->assertNotEmpty( $routes );

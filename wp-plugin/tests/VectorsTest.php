@@ -138,6 +138,22 @@ final class VectorsTest extends TestCase {
 		}
 	}
 
+	public function test_minor_units() {
+		$ran = 0;
+		foreach ( self::load( 'minor_units.json' ) as $case ) {
+			try {
+				$got = Counterfoil_Rules::amount_from_minor_units( $case['minor'], $case['currency'] );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+				$this->assertSame( array( $case['amount'], $case['code'] ), $got, json_encode( $case ) );
+			} catch ( InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, $e->getMessage() );
+				$this->assertStringContainsString( '`' . $case['error'] . '`', $e->getMessage(), json_encode( $case ) );
+			}
+			++$ran;
+		}
+		$this->assertGreaterThan( 20, $ran );
+	}
+
 	public function test_payment_refs() {
 		foreach ( self::load( 'payment_refs.json' ) as $case ) {
 			$txn = isset( $case['transaction_id'] ) ? $case['transaction_id'] : str_repeat( $case['transaction_id_repeat'][0], $case['transaction_id_repeat'][1] );

@@ -1,0 +1,353 @@
+//! Stripe's own signed events, straight to the plugin's
+//! `POST /wp-json/counterfoil/v1/stripe`, over HTTP on real WordPress
+//! (php-fpm + nginx), on both backends. The `Stripe-Signature` header is made
+//! by Stripe's Node SDK (`webhooks.generateTestHeaderString`, checked by its
+//! own `constructEvent`: tests/stripe/sign.mjs); the events are shaped as
+//! Stripe documents them for API version 2026-10-28.endive
+//! (tests/stripe/events/).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use counterfoil_tests::php::{http, repo_root, Response};
+use counterfoil_tests::webhook::now;
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::MariaDb;
+use serde_json::{json, Value};
+
+const PATH: &str = "/wp-json/counterfoil/v1/stripe";
+const SECRET: &str = "whsec_counterfoilTest0123456789";
+
+/// An event from tests/stripe/events/ with `edit` applied.
+fn event(name: &str, edit: impl FnOnce(&mut Value)) -> Value {
+    let path = repo_root().join(format!("tests/stripe/events/{name}.json"));
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["id"] = json!(format!("evt_{}", fastrand::u64(..)));
+    v["created"] = json!(now());
+    edit(&mut v);
+    v
+}
+
+/// The header Stripe's SDK makes for `body` at `timestamp`, one v1 per secret.
+fn stripe_signature(body: &[u8], timestamp: i64, secrets: &[&str]) -> String {
+    let mut child = Command::new("node")
+        .arg(repo_root().join("tests/stripe/sign.mjs"))
+        .arg(timestamp.to_string())
+        .args(secrets)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node");
+    child.stdin.take().unwrap().write_all(body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn post(port: u16, body: &[u8], signature: Option<&str>) -> Response {
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(s) = signature {
+        headers.push(("Stripe-Signature", s));
+    }
+    http(port, "POST", PATH, &headers, body).unwrap()
+}
+
+/// Delivers `event` signed now with the site's secret.
+fn deliver(port: u16, event: &Value) -> Response {
+    let body = serde_json::to_vec(event).unwrap();
+    post(
+        port,
+        &body,
+        Some(&stripe_signature(&body, now(), &[SECRET])),
+    )
+}
+
+fn body(r: &Response) -> Value {
+    serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {} {}", r.status, r.body))
+}
+
+fn count(wp: &WordPress, sql: &str) -> u64 {
+    wp.scalar(sql).parse().unwrap()
+}
+
+/// What a payment and its books hold: payments, registry rows, invoice posts.
+fn books(wp: &WordPress) -> (u64, u64, u64) {
+    (
+        count(wp, "SELECT COUNT(*) FROM wp_counterfoil_payments"),
+        count(wp, "SELECT COUNT(*) FROM wp_counterfoil_numbers"),
+        count(
+            wp,
+            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'",
+        ),
+    )
+}
+
+fn site(label: &str) -> WordPress {
+    let wp = WordPress::install(MariaDb::shared(), label, None).unwrap();
+    wp.eval(
+        false,
+        &format!(
+            "update_option('counterfoil_stripe_secret', '{SECRET}'); \
+             update_option('counterfoil_stripe_default_issuer', '');"
+        ),
+    )
+    .unwrap();
+    wp
+}
+
+#[test]
+fn stripe_events_on_the_pure_php_backend() {
+    stripe_events(false);
+}
+
+#[test]
+fn stripe_events_on_the_extension() {
+    stripe_events(true);
+}
+
+fn stripe_events(extension: bool) {
+    let wp = site(if extension {
+        "stripe_ext"
+    } else {
+        "stripe_php"
+    });
+    let fpm = wp.serve(extension, 4).unwrap();
+    let port = fpm.port();
+    let backend = if extension { "extension" } else { "php" };
+
+    // Refusals first: nothing may be written by any of them.
+    let session = event("checkout.session.completed", |_| {});
+    let bytes = serde_json::to_vec(&session).unwrap();
+    let wrong = stripe_signature(&bytes, now(), &["whsec_someoneElse0123456789"]);
+    assert_eq!(post(port, &bytes, Some(&wrong)).status, 401, "wrong secret");
+    let stale = stripe_signature(&bytes, now() - 400, &[SECRET]);
+    assert_eq!(
+        post(port, &bytes, Some(&stale)).status,
+        401,
+        "stale timestamp"
+    );
+    let future = stripe_signature(&bytes, now() + 400, &[SECRET]);
+    assert_eq!(
+        post(port, &bytes, Some(&future)).status,
+        401,
+        "future timestamp"
+    );
+    let good = stripe_signature(&bytes, now(), &[SECRET]);
+    let tampered = String::from_utf8(bytes.clone())
+        .unwrap()
+        .replace("\"amount_total\":1999", "\"amount_total\":1");
+    assert_ne!(tampered.as_bytes(), &bytes[..], "the body was changed");
+    assert_eq!(
+        post(port, tampered.as_bytes(), Some(&good)).status,
+        401,
+        "tampered body"
+    );
+    assert_eq!(post(port, &bytes, None).status, 400, "no header");
+    assert_eq!(
+        post(port, &bytes, Some("t=abc,v1=zz")).status,
+        400,
+        "malformed header"
+    );
+    assert_eq!(books(&wp), (0, 0, 0), "a refused event wrote something");
+
+    // The session and the intent of one payment, each delivered three times,
+    // all at once: one invoice, and every delivery is told its number.
+    let intent = event("payment_intent.succeeded", |_| {});
+    let answers: Vec<Response> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|i| {
+                let e = if i % 2 == 0 { &session } else { &intent };
+                s.spawn(move || deliver(port, e))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let created = answers.iter().filter(|r| r.status == 201).count();
+    assert_eq!(
+        created,
+        1,
+        "{:?}",
+        answers
+            .iter()
+            .map(|r| (r.status, &r.body))
+            .collect::<Vec<_>>()
+    );
+    let first = body(answers.iter().find(|r| r.status == 201).unwrap());
+    for r in &answers {
+        assert!(
+            r.status == 201 || r.status == 200,
+            "{} {}",
+            r.status,
+            r.body
+        );
+        let b = body(r);
+        assert_eq!(b["invoice_id"], first["invoice_id"], "{b}");
+        assert_eq!(b["number"], first["number"], "{b}");
+        assert_eq!(b["transaction_id"], "pi_3SAMEPAYMENT");
+        assert_eq!(b["backend"], backend);
+    }
+    assert_eq!(
+        first["scope_key"].as_str().unwrap().split(':').next(),
+        Some("7")
+    );
+    assert_eq!(books(&wp), (1, 1, 1));
+    assert_eq!(
+        wp.scalar(
+            "SELECT CONCAT(gateway, ' ', amount, ' ', currency) FROM wp_counterfoil_payments"
+        ),
+        "stripe 19.99 EUR"
+    );
+    assert_eq!(
+        wp.scalar("SELECT status FROM wp_counterfoil_numbers"),
+        "issued"
+    );
+
+    // Secret rotation: two v1 signatures, one of them ours.
+    let second = event("payment_intent.succeeded", |v| {
+        v["data"]["object"]["id"] = json!("pi_3ROTATION");
+    });
+    let b2 = serde_json::to_vec(&second).unwrap();
+    let both = stripe_signature(&b2, now(), &["whsec_oldSecretRolled0123", SECRET]);
+    assert_eq!(both.matches("v1=").count(), 2);
+    let r = post(port, &b2, Some(&both));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let rotated = body(&r);
+    assert_eq!(
+        rotated["sequence"].as_u64(),
+        first["sequence"].as_u64().map(|n| n + 1),
+        "the next number of the issuer's series"
+    );
+
+    // A zero-decimal and a three-decimal currency.
+    let yen = event("payment_intent.succeeded", |v| {
+        let o = &mut v["data"]["object"];
+        o["id"] = json!("pi_3YEN");
+        o["currency"] = json!("jpy");
+        o["amount"] = json!(500);
+        o["amount_received"] = json!(500);
+    });
+    assert_eq!(deliver(port, &yen).status, 201);
+    let dinar = event("checkout.session.completed", |v| {
+        let o = &mut v["data"]["object"];
+        o["payment_intent"] = json!({"id": "pi_3DINAR", "object": "payment_intent"});
+        o["currency"] = json!("kwd");
+        o["amount_total"] = json!(1999);
+    });
+    assert_eq!(deliver(port, &dinar).status, 201);
+    assert_eq!(
+        wp.scalar("SELECT CONCAT(amount, ' ', currency) FROM wp_counterfoil_payments WHERE transaction_id = 'pi_3YEN'"),
+        "500 JPY"
+    );
+    assert_eq!(
+        wp.scalar("SELECT CONCAT(amount, ' ', currency) FROM wp_counterfoil_payments WHERE transaction_id = 'pi_3DINAR'"),
+        "1.999 KWD"
+    );
+
+    // An unpaid session and an event type we do not act on: 200, nothing written.
+    let before = books(&wp);
+    let unpaid = event("checkout.session.completed", |v| {
+        let o = &mut v["data"]["object"];
+        o["payment_intent"] = json!("pi_3UNPAID");
+        o["payment_status"] = json!("unpaid");
+    });
+    let r = deliver(port, &unpaid);
+    assert_eq!(
+        (r.status, body(&r)["ignored"].as_str()),
+        (200, Some("unpaid"))
+    );
+    let other = event("payment_intent.succeeded", |v| {
+        v["type"] = json!("customer.created");
+        v["data"]["object"] = json!({"id": "cus_1", "object": "customer"});
+    });
+    let r = deliver(port, &other);
+    assert_eq!(
+        (r.status, body(&r)["ignored"].as_str()),
+        (200, Some("event_type"))
+    );
+    assert_eq!(books(&wp), before);
+
+    // No issuer in the metadata and no default issuer: 503 (Stripe delivers
+    // again) and nothing written; with a default issuer set, the payment is made.
+    let anonymous = event("payment_intent.succeeded", |v| {
+        let o = &mut v["data"]["object"];
+        o["id"] = json!("pi_3ANON");
+        o["metadata"] = json!({});
+    });
+    let r = deliver(port, &anonymous);
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(!r.header("Retry-After").is_empty());
+    assert_eq!(books(&wp), before);
+    wp.eval(
+        false,
+        "update_option('counterfoil_stripe_default_issuer', '9');",
+    )
+    .unwrap();
+    let r = deliver(port, &anonymous);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(
+        body(&r)["scope_key"].as_str().unwrap().split(':').next(),
+        Some("9")
+    );
+    // The intent's event without metadata after its session named issuer 7:
+    // the recorded payment's issuer, not the default.
+    let late = event("payment_intent.succeeded", |v| {
+        v["data"]["object"]["metadata"] = json!({});
+    });
+    let r = deliver(port, &late);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(body(&r)["invoice_id"], first["invoice_id"]);
+
+    // Refunds: recorded beside the payment, the largest amount kept, no
+    // number and no invoice changed.
+    let counter =
+        wp.scalar("SELECT current_value FROM wp_invoice_sequences WHERE scope_key LIKE '7:%'");
+    let title = wp.scalar(&format!(
+        "SELECT post_title FROM wp_posts WHERE ID = {}",
+        first["invoice_id"]
+    ));
+    let partial = event("charge.refunded", |_| {});
+    let r = deliver(port, &partial);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let refund = &body(&r)["refund"];
+    assert_eq!(refund["amount_refunded"], "5.00");
+    assert_eq!(refund["fully_refunded"], false);
+    assert_eq!(refund["invoice_id"], first["invoice_id"]);
+    let full = event("charge.refunded", |v| {
+        v["data"]["object"]["amount_refunded"] = json!(1999);
+        v["data"]["object"]["refunded"] = json!(true);
+    });
+    assert_eq!(deliver(port, &full).status, 200);
+    let r = deliver(port, &partial); // late, out of order
+    assert_eq!(r.status, 200);
+    assert_eq!(body(&r)["refund"]["amount_refunded"], "19.99");
+    assert_eq!(
+        wp.scalar("SELECT CONCAT(COUNT(*), ' ', MAX(amount), ' ', MAX(currency), ' ', MAX(fully)) FROM wp_counterfoil_refunds"),
+        "1 19.99 EUR 1"
+    );
+    assert_eq!(
+        wp.scalar("SELECT current_value FROM wp_invoice_sequences WHERE scope_key LIKE '7:%'"),
+        counter,
+        "a refund takes no number"
+    );
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT post_title FROM wp_posts WHERE ID = {}",
+            first["invoice_id"]
+        )),
+        title,
+        "an issued invoice never changes"
+    );
+    assert_eq!(
+        count(
+            &wp,
+            "SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE status <> 'issued'"
+        ),
+        0
+    );
+    drop(fpm);
+}

@@ -1,0 +1,377 @@
+<?php
+/**
+ * REST: POST /wp-json/counterfoil/v1/stripe, Stripe's own signed webhook
+ * events, straight to the site (Checkout, Payment Links, PaymentIntents).
+ *
+ * Authentication: the `Stripe-Signature` header, `t=<unix>,v1=<hex>[,v1=…]`,
+ * each v1 an HMAC-SHA256 of "{t}.{raw body}" with the endpoint's signing
+ * secret (`whsec_…`); any matching v1 is accepted (Stripe sends several while
+ * a secret is rolled), and `t` must be within 5 minutes of the server's clock.
+ *
+ * Events:
+ * - `checkout.session.completed` when its `payment_status` is `paid`, and
+ *   `checkout.session.async_payment_succeeded`: a payment;
+ * - `payment_intent.succeeded`: a payment;
+ *   both keyed by the PaymentIntent id, so a session and its intent make one
+ *   invoice; the amount from the smallest currency unit by the currency's
+ *   exponent (the core's rule, tests/vectors/minor_units.json); the issuer
+ *   from `metadata.counterfoil_user_id`, else the site's default issuer, else
+ *   the issuer of the payment already recorded for that intent;
+ * - `charge.refunded`: the refund is recorded beside the payment
+ *   ({prefix}counterfoil_refunds) and announced with the action
+ *   `counterfoil_payment_refunded`; no number and no invoice changes;
+ * - anything else: 200, ignored (Stripe stops delivering it).
+ *
+ * Answers: as the payments route (201, 200 a repeat, 409, 503 + Retry-After),
+ * plus 400 a body that is not an event, a malformed header or invalid event
+ * data; 401 no v1 matches or `t` is outside the tolerance; 503 no signing
+ * secret, or no issuer for the payment (set a default issuer): Stripe delivers
+ * again for three days, so no payment is lost while the site is set up.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Stripe webhook endpoint.
+ */
+final class Counterfoil_Stripe {
+	const ROUTE          = '/stripe';
+	const GATEWAY        = 'stripe';
+	const TOLERANCE      = 300;
+	const MAX_BODY       = 262144;
+	const SECRET_OPTION  = 'counterfoil_stripe_secret';
+	const ISSUER_OPTION  = 'counterfoil_stripe_default_issuer';
+	const PAID_EVENTS    = array( 'checkout.session.completed', 'checkout.session.async_payment_succeeded', 'payment_intent.succeeded' );
+
+	/** Registers the route. */
+	public static function register_routes() {
+		register_rest_route(
+			Counterfoil_Rest::NAMESPACE_V1,
+			self::ROUTE,
+			array(
+				'methods'             => 'POST',
+				'callback'            => array( __CLASS__, 'receive' ),
+				'permission_callback' => array( __CLASS__, 'verify_signature' ),
+			)
+		);
+	}
+
+	/** The URL to paste into Stripe (Developers → Webhooks → Add endpoint). */
+	public static function endpoint_url() {
+		return rest_url( Counterfoil_Rest::NAMESPACE_V1 . self::ROUTE );
+	}
+
+	/** The signing secret: the COUNTERFOIL_STRIPE_SECRET constant, else the option. */
+	public static function secret() {
+		if ( self::secret_from_constant() ) {
+			return (string) COUNTERFOIL_STRIPE_SECRET;
+		}
+		return (string) get_option( self::SECRET_OPTION, '' );
+	}
+
+	/** Whether the secret comes from the COUNTERFOIL_STRIPE_SECRET constant. */
+	public static function secret_from_constant() {
+		return defined( 'COUNTERFOIL_STRIPE_SECRET' ) && COUNTERFOIL_STRIPE_SECRET;
+	}
+
+	/** Whether $secret looks like a Stripe signing secret. */
+	public static function is_secret( $secret ) {
+		return is_string( $secret ) && (bool) preg_match( '/^whsec_[A-Za-z0-9]{8,200}$/', $secret );
+	}
+
+	/** The issuer of payments without `metadata.counterfoil_user_id`, or null. */
+	public static function default_issuer() {
+		$issuer = get_option( self::ISSUER_OPTION, '' );
+		return ( '' === $issuer || null === $issuer ) ? null : (int) $issuer;
+	}
+
+	/**
+	 * The parts of a Stripe-Signature header: the timestamp and every v1
+	 * signature, or null when either is missing or malformed.
+	 *
+	 * @param string $header Header value.
+	 * @return array|null [timestamp, string[] signatures].
+	 */
+	public static function parse_header( $header ) {
+		$timestamp  = null;
+		$signatures = array();
+		foreach ( explode( ',', (string) $header ) as $part ) {
+			$pair = explode( '=', trim( $part ), 2 );
+			if ( 2 !== count( $pair ) ) {
+				continue;
+			}
+			if ( 't' === $pair[0] && null === $timestamp ) {
+				$timestamp = $pair[1];
+			} elseif ( 'v1' === $pair[0] && preg_match( '/^[0-9a-f]{64}$/', $pair[1] ) ) {
+				$signatures[] = $pair[1];
+			}
+		}
+		if ( null === $timestamp || ! preg_match( '/^[0-9]{1,12}$/', $timestamp ) || array() === $signatures ) {
+			return null;
+		}
+		return array( (int) $timestamp, $signatures );
+	}
+
+	/**
+	 * permission_callback: the body's size, a configured secret (503: the
+	 * site is not set up yet, Stripe delivers again), a well-formed header
+	 * (400), a fresh timestamp and a matching v1 (401).
+	 *
+	 * @param WP_REST_Request $request Request.
+	 * @return true|WP_Error
+	 */
+	public static function verify_signature( $request ) {
+		$body = $request->get_body();
+		if ( strlen( $body ) > self::MAX_BODY ) {
+			return new WP_Error( 'counterfoil_too_large', __( 'The body is larger than 256 KiB.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		$secret = self::secret();
+		if ( '' === $secret ) {
+			Counterfoil_Log::once( 'stripe:no-secret', 'a Stripe event arrived but no Stripe signing secret is set (Settings → Invoice numbers)' );
+			return new WP_Error( 'counterfoil_not_configured', __( 'The Stripe endpoint is not configured yet.', 'counterfoil' ), array( 'status' => 503 ) );
+		}
+		$parsed = self::parse_header( (string) $request->get_header( 'stripe_signature' ) );
+		if ( null === $parsed ) {
+			return new WP_Error( 'counterfoil_bad_signature_header', __( 'The Stripe-Signature header is missing or malformed.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		list( $timestamp, $signatures ) = $parsed;
+		$expected                       = hash_hmac( 'sha256', $timestamp . '.' . $body, $secret );
+		$matches                        = false;
+		foreach ( $signatures as $signature ) {
+			$matches = hash_equals( $expected, $signature ) || $matches;
+		}
+		if ( ! $matches || abs( time() - $timestamp ) > self::TOLERANCE ) {
+			return new WP_Error( 'counterfoil_unauthorized', __( 'No signature matches this site\'s Stripe signing secret, or the timestamp is more than 5 minutes off.', 'counterfoil' ), array( 'status' => 401 ) );
+		}
+		return true;
+	}
+
+	/**
+	 * Handles one verified event.
+	 *
+	 * @param WP_REST_Request $request Request.
+	 * @return WP_REST_Response|WP_Error
+	 */
+	public static function receive( $request ) {
+		$event  = json_decode( $request->get_body(), true );
+		$object = is_array( $event ) && isset( $event['data']['object'] ) && is_array( $event['data']['object'] ) ? $event['data']['object'] : null;
+		if ( null === $object || ! isset( $event['type'] ) || ! is_string( $event['type'] ) ) {
+			return self::bad( __( 'The body is not a Stripe event.', 'counterfoil' ) );
+		}
+		$type = $event['type'];
+		if ( 'charge.refunded' === $type ) {
+			return self::refund( $object, $event );
+		}
+		if ( ! in_array( $type, self::PAID_EVENTS, true ) ) {
+			return self::ignored( $type, 'event_type' );
+		}
+		$is_session = 'payment_intent.succeeded' !== $type;
+		if ( $is_session && ( ! isset( $object['payment_status'] ) || 'paid' !== $object['payment_status'] ) ) {
+			return self::ignored( $type, 'unpaid' );
+		}
+		$intent = $is_session ? self::id_of( isset( $object['payment_intent'] ) ? $object['payment_intent'] : null ) : self::id_of( $object );
+		if ( null === $intent ) {
+			// A session without a PaymentIntent (a subscription's): its
+			// invoices come from Stripe Billing, not from this endpoint.
+			return self::ignored( $type, 'no_payment_intent' );
+		}
+		$minor = $is_session
+			? ( isset( $object['amount_total'] ) ? $object['amount_total'] : null )
+			: ( isset( $object['amount_received'] ) ? $object['amount_received'] : null );
+		try {
+			list( $amount, $currency ) = Counterfoil_Rules::amount_from_minor_units( $minor, isset( $object['currency'] ) ? $object['currency'] : null );
+		} catch ( InvalidArgumentException $e ) {
+			return self::bad( $e->getMessage() );
+		}
+		$issuer = self::issuer( $object, $intent );
+		if ( is_wp_error( $issuer ) ) {
+			return Counterfoil_Rest::respond( $issuer, array() );
+		}
+		$payment = array(
+			'gateway'        => self::GATEWAY,
+			'transaction_id' => $intent,
+			'user_id'        => $issuer,
+			'amount'         => $amount,
+			'currency'       => $currency,
+		);
+		$resp = Counterfoil_Rest::respond( Counterfoil_Invoices::for_payment( $payment ), $payment );
+		$data = $resp->get_data();
+		if ( is_array( $data ) ) {
+			$data['event_id']   = isset( $event['id'] ) ? (string) $event['id'] : '';
+			$data['event_type'] = $type;
+			$resp->set_data( $data );
+		}
+		return $resp;
+	}
+
+	/**
+	 * The issuer of a payment: its `metadata.counterfoil_user_id`; else the
+	 * issuer already recorded for this intent (the other event of the same
+	 * payment carried it); else the site's default issuer; else a 503 that
+	 * asks the owner to set one (Stripe delivers again meanwhile).
+	 *
+	 * @param array  $object The session or intent.
+	 * @param string $intent PaymentIntent id.
+	 * @return int|WP_Error
+	 */
+	private static function issuer( array $object, $intent ) {
+		$meta = isset( $object['metadata']['counterfoil_user_id'] ) ? $object['metadata']['counterfoil_user_id'] : null;
+		if ( null !== $meta && '' !== $meta ) {
+			if ( ! is_string( $meta ) || ! preg_match( '/^[0-9]{1,18}$/', $meta ) ) {
+				return new WP_Error( 'counterfoil_invalid_payment', __( 'metadata.counterfoil_user_id must be a user id: digits only.', 'counterfoil' ), array( 'status' => 400 ) );
+			}
+			return (int) $meta;
+		}
+		global $wpdb;
+		$t     = Counterfoil_Schema::tables();
+		$scope = $wpdb->get_var( $wpdb->prepare( "SELECT scope_key FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", self::GATEWAY, $intent ) );
+		$owner = null === $scope ? null : Counterfoil_Rules::issuer_and_year( (string) $scope );
+		if ( null !== $owner ) {
+			return (int) $owner[0];
+		}
+		$default = self::default_issuer();
+		if ( null !== $default ) {
+			return $default;
+		}
+		return new WP_Error(
+			'counterfoil_stripe_no_issuer',
+			__( 'The payment names no issuer (metadata.counterfoil_user_id) and the site has no default Stripe issuer (Settings → Invoice numbers). Stripe delivers it again; set one.', 'counterfoil' ),
+			array(
+				'status'      => 503,
+				'retry_after' => 600,
+				'detail'      => 'a Stripe payment arrived without metadata.counterfoil_user_id and no default Stripe issuer is set',
+				'cause'       => 'stripe-no-issuer',
+			)
+		);
+	}
+
+	/**
+	 * Records a refund beside its payment: the largest refunded amount seen
+	 * for the charge (events can arrive out of order), never a number.
+	 *
+	 * @param array $charge The charge.
+	 * @param array $event  The event.
+	 * @return WP_REST_Response
+	 */
+	private static function refund( array $charge, array $event ) {
+		$intent = self::id_of( isset( $charge['payment_intent'] ) ? $charge['payment_intent'] : null );
+		$ref    = self::id_of( $charge );
+		if ( null === $intent || null === $ref ) {
+			return self::ignored( 'charge.refunded', 'no_payment_intent' );
+		}
+		$minor = isset( $charge['amount_refunded'] ) ? $charge['amount_refunded'] : null;
+		try {
+			Counterfoil_Rules::payment_ref( self::GATEWAY, $intent );
+			list( $amount, $currency ) = Counterfoil_Rules::amount_from_minor_units( $minor, isset( $charge['currency'] ) ? $charge['currency'] : null );
+		} catch ( InvalidArgumentException $e ) {
+			return self::bad( $e->getMessage() );
+		}
+		if ( strlen( $ref ) > 191 ) {
+			return self::bad( __( 'The charge id is longer than 191 bytes.', 'counterfoil' ) );
+		}
+		$fully = ! empty( $charge['refunded'] ) ? 1 : 0;
+		global $wpdb;
+		$t   = Counterfoil_Schema::tables();
+		$now = current_time( 'mysql', true );
+		// Assignments run left to right: amount and fully read the old
+		// amount_minor before it moves.
+		$ok = $wpdb->query(
+			$wpdb->prepare(
+				"INSERT INTO {$t['refunds']} (gateway, transaction_id, refund_ref, amount_minor, amount, currency, fully, created_at, updated_at)
+				VALUES (%s, %s, %s, %d, %s, %s, %d, %s, %s)
+				ON DUPLICATE KEY UPDATE
+					amount = IF(VALUES(amount_minor) > amount_minor, VALUES(amount), amount),
+					fully = GREATEST(fully, VALUES(fully)),
+					amount_minor = GREATEST(amount_minor, VALUES(amount_minor)),
+					updated_at = VALUES(updated_at)",
+				self::GATEWAY,
+				$intent,
+				$ref,
+				$minor,
+				$amount,
+				$currency,
+				$fully,
+				$now,
+				$now
+			)
+		);
+		if ( false === $ok ) {
+			return Counterfoil_Rest::respond(
+				new WP_Error(
+					'counterfoil_unavailable',
+					__( 'The refund could not be recorded now; Stripe delivers it again.', 'counterfoil' ),
+					array(
+						'status'      => 503,
+						'retry_after' => 60,
+						'detail'      => 'recording a Stripe refund failed: ' . $wpdb->last_error,
+						'cause'       => 'stripe-refund',
+					)
+				),
+				array()
+			);
+		}
+		$row     = $wpdb->get_row( $wpdb->prepare( "SELECT amount, currency, fully FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::GATEWAY, $intent, $ref ) );
+		$payment = $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number, post_id FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", self::GATEWAY, $intent ) );
+		$refund  = array(
+			'gateway'         => self::GATEWAY,
+			'transaction_id'  => $intent,
+			'charge'          => $ref,
+			'amount_refunded' => $row ? (string) $row->amount : $amount,
+			'currency'        => $row ? (string) $row->currency : $currency,
+			'fully_refunded'  => $row ? 1 === (int) $row->fully : (bool) $fully,
+			'invoice_id'      => $payment && null !== $payment->post_id ? (int) $payment->post_id : null,
+			'scope_key'       => $payment ? (string) $payment->scope_key : null,
+			'sequence'        => $payment && null !== $payment->number ? (int) $payment->number : null,
+		);
+		/**
+		 * A payment was refunded (in part or in full): for a credit note, a
+		 * notification. The invoice and its number never change.
+		 *
+		 * @param array $refund gateway, transaction_id, charge, amount_refunded
+		 *                      (the total so far), currency, fully_refunded,
+		 *                      invoice_id / scope_key / sequence (null when
+		 *                      the payment is not recorded yet).
+		 */
+		do_action( 'counterfoil_payment_refunded', $refund );
+		return new WP_REST_Response(
+			array(
+				'event_id'   => isset( $event['id'] ) ? (string) $event['id'] : '',
+				'event_type' => 'charge.refunded',
+				'refund'     => $refund,
+			),
+			200
+		);
+	}
+
+	/** The id of an expanded object or an id string, or null. */
+	private static function id_of( $value ) {
+		if ( is_array( $value ) ) {
+			$value = isset( $value['id'] ) ? $value['id'] : null;
+		}
+		return is_string( $value ) && '' !== $value ? $value : null;
+	}
+
+	/** 200 for an event this endpoint does not act on. */
+	private static function ignored( $type, $why ) {
+		return new WP_REST_Response(
+			array(
+				'ignored'    => $why,
+				'event_type' => $type,
+			),
+			200
+		);
+	}
+
+	/** 400 for event data this endpoint cannot use. */
+	private static function bad( $message ) {
+		return new WP_REST_Response(
+			array(
+				'code'    => 'counterfoil_invalid_event',
+				'message' => $message,
+			),
+			400
+		);
+	}
+}
