@@ -243,3 +243,38 @@ fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
     assert!(lane.stats().retries >= 1, "{:?}", lane.stats());
     holder.join().unwrap();
 }
+
+#[test]
+fn the_lane_fails_over_to_the_next_node_and_back() {
+    // Two servers, each with its own counter, so the number says which
+    // node answered.
+    let first = MariaDb::start("lane_node1").unwrap();
+    let second = MariaDb::start("lane_node2").unwrap();
+    let url1 = first.fresh_database("lane_nodes").unwrap();
+    let url2 = second.fresh_database("lane_nodes").unwrap();
+    let _s1 = series(&url1, 1);
+    let _s2 = series(&url2, 501);
+    let config = StoreConfig::new(format!("{url1},{url2}"))
+        .deadline(Duration::from_secs(3))
+        .fail_back_after(Duration::from_secs(1));
+    let mut lane = AllocationLane::new(config).unwrap();
+    assert_eq!(lane.allocate(&key()).unwrap(), 1);
+    assert_eq!(lane.node(), Some(0));
+
+    first.stop().unwrap();
+    assert_eq!(
+        lane.allocate(&key()).unwrap(),
+        501,
+        "the second node took over"
+    );
+    assert_eq!(lane.node(), Some(1));
+    first.restart().unwrap();
+    assert_eq!(
+        lane.allocate(&key()).unwrap(),
+        502,
+        "no fail-back before the wait"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(lane.allocate(&key()).unwrap(), 2, "back on the first node");
+    assert_eq!(lane.node(), Some(0));
+}

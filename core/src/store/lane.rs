@@ -33,6 +33,7 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Statement};
 
 use super::config::{Durability, StoreConfig};
+use super::writer::Writer;
 use super::{vetting, StoreStats};
 use crate::error::{codes, Error, Result};
 use crate::schema::SeriesSql;
@@ -72,10 +73,9 @@ type Try<T> = std::result::Result<Result<T>, mysql::Error>;
 pub struct AllocationLane {
     config: StoreConfig,
     nodes: Vec<Opts>,
-    node: usize,
     sql: SeriesSql,
     open: Option<Open>,
-    on_later_node_since: Option<Instant>,
+    writer: Writer,
     durability: Option<Durability>,
     stats: StoreStats,
 }
@@ -84,7 +84,7 @@ impl std::fmt::Debug for AllocationLane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AllocationLane")
             .field("connected", &self.open.is_some())
-            .field("node", &self.node)
+            .field("node", &self.writer.node())
             .field("stats", &self.stats)
             .finish()
     }
@@ -193,10 +193,9 @@ impl AllocationLane {
         Ok(Self {
             config,
             nodes,
-            node: 0,
             sql,
             open: None,
-            on_later_node_since: None,
+            writer: Writer::default(),
             durability: None,
             stats: StoreStats::default(),
         })
@@ -209,7 +208,7 @@ impl AllocationLane {
 
     /// Which node of the list the open connection goes to (0 = the first).
     pub fn node(&self) -> Option<usize> {
-        self.open.as_ref().map(|_| self.node)
+        self.open.as_ref().map(|_| self.writer.node())
     }
 
     /// The server's id of the open connection.
@@ -333,27 +332,17 @@ impl AllocationLane {
     fn connection(&mut self, until: Instant) -> Result<()> {
         let left = || until.saturating_duration_since(Instant::now());
         if self.open.is_some() {
-            let fail_back = self.node > 0
-                && self
-                    .on_later_node_since
-                    .is_some_and(|t| t.elapsed() >= self.config.fail_back_after);
-            if !fail_back {
+            let Some((earlier, probe)) = self.writer.fail_back_probe(&self.config, left()) else {
                 return Ok(());
-            }
-            let probe = self
-                .config
-                .connect_timeout
-                .min(self.config.deadline / 5)
-                .min(left());
-            for node in 0..self.node {
+            };
+            for node in earlier {
                 if let Ok(open) = self.connect_node(node, probe) {
                     self.open = Some(open);
-                    self.node = node;
-                    self.on_later_node_since = None;
+                    self.writer.connected(node);
                     return Ok(());
                 }
             }
-            self.on_later_node_since = Some(Instant::now());
+            self.writer.stayed();
             return Ok(());
         }
         let mut last = None;
@@ -365,8 +354,7 @@ impl AllocationLane {
             match self.connect_node(node, timeout) {
                 Ok(open) => {
                     self.open = Some(open);
-                    self.node = node;
-                    self.on_later_node_since = (node > 0).then(Instant::now);
+                    self.writer.connected(node);
                     return Ok(());
                 }
                 Err(e) if vetting::ends_node_search(&e) => return Err(e),

@@ -21,6 +21,7 @@ mod config;
 #[cfg(feature = "mysql-blocking")]
 mod lane;
 mod vetting;
+mod writer;
 
 use std::future::Future;
 use std::ops::RangeInclusive;
@@ -44,6 +45,7 @@ use crate::series::{self, Advanced, Initialized, SeriesState};
 use crate::series_life::{self, MissingSeries, PlannedSeries};
 
 use classify::classify;
+use writer::Writer;
 
 type Attempt<'c, T> = Pin<Box<dyn Future<Output = AttemptResult<T>> + Send + 'c>>;
 /// Outer error: a driver failure (retry decision); inner: the operation's answer.
@@ -73,12 +75,10 @@ pub struct SeriesStore {
     config: StoreConfig,
     /// The nodes, in order of preference: the writer is the first healthy one.
     nodes: Vec<Opts>,
-    /// The node of the open connection.
-    node: usize,
     sql: Sql,
     conn: Option<Conn>,
-    /// When the open connection to a later node was made (for fail-back).
-    on_later_node_since: Option<Instant>,
+    /// Which node writes (failover and fail-back).
+    writer: Writer,
     durability: Option<Durability>,
     stats: StoreStats,
 }
@@ -137,10 +137,9 @@ impl SeriesStore {
         Ok(Self {
             config,
             nodes,
-            node: 0,
             sql,
             conn: None,
-            on_later_node_since: None,
+            writer: Writer::default(),
             durability: None,
             stats: StoreStats::default(),
         })
@@ -173,7 +172,7 @@ impl SeriesStore {
 
     /// Which node of the list the open connection goes to (0 = the first).
     pub fn node(&self) -> Option<usize> {
-        self.conn.as_ref().map(|_| self.node)
+        self.conn.as_ref().map(|_| self.writer.node())
     }
 
     /// The server's id of the current connection (`CONNECTION_ID()`), if open.
@@ -697,27 +696,23 @@ impl SeriesStore {
     /// to one writer node, and moves to the next only when it fails.
     async fn connection(&mut self) -> Result<()> {
         if self.conn.is_some() {
-            let fail_back = self.node > 0
-                && self
-                    .on_later_node_since
-                    .is_some_and(|t| t.elapsed() >= self.config.fail_back_after);
-            if !fail_back {
+            // Failed over a while ago: try the preferred nodes again, briefly;
+            // keep the current connection if none of them answers yet. (The
+            // call's own deadline bounds the probes too.)
+            let Some((earlier, probe)) = self
+                .writer
+                .fail_back_probe(&self.config, self.config.deadline)
+            else {
                 return Ok(());
-            }
-            // Failed over a while ago: try the preferred nodes again; keep
-            // the current connection if none of them answers yet.
-            // A short probe: a preferred node that is still away must not eat
-            // the call's deadline.
-            let probe = self.config.connect_timeout.min(self.config.deadline / 5);
-            for node in 0..self.node {
+            };
+            for node in earlier {
                 if let Ok(conn) = self.connect_node(node, probe).await {
                     self.conn = Some(conn);
-                    self.node = node;
-                    self.on_later_node_since = None;
+                    self.writer.connected(node);
                     return Ok(());
                 }
             }
-            self.on_later_node_since = Some(Instant::now());
+            self.writer.stayed();
             return Ok(());
         }
         let mut last = None;
@@ -725,8 +720,7 @@ impl SeriesStore {
             match self.connect_node(node, self.config.connect_timeout).await {
                 Ok(conn) => {
                     self.conn = Some(conn);
-                    self.node = node;
-                    self.on_later_node_since = (node > 0).then(Instant::now);
+                    self.writer.connected(node);
                     return Ok(());
                 }
                 // A server refusing us by policy is the same on every node.
