@@ -40,30 +40,40 @@ fn main() -> Result<()> {
     if !mode.is_empty() {
         return rt.block_on(naive(&mode, url, prefix, scope.as_str(), count));
     }
-    rt.block_on(async {
-        let config = StoreConfig::new(url.as_str()).table_prefix(prefix)?;
-        let mut store = Store::connect(config).await?;
-        wait_at_start_line()?;
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        writeln!(out, "start {}", now_ns())?;
-        for i in 1..=count {
-            if batch_every > 0 && i % batch_every == 0 {
-                let n = fastrand::u64(1..=50);
-                let r = store
-                    .allocate_many(&scope, n)
-                    .await
-                    .context("allocate_many")?;
-                writeln!(out, "r {} {}", r.start(), r.end())?;
-            } else {
-                let n = store.allocate(&scope).await.context("allocate")?;
-                writeln!(out, "n {n}")?;
-            }
+    let config = StoreConfig::new(url.as_str()).table_prefix(prefix)?;
+    let store = std::cell::RefCell::new(rt.block_on(Store::connect(config))?);
+    calls(
+        count,
+        batch_every,
+        || rt.block_on(store.borrow_mut().allocate(&scope)),
+        |n| rt.block_on(store.borrow_mut().allocate_many(&scope, n)),
+    )
+}
+
+/// The start line, then `count` calls (every `batch_every`-th a batch of 1
+/// to 50), each printed, as the module doc says.
+fn calls(
+    count: u64,
+    batch_every: u64,
+    mut single: impl FnMut() -> counterfoil_core::Result<u64>,
+    mut batch: impl FnMut(u64) -> counterfoil_core::Result<std::ops::RangeInclusive<u64>>,
+) -> Result<()> {
+    wait_at_start_line()?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "start {}", now_ns())?;
+    for i in 1..=count {
+        if batch_every > 0 && i % batch_every == 0 {
+            let r = batch(fastrand::u64(1..=50)).context("allocate_many")?;
+            writeln!(out, "r {} {}", r.start(), r.end())?;
+        } else {
+            let n = single().context("allocate")?;
+            writeln!(out, "n {n}")?;
         }
-        writeln!(out, "count {count}")?;
-        writeln!(out, "end {}", now_ns())?;
-        out.flush()?;
-        Ok(())
-    })
+    }
+    writeln!(out, "count {count}")?;
+    writeln!(out, "end {}", now_ns())?;
+    out.flush()?;
+    Ok(())
 }
 
 /// The same calls on the blocking lane.
@@ -75,23 +85,13 @@ fn lane(url: &str, prefix: &str, scope: &ScopeKey, count: u64, batch_every: u64)
         Ok(_) | Err(counterfoil_core::Error::SeriesNotFound { .. }) => {}
         Err(e) => return Err(e).context("connect"),
     }
-    wait_at_start_line()?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    writeln!(out, "start {}", now_ns())?;
-    for i in 1..=count {
-        if batch_every > 0 && i % batch_every == 0 {
-            let n = fastrand::u64(1..=50);
-            let r = lane.allocate_many(scope, n).context("allocate_many")?;
-            writeln!(out, "r {} {}", r.start(), r.end())?;
-        } else {
-            let n = lane.allocate(scope).context("allocate")?;
-            writeln!(out, "n {n}")?;
-        }
-    }
-    writeln!(out, "count {count}")?;
-    writeln!(out, "end {}", now_ns())?;
-    out.flush()?;
-    Ok(())
+    let lane = std::cell::RefCell::new(lane);
+    calls(
+        count,
+        batch_every,
+        || lane.borrow_mut().allocate(scope),
+        |n| lane.borrow_mut().allocate_many(scope, n),
+    )
 }
 
 /// The broken allocators, for the negative controls.
