@@ -137,6 +137,10 @@ fn main() -> Result<()> {
     println!(
         "Sign:     X-Counterfoil-Timestamp: <unix time>; X-Counterfoil-Signature: sha256=<HMAC-SHA256(secret, \"<timestamp>.<body>\")>"
     );
+    println!(
+        "Stripe:   POST {}/wp-json/counterfoil/v1/stripe (Stripe's own signed events; paste the endpoint's whsec_ secret in the settings)",
+        site.base_url()
+    );
     if wait {
         println!("\nThe site stays up until Ctrl-C.");
         counterfoil_tests::wait_for_stop_signal()?;
