@@ -212,6 +212,27 @@ fn autocommit_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns()
     );
 }
 
+/// The same faults under the blocking allocation lane (the PHP extension's
+/// path): the same verdict.
+#[test]
+fn lane_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns() {
+    let server = MariaDb::start_with("faults-lane", &["--innodb-lock-wait-timeout=1"]).unwrap();
+    let url = server.fresh_database("faults").unwrap();
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key(), 1).await.unwrap();
+    });
+    let (ops, _) = under_faults(&server, &url, "allocate-lane");
+    let verdict = check(&ops, 1, counter(&url));
+    println!(
+        "lane verdict: {} ok, {} fail, {} unknown; duplicates {}; gaps {} (≤ unknowns); counter {} ≥ highest acknowledged {}",
+        verdict.ok, verdict.fail, verdict.unknown, verdict.duplicates.len(), verdict.gaps, verdict.counter, verdict.highest_acknowledged
+    );
+    assert!(verdict.holds(true), "{verdict:?}");
+    assert!(verdict.ok > 100, "the load ran: {verdict:?}");
+}
+
 #[test]
 fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
     let server = MariaDb::start_with("faults-pay", &["--innodb-lock-wait-timeout=1"]).unwrap();

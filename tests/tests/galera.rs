@@ -45,11 +45,23 @@ fn run_load(
     seconds: f64,
     during: impl FnOnce(),
 ) -> Run {
+    run_load_as("allocate", workers, url_of, seconds, during)
+}
+
+/// As [`run_load`], the workers in `mode` (`allocate`, or `allocate-lane`:
+/// the blocking lane of the PHP extension).
+fn run_load_as(
+    mode: &str,
+    workers: usize,
+    url_of: impl Fn(usize) -> String,
+    seconds: f64,
+    during: impl FnOnce(),
+) -> Run {
     run_workers(
         workers,
         |w| {
             let mut c = Command::new(env!("CARGO_BIN_EXE_history-worker"));
-            c.args(["allocate", &url_of(w), "hot", "3000", &w.to_string()]);
+            c.args([mode, &url_of(w), "hot", "3000", &w.to_string()]);
             c
         },
         seconds,
@@ -133,6 +145,19 @@ fn galera_routing_on_off_and_writer_failover() {
         "writes through every node conflict at commit: {} vs {}",
         off.conflicts,
         on.conflicts
+    );
+
+    // The blocking lane (the PHP extension's path) with the node list: its
+    // connections are vetted (wsrep_ready) and all go to the first node.
+    let before = after;
+    let lane = run_load_as("allocate-lane", 6, |_| g.urls(&db), 3.0, || {});
+    let after = counter(&g, 1);
+    report("lane, routing on", &lane, before + 1, after);
+    assert!(
+        lane.conflicts < off.conflicts,
+        "the lane writes through one node too: {} conflicts (routing off: {})",
+        lane.conflicts,
+        off.conflicts
     );
 
     // kill -9 of the writer under load: the workers fail over to node 2; node 1 rejoins.

@@ -2,25 +2,27 @@
 //! store in a loop until the harness says stop, one try per call (so every
 //! attempt is in the history), printing its history as `op …` lines.
 //!
-//! Usage: `history-worker allocate|payment URL[,URL…] SCOPE DEADLINE_MS WORKER`.
-//! `payment` delivers a new payment (`w<WORKER>-<i>`) per call through
-//! `record_payment`. Prints `start <ns>`, the ops, `end <ns>`.
+//! Usage: `history-worker allocate|allocate-lane|payment URL[,URL…] SCOPE DEADLINE_MS WORKER`.
+//! `allocate-lane` allocates through the blocking [`AllocationLane`] (the PHP
+//! extension's path); `payment` delivers a new payment (`w<WORKER>-<i>`) per
+//! call through `record_payment`. Prints `start <ns>`, the ops, `end <ns>`.
 
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use counterfoil_core::{PaymentRef, RetryPolicy, ScopeKey, Store, StoreConfig};
+use counterfoil_core::{AllocationLane, PaymentRef, RetryPolicy, ScopeKey, Store, StoreConfig};
 use counterfoil_tests::history::{Completion, History};
 use counterfoil_tests::workers::{now_ns, should_stop, wait_at_start_line};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let [_, mode, url, scope, deadline_ms, worker] = args.as_slice() else {
-        bail!("usage: history-worker allocate|payment URL SCOPE DEADLINE_MS WORKER");
+        bail!("usage: history-worker allocate|allocate-lane|payment URL SCOPE DEADLINE_MS WORKER");
     };
-    let payments = match mode.as_str() {
-        "allocate" => false,
-        "payment" => true,
+    let (payments, lane) = match mode.as_str() {
+        "allocate" => (false, false),
+        "allocate-lane" => (false, true),
+        "payment" => (true, false),
         other => bail!("unknown mode {other}"),
     };
     let scope = ScopeKey::new(scope.as_str())?;
@@ -32,9 +34,18 @@ fn main() -> Result<()> {
         .enable_all()
         .build()?;
     let history = History::default();
+    let mut lane = if lane {
+        let mut lane = AllocationLane::new(config.clone())?;
+        lane.current(&scope)?; // connect before the start line
+        Some(lane)
+    } else {
+        None
+    };
     let (start, end) = rt.block_on(async {
         let mut store = Store::lazy(config)?;
-        store.ping().await?;
+        if lane.is_none() {
+            store.ping().await?;
+        }
         wait_at_start_line()?;
         let start = now_ns();
         let mut i = 0u64;
@@ -49,6 +60,10 @@ fn main() -> Result<()> {
                             .await
                             .map(|r| (r.number, r.number))
                     })
+                    .await
+            } else if let Some(lane) = lane.as_mut() {
+                history
+                    .record(worker, async { lane.allocate(&scope).map(|n| (n, n)) })
                     .await
             } else {
                 history
