@@ -89,6 +89,14 @@ fn books(wp: &WordPress) -> (u64, u64, u64) {
 
 fn site(label: &str) -> WordPress {
     let wp = WordPress::install(MariaDb::shared(), label, None).unwrap();
+    // Counts the refund announcements (an atomic increment in the database).
+    wp.mu_plugin(
+        "count-refunds",
+        "<?php add_action('counterfoil_payment_refunded', function ($r) { global $wpdb; \
+         $wpdb->query(\"INSERT INTO {$wpdb->options} (option_name, option_value, autoload) \
+         VALUES ('cf_refund_actions', '1', 'no') ON DUPLICATE KEY UPDATE option_value = option_value + 1\"); });",
+    )
+    .unwrap();
     wp.eval(
         false,
         &format!(
@@ -311,20 +319,28 @@ fn stripe_events(extension: bool) {
         first["invoice_id"]
     ));
     let partial = event("charge.refunded", |_| {});
+    let announced =
+        || wp.scalar("SELECT option_value FROM wp_options WHERE option_name = 'cf_refund_actions'");
     let r = deliver(port, &partial);
     assert_eq!(r.status, 200, "{}", r.body);
     let refund = &body(&r)["refund"];
     assert_eq!(refund["amount_refunded"], "5.00");
     assert_eq!(refund["fully_refunded"], false);
     assert_eq!(refund["invoice_id"], first["invoice_id"]);
+    assert_eq!(announced(), "1");
+    let r = deliver(port, &partial); // Stripe delivers it again
+    assert_eq!((r.status, &body(&r)["changed"]), (200, &json!(false)));
+    assert_eq!(announced(), "1", "a redelivered refund is announced once");
     let full = event("charge.refunded", |v| {
         v["data"]["object"]["amount_refunded"] = json!(1999);
         v["data"]["object"]["refunded"] = json!(true);
     });
     assert_eq!(deliver(port, &full).status, 200);
+    assert_eq!(announced(), "2");
     let r = deliver(port, &partial); // late, out of order
     assert_eq!(r.status, 200);
     assert_eq!(body(&r)["refund"]["amount_refunded"], "19.99");
+    assert_eq!(announced(), "2", "an older event changes nothing");
     assert_eq!(
         wp.scalar("SELECT CONCAT(COUNT(*), ' ', MAX(amount), ' ', MAX(currency), ' ', MAX(fully)) FROM wp_counterfoil_refunds"),
         "1 19.99 EUR 1"

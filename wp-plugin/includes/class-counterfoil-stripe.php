@@ -19,7 +19,9 @@
  *   the issuer of the payment already recorded for that intent;
  * - `charge.refunded`: the refund is recorded beside the payment
  *   ({prefix}counterfoil_refunds) and announced with the action
- *   `counterfoil_payment_refunded`; no number and no invoice changes;
+ *   `counterfoil_payment_refunded` once per change of the refunded total (a
+ *   redelivered event does not announce it again); no number and no invoice
+ *   changes;
  * - anything else: 200, ignored (Stripe stops delivering it).
  *
  * Answers: as the payments route (201, 200 a repeat, 409, 503 + Retry-After),
@@ -275,17 +277,19 @@ final class Counterfoil_Stripe {
 		global $wpdb;
 		$t   = Counterfoil_Schema::tables();
 		$now = current_time( 'mysql', true );
-		// Assignments run left to right: amount and fully read the old
-		// amount_minor before it moves.
+		// Assignments run left to right: every one reads the old amount_minor
+		// and fully before they move. A repeated or older event changes
+		// nothing (0 rows affected), so the action below fires once per
+		// change of the refunded total.
 		$ok = $wpdb->query(
 			$wpdb->prepare(
 				"INSERT INTO {$t['refunds']} (gateway, transaction_id, refund_ref, amount_minor, amount, currency, fully, created_at, updated_at)
 				VALUES (%s, %s, %s, %d, %s, %s, %d, %s, %s)
 				ON DUPLICATE KEY UPDATE
+					updated_at = IF(VALUES(amount_minor) > amount_minor OR VALUES(fully) > fully, VALUES(updated_at), updated_at),
 					amount = IF(VALUES(amount_minor) > amount_minor, VALUES(amount), amount),
 					fully = GREATEST(fully, VALUES(fully)),
-					amount_minor = GREATEST(amount_minor, VALUES(amount_minor)),
-					updated_at = VALUES(updated_at)",
+					amount_minor = GREATEST(amount_minor, VALUES(amount_minor))",
 				self::GATEWAY,
 				$intent,
 				$ref,
@@ -325,21 +329,27 @@ final class Counterfoil_Stripe {
 			'scope_key'       => $payment ? (string) $payment->scope_key : null,
 			'sequence'        => $payment && null !== $payment->number ? (int) $payment->number : null,
 		);
-		/**
-		 * A payment was refunded (in part or in full): for a credit note, a
-		 * notification. The invoice and its number never change.
-		 *
-		 * @param array $refund gateway, transaction_id, charge, amount_refunded
-		 *                      (the total so far), currency, fully_refunded,
-		 *                      invoice_id / scope_key / sequence (null when
-		 *                      the payment is not recorded yet).
-		 */
-		do_action( 'counterfoil_payment_refunded', $refund );
+		$changed = $ok > 0;
+		if ( $changed ) {
+			/**
+			 * A payment's refunded total grew (in part or in full): for a
+			 * credit note, a notification. Fires once per change: a
+			 * redelivered or older event does not fire it again. The invoice
+			 * and its number never change.
+			 *
+			 * @param array $refund gateway, transaction_id, charge, amount_refunded
+			 *                      (the total so far), currency, fully_refunded,
+			 *                      invoice_id / scope_key / sequence (null when
+			 *                      the payment is not recorded yet).
+			 */
+			do_action( 'counterfoil_payment_refunded', $refund );
+		}
 		return new WP_REST_Response(
 			array(
 				'event_id'   => isset( $event['id'] ) ? (string) $event['id'] : '',
 				'event_type' => 'charge.refunded',
 				'refund'     => $refund,
+				'changed'    => $changed,
 			),
 			200
 		);
