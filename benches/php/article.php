@@ -3,9 +3,7 @@
 // SELECT LAST_INSERT_ID(), then sprintf — through mysqli, as $wpdb does it
 // (text protocol, escaped string).
 require __DIR__ . '/common.php';
-$u = parse_url(getenv('BENCH_URL'));
-mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
-$db = new mysqli($u['host'], $u['user'], $u['pass'], ltrim($u['path'], '/'), $u['port']);
+$db = bench_mysqli();
 $series = (int) (getenv('BENCH_SERIES') ?: 1);
 $once = function () use ($db, $series) {
     $scope = $db->real_escape_string(($series > 1 ? random_int(1, $series) : 1) . ':2019');

@@ -36,3 +36,17 @@ function bench_loop(callable $once): void
     printf("lat %d %d\n", $lat[intdiv(count($lat), 2)] / 1000, $lat[(int) (count($lat) * 0.99)] / 1000);
     printf("cpu %d %d\n", $cpu1[0] - $cpu0[0], $cpu1[1] - $cpu0[1]);
 }
+
+// A mysqli connection to BENCH_URL: TCP to its host and port, or the unix
+// socket named by its `socket=` query parameter.
+function bench_mysqli(): mysqli
+{
+    $u = parse_url(getenv('BENCH_URL'));
+    parse_str($u['query'] ?? '', $q);
+    mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
+    $db = ltrim($u['path'], '/');
+    if (!empty($q['socket'])) {
+        return new mysqli('localhost', $u['user'], $u['pass'], $db, 0, $q['socket']);
+    }
+    return new mysqli($u['host'], $u['user'], $u['pass'], $db, $u['port']);
+}

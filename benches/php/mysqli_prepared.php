@@ -4,9 +4,7 @@
 // from the statement's own OK packet ($stmt->insert_id, in C), with the
 // one-row check, then sprintf. One round trip per number.
 require __DIR__ . '/common.php';
-$u = parse_url(getenv('BENCH_URL'));
-mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
-$db = new mysqli($u['host'], $u['user'], $u['pass'], ltrim($u['path'], '/'), $u['port']);
+$db = bench_mysqli();
 $series = (int) (getenv('BENCH_SERIES') ?: 1);
 $stmt = $db->prepare('UPDATE wp_invoice_sequences SET current_value = LAST_INSERT_ID(current_value + 1) WHERE scope_key = ?');
 $scope = '';

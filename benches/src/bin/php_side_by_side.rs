@@ -106,9 +106,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<()> {
-    counterfoil_benches::help_or_go("Usage: php-side-by-side [--seconds S] [--rounds R] [--procs 1,8,64]
+    counterfoil_benches::help_or_go("Usage: php-side-by-side [--seconds S] [--rounds R] [--procs 1,8,64] [--socket]
 
-The PHP extension beside the raw mysql_async loop, the article's mysqli code and a prepared mysqli UPDATE reading insert_id, at each number of processes, R interleaved rounds of S seconds; allocations/s, latency and CPU per call.");
+The PHP extension beside the raw mysql_async loop, the article's mysqli code and a prepared mysqli UPDATE reading insert_id, at each number of processes, R interleaved rounds of S seconds; allocations/s, latency and CPU per call. Over TCP on 127.0.0.1 by default; with --socket every contender connects through the server's unix socket.");
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str, default: f64| -> f64 {
         args.iter()
@@ -127,7 +127,13 @@ The PHP extension beside the raw mysql_async loop, the article's mysqli code and
         .unwrap_or_else(|| vec![1, 8, 64]);
     eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1) …");
     let server = MariaDb::start_with("bench-php", &["--max-connections=300"])?;
-    let url = server.fresh_database("bench")?;
+    let tcp_url = server.fresh_database("bench")?;
+    let socket = args.iter().any(|a| a == "--socket");
+    let url = if socket {
+        server.socket_url(&MariaDb::database_name(&tcp_url))
+    } else {
+        tcp_url.clone()
+    };
     block_on(async {
         let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
         s.ensure_schema().await?;
@@ -187,7 +193,8 @@ The PHP extension beside the raw mysql_async loop, the article's mysqli code and
         .arg("echo PHP_VERSION;")
         .output()?;
     println!(
-        "\nSide-by-side, one private MariaDB (flush=1), {seconds} s per cell, median of {rounds} rounds; PHP {}\n",
+        "\nSide-by-side, one private MariaDB (flush=1), {}, {seconds} s per cell, median of {rounds} rounds; PHP {}\n",
+        if socket { "unix socket" } else { "TCP on 127.0.0.1" },
         String::from_utf8_lossy(&version.stdout)
     );
     println!("| processes | contender | allocations/s | p50 µs | p99 µs | CPU µs/call | vs raw | vs article | vs prepared |");
