@@ -189,19 +189,20 @@ fn counter(url: &str) -> u64 {
     })
 }
 
-#[test]
-fn autocommit_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns() {
-    let server = MariaDb::start_with("faults-alloc", &["--innodb-lock-wait-timeout=1"]).unwrap();
+/// Autocommit allocation by six `history-worker MODE` processes under the
+/// faults, then the checker: no duplicate, gaps only from unknown calls.
+fn allocation_under_faults(name: &str, mode: &str) {
+    let server = MariaDb::start_with(name, &["--innodb-lock-wait-timeout=1"]).unwrap();
     let url = server.fresh_database("faults").unwrap();
     block_on(async {
         let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
         s.ensure_schema().await.unwrap();
         s.initialize(&key(), 1).await.unwrap();
     });
-    let (ops, _) = under_faults(&server, &url, "allocate");
+    let (ops, _) = under_faults(&server, &url, mode);
     let verdict = check(&ops, 1, counter(&url));
     println!(
-        "verdict: {} ok, {} fail, {} unknown; duplicates {}; gaps {} (≤ unknowns); counter {} ≥ highest acknowledged {}",
+        "{mode} verdict: {} ok, {} fail, {} unknown; duplicates {}; gaps {} (≤ unknowns); counter {} ≥ highest acknowledged {}",
         verdict.ok, verdict.fail, verdict.unknown, verdict.duplicates.len(), verdict.gaps, verdict.counter, verdict.highest_acknowledged
     );
     assert!(verdict.holds(true), "{verdict:?}");
@@ -212,25 +213,16 @@ fn autocommit_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns()
     );
 }
 
+#[test]
+fn autocommit_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns() {
+    allocation_under_faults("faults-alloc", "allocate");
+}
+
 /// The same faults under the blocking allocation lane (the PHP extension's
 /// path): the same verdict.
 #[test]
 fn lane_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns() {
-    let server = MariaDb::start_with("faults-lane", &["--innodb-lock-wait-timeout=1"]).unwrap();
-    let url = server.fresh_database("faults").unwrap();
-    block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
-        s.ensure_schema().await.unwrap();
-        s.initialize(&key(), 1).await.unwrap();
-    });
-    let (ops, _) = under_faults(&server, &url, "allocate-lane");
-    let verdict = check(&ops, 1, counter(&url));
-    println!(
-        "lane verdict: {} ok, {} fail, {} unknown; duplicates {}; gaps {} (≤ unknowns); counter {} ≥ highest acknowledged {}",
-        verdict.ok, verdict.fail, verdict.unknown, verdict.duplicates.len(), verdict.gaps, verdict.counter, verdict.highest_acknowledged
-    );
-    assert!(verdict.holds(true), "{verdict:?}");
-    assert!(verdict.ok > 100, "the load ran: {verdict:?}");
+    allocation_under_faults("faults-lane", "allocate-lane");
 }
 
 #[test]
