@@ -206,9 +206,7 @@ final class Counterfoil_Invoices {
 	 * payment.
 	 */
 	private static function differs( array $record, array $payment ) {
-		global $wpdb;
-		$t     = Counterfoil_Schema::tables();
-		$first = $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, amount, currency FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $payment['gateway'], $payment['transaction_id'] ) );
+		$first = self::payment_row( $payment['gateway'], $payment['transaction_id'] );
 		if ( ! $first ) {
 			return null;
 		}
@@ -227,10 +225,22 @@ final class Counterfoil_Invoices {
 
 	/** The series a held payment waits for, or null. */
 	private static function held_scope( array $payment ) {
+		$row = self::payment_row( $payment['gateway'], $payment['transaction_id'] );
+		return $row && null === $row->number ? (string) $row->scope_key : null;
+	}
+
+	/**
+	 * A payment as recorded (scope_key, number, post_id, amount, currency),
+	 * or null when (gateway, transaction id) was never recorded.
+	 *
+	 * @param string $gateway        Gateway.
+	 * @param string $transaction_id Transaction id.
+	 * @return object|null
+	 */
+	public static function payment_row( $gateway, $transaction_id ) {
 		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		$s = $wpdb->get_var( $wpdb->prepare( "SELECT scope_key FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s AND number IS NULL", $payment['gateway'], $payment['transaction_id'] ) );
-		return null === $s ? null : (string) $s;
+		return $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number, post_id, amount, currency FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $transaction_id ) );
 	}
 
 	/**

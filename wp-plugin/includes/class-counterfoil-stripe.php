@@ -226,10 +226,8 @@ final class Counterfoil_Stripe {
 			}
 			return (int) $meta;
 		}
-		global $wpdb;
-		$t     = Counterfoil_Schema::tables();
-		$scope = $wpdb->get_var( $wpdb->prepare( "SELECT scope_key FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", self::GATEWAY, $intent ) );
-		$owner = null === $scope ? null : Counterfoil_Rules::issuer_and_year( (string) $scope );
+		$recorded = Counterfoil_Invoices::payment_row( self::GATEWAY, $intent );
+		$owner    = $recorded ? Counterfoil_Rules::issuer_and_year( (string) $recorded->scope_key ) : null;
 		if ( null !== $owner ) {
 			return (int) $owner[0];
 		}
@@ -317,7 +315,7 @@ final class Counterfoil_Stripe {
 			);
 		}
 		$row     = $wpdb->get_row( $wpdb->prepare( "SELECT amount, currency, fully FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::GATEWAY, $intent, $ref ) );
-		$payment = $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number, post_id FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", self::GATEWAY, $intent ) );
+		$payment = Counterfoil_Invoices::payment_row( self::GATEWAY, $intent );
 		$refund  = array(
 			'gateway'         => self::GATEWAY,
 			'transaction_id'  => $intent,
