@@ -1,10 +1,12 @@
 //! The blocking allocation lane (feature `mysql-blocking`): the allocation
 //! statement on a blocking connection (the `mysql` crate, which shares
 //! `mysql_common` with mysql_async), for a caller with nothing else to do
-//! while it waits — a PHP request. No runtime, no reactor: one `write` and
-//! one `read` per number. Measured on these machines (docs/benchmarks.md),
-//! the async driver costs about 56 µs of CPU per allocation and this lane
-//! about 38 µs, against 45 µs for PHP's own mysqli.
+//! while it waits — a PHP request. No runtime, no reactor. On a plain
+//! connection the allocation itself goes through
+//! `store::lane_exchange`: one `send`, one `poll` and one
+//! `recv` per number, one sleep while the server works. Measured on these
+//! machines (docs/benchmarks.md), the async driver costs about 56 µs of CPU
+//! per allocation; this lane costs the same as PHP's own mysqli.
 //!
 //! Invariants — the same as [`SeriesStore`](super::SeriesStore)'s, by the
 //! same rules ([`super::vetting`], [`Error::is_retryable`], [`RetryPolicy`]):
@@ -17,9 +19,10 @@
 //!   lane on a later node tries the earlier ones again after
 //!   `fail_back_after`;
 //! - a call ends within its deadline: connects take at most the time left,
-//!   and every socket wait is bounded by the time left (`SO_RCVTIMEO`,
-//!   `SO_SNDTIMEO`); a wait that runs out is [`Error::Timeout`] and the
-//!   connection, in an unknown state, is closed;
+//!   and every socket wait is bounded by the time left (the exchange's
+//!   `poll`; `SO_RCVTIMEO`/`SO_SNDTIMEO` for the driver's own statements); a
+//!   wait that runs out is [`Error::Timeout`] and the connection, in an
+//!   unknown state, is closed;
 //! - a failed try is retried with a fresh statement (so a fresh number).
 //!
 //! [`RetryPolicy`]: crate::RetryPolicy
@@ -30,9 +33,10 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, Statement};
+use mysql::{Conn, Opts, OptsBuilder, Statement, Value};
 
 use super::config::{Durability, StoreConfig};
+use super::lane_exchange::Exchange;
 use super::writer::Writer;
 use super::{vetting, StoreStats};
 use crate::error::{codes, Error, Result};
@@ -49,8 +53,12 @@ struct Open {
     /// The statements, each prepared on first use.
     allocate: Option<Statement>,
     current: Option<Statement>,
-    /// The socket timeouts in force.
+    /// The socket timeouts in force (for the driver's own reads and
+    /// writes).
     io_timeout: Duration,
+    /// The allocation's exchange, on a plain connection; `None`: through
+    /// the driver.
+    exchange: Option<Exchange>,
 }
 
 /// The statement in `slot`, prepared on `conn` the first time.
@@ -68,6 +76,10 @@ fn prepared<'s>(
 /// One try's outcome: outer a driver failure (retry decision), inner the
 /// operation's answer.
 type Try<T> = std::result::Result<Result<T>, mysql::Error>;
+
+/// One try of an operation on a vetted connection, by a deadline.
+trait Attempt<T>: FnMut(&mut Open, &SeriesSql, Instant) -> Try<T> {}
+impl<T, F: FnMut(&mut Open, &SeriesSql, Instant) -> Try<T>> Attempt<T> for F {}
 
 /// Allocations of one database and table prefix on a blocking connection.
 pub struct AllocationLane {
@@ -234,12 +246,26 @@ impl AllocationLane {
     }
 
     fn allocate_raw(&mut self, key: &str, count: u64) -> Result<u64> {
-        self.run("allocate", |open, sql| {
+        self.run("allocate", |open, sql, until| {
             let statement = prepared(&mut open.conn, &mut open.allocate, &sql.allocate)?;
-            match open.conn.exec_drop(statement, (count, key)) {
-                Ok(()) => Ok(vetting::judge_allocation(
-                    open.conn.affected_rows(),
-                    Some(open.conn.last_insert_id()),
+            let answer = match open.exchange.as_mut() {
+                Some(exchange) => exchange
+                    .execute(
+                        open.conn.as_raw_fd(),
+                        until,
+                        statement.id(),
+                        &[Value::UInt(count), Value::Bytes(key.as_bytes().to_vec())],
+                    )
+                    .map(|done| (done.affected_rows, done.last_insert_id)),
+                None => open
+                    .conn
+                    .exec_drop(statement, (count, key))
+                    .map(|()| (open.conn.affected_rows(), Some(open.conn.last_insert_id()))),
+            };
+            match answer {
+                Ok((affected_rows, last_insert_id)) => Ok(vetting::judge_allocation(
+                    affected_rows,
+                    last_insert_id,
                     key,
                     count,
                 )),
@@ -257,7 +283,7 @@ impl AllocationLane {
     /// The series as stored (a causal read on a Galera node).
     pub fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
         let key = scope.as_str();
-        self.run("current", |open, sql| {
+        self.run("current", |open, sql, _until| {
             let statement = prepared(&mut open.conn, &mut open.current, &sql.current)?;
             let row: Option<(u64, Option<u64>)> = open.conn.exec_first(statement, (key,))?;
             Ok(series::state_of_row(key, row))
@@ -265,11 +291,7 @@ impl AllocationLane {
     }
 
     /// The retry loop under one deadline.
-    fn run<T>(
-        &mut self,
-        operation: &'static str,
-        mut attempt: impl FnMut(&mut Open, &SeriesSql) -> Try<T>,
-    ) -> Result<T> {
+    fn run<T>(&mut self, operation: &'static str, mut attempt: impl Attempt<T>) -> Result<T> {
         let deadline = self.config.deadline;
         let until = Instant::now() + deadline;
         let timeout = || Error::Timeout {
@@ -311,7 +333,7 @@ impl AllocationLane {
     fn try_once<T>(
         &mut self,
         until: Instant,
-        attempt: &mut impl FnMut(&mut Open, &SeriesSql) -> Try<T>,
+        attempt: &mut impl Attempt<T>,
     ) -> std::result::Result<Result<T>, Failure> {
         self.connection(until).map_err(|error| Failure {
             timed_out: false,
@@ -324,7 +346,7 @@ impl AllocationLane {
             set_io_timeout(&open.conn, left).map_err(|e| classify(e.into()))?;
             open.io_timeout = left;
         }
-        attempt(open, &self.sql).map_err(classify)
+        attempt(open, &self.sql, until).map_err(classify)
     }
 
     /// Makes sure a vetted connection is open, as the async store does: the
@@ -396,11 +418,16 @@ impl AllocationLane {
                 .map_err(vetted)?;
         }
         self.durability = Some(check.durability);
+        let plain = {
+            let opts = &self.nodes[node];
+            opts.get_ssl_opts().is_none() && opts.get_compress().is_none()
+        };
         Ok(Open {
             conn,
             allocate: None,
             current: None,
             io_timeout: timeout,
+            exchange: plain.then(Exchange::new),
         })
     }
 }

@@ -20,6 +20,8 @@ mod classify;
 mod config;
 #[cfg(feature = "mysql-blocking")]
 mod lane;
+#[cfg(feature = "mysql-blocking")]
+mod lane_exchange;
 mod vetting;
 mod writer;
 
