@@ -38,15 +38,31 @@ function bench_loop(callable $once): void
 }
 
 // A mysqli connection to BENCH_URL: TCP to its host and port, or the unix
-// socket named by its `socket=` query parameter.
-function bench_mysqli(): mysqli
+// socket named by its `socket=` query parameter; with $persistent, one of
+// mysqli's persistent connections (`p:` host), kept by the process between
+// requests.
+function bench_mysqli(bool $persistent = false): mysqli
 {
     $u = parse_url(getenv('BENCH_URL'));
     parse_str($u['query'] ?? '', $q);
     mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
     $db = ltrim($u['path'], '/');
+    $p = $persistent ? 'p:' : '';
     if (!empty($q['socket'])) {
-        return new mysqli('localhost', $u['user'], $u['pass'], $db, 0, $q['socket']);
+        return new mysqli($p . 'localhost', $u['user'], $u['pass'], $db, 0, $q['socket']);
     }
-    return new mysqli($u['host'], $u['user'], $u['pass'], $db, $u['port']);
+    return new mysqli($p . $u['host'], $u['user'], $u['pass'], $db, $u['port']);
+}
+
+// BENCH_PER_REQUEST=1: each timed call is one PHP request's work, its
+// connection opened and closed in the call (as php-fpm does for mysqli
+// between requests); BENCH_PERSISTENT=1 with it: a persistent connection.
+function bench_per_request(): bool
+{
+    return (bool) getenv('BENCH_PER_REQUEST');
+}
+
+function bench_persistent(): bool
+{
+    return (bool) getenv('BENCH_PERSISTENT');
 }

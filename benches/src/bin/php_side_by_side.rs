@@ -3,8 +3,9 @@
 //!
 //! - `raw`: a raw mysql_async loop of the allocation statement (the async
 //!   driver's limit);
-//! - `raw blocking`: the same loop on the blocking `mysql` crate (the limit
-//!   of the driver under the extension's allocation lane);
+//! - `raw blocking`: the same loop on the blocking `mysql` crate (the
+//!   driver under the extension's allocation lane, whose allocation now
+//!   waits in `poll()` instead of the driver's blocking read);
 //! - `extension`: `allocate_invoice_number()` through the extension;
 //! - `article`: the article's PHP code through mysqli (UPDATE, then
 //!   `SELECT LAST_INSERT_ID()`);
@@ -13,13 +14,20 @@
 //!   `$stmt->insert_id` (the same OK-packet trick, in C), with the one-row
 //!   check (issue 18's honest competitor).
 //!
+//! With `--per-request` each PHP call is one request's work, as in a php-fpm
+//! worker: mysqli connects, prepares and closes every time (`prepared`,
+//! `article`), or takes its persistent connection (`persistent`: `p:` host,
+//! prepare, execute, close); the extension is configured every time and
+//! keeps its connection in the process, as it does between requests. The
+//! raw loops are left out there.
+//!
 //! At 1, 8 and 64 processes (`--procs`), each cell run `--rounds` times
 //! interleaved; prints a markdown table of the median allocations/s, p50/p99
 //! latency, CPU per call (user + system, from each worker's own rusage over
 //! its timed loop: on 2 cores shared with the server, CPU per call is
 //! throughput) and ratios.
 //!
-//! Usage: `cargo run --release -p counterfoil-benches --bin php-side-by-side -- [--seconds S] [--rounds R] [--procs 1,8,64]`
+//! Usage: `cargo run --release -p counterfoil-benches --bin php-side-by-side -- [--seconds S] [--rounds R] [--procs 1,8,64] [--socket] [--per-request]`
 //! (needs `cargo build --release -p counterfoil-php` first).
 
 use std::path::PathBuf;
@@ -39,20 +47,43 @@ enum Contender {
     Extension,
     Article,
     Prepared,
+    /// Per request only: mysqli's persistent connection.
+    Persistent,
 }
 
 impl Contender {
     fn name(self) -> &'static str {
         match self {
             Contender::Raw => "raw mysql_async loop (limit)",
-            Contender::RawBlocking => "raw blocking mysql loop (lane's limit)",
+            Contender::RawBlocking => "raw blocking mysql crate loop",
             Contender::Extension => "extension allocate_invoice_number()",
             Contender::Article => "article PHP (mysqli UPDATE + SELECT LAST_INSERT_ID())",
             Contender::Prepared => "mysqli prepared UPDATE + insert_id",
+            Contender::Persistent => "mysqli persistent (p:) prepared UPDATE + insert_id",
         }
     }
 
-    fn command(self) -> Command {
+    /// The short name of the ratio column against this contender.
+    fn column(self) -> &'static str {
+        match self {
+            Contender::Raw => "raw",
+            Contender::RawBlocking => "raw blocking",
+            Contender::Extension => "extension",
+            Contender::Article => "article",
+            Contender::Prepared => "prepared",
+            Contender::Persistent => "persistent",
+        }
+    }
+
+    fn command(self, per_request: bool) -> Command {
+        let mut c = self.program();
+        if per_request {
+            c.env("BENCH_PER_REQUEST", "1");
+        }
+        c
+    }
+
+    fn program(self) -> Command {
         let php_dir = repo_root().join("benches/php");
         match self {
             Contender::Raw => Command::new(sibling("raw-alloc-worker")),
@@ -78,6 +109,12 @@ impl Contender {
                 c.arg(php_dir.join("mysqli_prepared.php"));
                 c
             }
+            Contender::Persistent => {
+                let mut c = Command::new("php");
+                c.arg(php_dir.join("mysqli_prepared.php"))
+                    .env("BENCH_PERSISTENT", "1");
+                c
+            }
         }
     }
 }
@@ -88,10 +125,16 @@ fn sibling(bin: &str) -> PathBuf {
         .with_file_name(bin)
 }
 
-fn run_cell(url: &str, who: Contender, procs: usize, seconds: f64) -> Result<Measured> {
+fn run_cell(
+    url: &str,
+    who: Contender,
+    procs: usize,
+    seconds: f64,
+    per_request: bool,
+) -> Result<Measured> {
     let commands = (0..procs)
         .map(|_| {
-            let mut c = who.command();
+            let mut c = who.command(per_request);
             c.env("BENCH_URL", url)
                 .env("BENCH_SECONDS", seconds.to_string());
             c
@@ -100,15 +143,26 @@ fn run_cell(url: &str, who: Contender, procs: usize, seconds: f64) -> Result<Mea
     timed_workers(who.name(), commands, seconds)
 }
 
+/// One cell of the table: medians, and the ratios against the baselines.
+struct Row {
+    procs: usize,
+    who: Contender,
+    rate: f64,
+    p50: u64,
+    p99: u64,
+    cpu: f64,
+    ratios: Vec<f64>,
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
 }
 
 fn main() -> Result<()> {
-    counterfoil_benches::help_or_go("Usage: php-side-by-side [--seconds S] [--rounds R] [--procs 1,8,64] [--socket]
+    counterfoil_benches::help_or_go("Usage: php-side-by-side [--seconds S] [--rounds R] [--procs 1,8,64] [--socket] [--per-request]
 
-The PHP extension beside the raw mysql_async loop, the article's mysqli code and a prepared mysqli UPDATE reading insert_id, at each number of processes, R interleaved rounds of S seconds; allocations/s, latency and CPU per call. Over TCP on 127.0.0.1 by default; with --socket every contender connects through the server's unix socket.");
+The PHP extension beside the raw mysql_async and blocking mysql loops, the article's mysqli code and a prepared mysqli UPDATE reading insert_id, at each number of processes, R interleaved rounds of S seconds; allocations/s, latency and CPU per call. Over TCP on 127.0.0.1 by default; with --socket every contender connects through the server's unix socket. With --per-request each PHP call is one request's work: mysqli connects (or takes its persistent connection), prepares and closes every time, the extension is configured every time and keeps its connection, as in a php-fpm worker.");
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str, default: f64| -> f64 {
         args.iter()
@@ -140,19 +194,39 @@ The PHP extension beside the raw mysql_async loop, the article's mysqli code and
         s.initialize(&ScopeKey::new("1:2019")?, 1).await?;
         anyhow::Ok(())
     })?;
-    let contenders = [
-        Contender::Raw,
-        Contender::RawBlocking,
-        Contender::Extension,
-        Contender::Article,
-        Contender::Prepared,
-    ];
+    let per_request = args.iter().any(|a| a == "--per-request");
+    let contenders: &[Contender] = if per_request {
+        &[
+            Contender::Extension,
+            Contender::Article,
+            Contender::Prepared,
+            Contender::Persistent,
+        ]
+    } else {
+        &[
+            Contender::Raw,
+            Contender::RawBlocking,
+            Contender::Extension,
+            Contender::Article,
+            Contender::Prepared,
+        ]
+    };
+    // The ratio columns, by name.
+    let baselines: &[Contender] = if per_request {
+        &[
+            Contender::Article,
+            Contender::Prepared,
+            Contender::Persistent,
+        ]
+    } else {
+        &[Contender::Raw, Contender::Article, Contender::Prepared]
+    };
     let mut table = Vec::new();
     for &procs in &procs_list {
         let mut samples: Vec<Vec<Measured>> = contenders.iter().map(|_| Vec::new()).collect();
         for round in 0..rounds {
             for (i, who) in contenders.iter().enumerate() {
-                let cell = run_cell(&url, *who, procs, seconds)?;
+                let cell = run_cell(&url, *who, procs, seconds, per_request)?;
                 eprintln!(
                     "round {}/{rounds}, {procs} proc: {:<55} {:>9.0}/s",
                     round + 1,
@@ -178,14 +252,15 @@ The PHP extension beside the raw mysql_async loop, the article's mysqli code and
             med[i].0
         };
         for (i, who) in contenders.iter().enumerate() {
-            table.push((
+            table.push(Row {
                 procs,
-                *who,
-                med[i],
-                med[i].0 / rate_of(Contender::Raw),
-                med[i].0 / rate_of(Contender::Article),
-                med[i].0 / rate_of(Contender::Prepared),
-            ));
+                who: *who,
+                rate: med[i].0,
+                p50: med[i].1,
+                p99: med[i].2,
+                cpu: med[i].3,
+                ratios: baselines.iter().map(|b| med[i].0 / rate_of(*b)).collect(),
+            });
         }
     }
     let version = Command::new("php")
@@ -193,32 +268,66 @@ The PHP extension beside the raw mysql_async loop, the article's mysqli code and
         .arg("echo PHP_VERSION;")
         .output()?;
     println!(
-        "\nSide-by-side, one private MariaDB (flush=1), {}, {seconds} s per cell, median of {rounds} rounds; PHP {}\n",
+        "\nSide-by-side, one private MariaDB (flush=1), {}{}, {seconds} s per cell, median of {rounds} rounds; PHP {}\n",
         if socket { "unix socket" } else { "TCP on 127.0.0.1" },
+        if per_request { ", one request's work per call" } else { ", a loop of calls" },
         String::from_utf8_lossy(&version.stdout)
     );
-    println!("| processes | contender | allocations/s | p50 µs | p99 µs | CPU µs/call | vs raw | vs article | vs prepared |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for (procs, who, (rate, p50, p99, cpu), vs_raw, vs_article, vs_prepared) in &table {
+    let columns: Vec<String> = baselines
+        .iter()
+        .map(|b| format!("vs {}", b.column()))
+        .collect();
+    println!(
+        "| processes | contender | allocations/s | p50 µs | p99 µs | CPU µs/call | {} |",
+        columns.join(" | ")
+    );
+    println!("|---|---|---|---|---|---|{}", "---|".repeat(columns.len()));
+    for r in &table {
+        let ratios: Vec<String> = r.ratios.iter().map(|x| format!("{x:.2}×")).collect();
         println!(
-            "| {procs} | {} | {rate:.0} | {p50} | {p99} | {cpu:.1} | {vs_raw:.2}× | {vs_article:.2}× | {vs_prepared:.2}× |",
-            who.name()
+            "| {} | {} | {:.0} | {} | {} | {:.1} | {} |",
+            r.procs,
+            r.who.name(),
+            r.rate,
+            r.p50,
+            r.p99,
+            r.cpu,
+            ratios.join(" | ")
         );
     }
-    let get =
-        |procs: usize, who: Contender| table.iter().find(|r| r.0 == procs && r.1 == who).unwrap();
+    let get = |procs: usize, who: Contender| {
+        table
+            .iter()
+            .find(|r| r.procs == procs && r.who == who)
+            .expect("measured")
+    };
+    let ratio = |r: &Row, baseline: Contender| {
+        let i = baselines
+            .iter()
+            .position(|b| *b == baseline)
+            .expect("a column");
+        r.ratios[i]
+    };
     for &procs in &procs_list {
         let ext = get(procs, Contender::Extension);
-        let prepared = get(procs, Contender::Prepared);
-        println!(
-            "{procs} process(es): extension {:.2}× mysqli prepared (target ≥ 1.1×: {}); CPU per call {:.1} µs vs {:.1} µs ({}); {:.2}× the article's code.",
-            ext.5,
-            if ext.5 >= 1.1 { "met" } else { "NOT met" },
-            ext.2 .3,
-            prepared.2 .3,
-            if ext.2 .3 <= prepared.2 .3 { "no higher: met" } else { "higher: NOT met" },
-            ext.4,
-        );
+        let mut verdict = Vec::new();
+        for &baseline in baselines.iter().filter(|b| **b != Contender::Raw) {
+            let other = get(procs, baseline);
+            let x = ratio(ext, baseline);
+            verdict.push(format!(
+                "{x:.2}× {} (≥ 1.1×: {}), CPU per call {:.1} vs {:.1} µs ({})",
+                baseline.column(),
+                if x >= 1.1 { "met" } else { "NOT met" },
+                ext.cpu,
+                other.cpu,
+                if ext.cpu <= other.cpu {
+                    "no higher: met"
+                } else {
+                    "higher: NOT met"
+                },
+            ));
+        }
+        println!("{procs} process(es): extension {}.", verdict.join("; "));
     }
     drop(server);
     Ok(())
