@@ -11,6 +11,7 @@ fn every_benchmark_answers_help_without_running() {
         env!("CARGO_BIN_EXE_books-1m"),
         env!("CARGO_BIN_EXE_bench-table"),
         env!("CARGO_BIN_EXE_php-side-by-side"),
+        env!("CARGO_BIN_EXE_fpm-side-by-side"),
         env!("CARGO_BIN_EXE_wp-side-by-side"),
     ] {
         let started = Instant::now();
