@@ -9,7 +9,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
+use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::workers::run_together;
+use counterfoil_tests::MariaDb;
 
 /// `-h`/`--help`: prints `usage` and exits 0, before anything is started
 /// (a benchmark starts servers and runs for minutes).
@@ -116,4 +119,49 @@ pub fn timed_workers(what: &str, commands: Vec<Command>, seconds: f64) -> Result
         p99_us: *p99.last().unwrap_or(&0),
         cpu_us_per_call: cpu as f64 / total.max(1) as f64,
     })
+}
+
+/// The number after `name` on the command line, or `default`.
+pub fn arg_number(args: &[String], name: &str, default: f64) -> f64 {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The comma-separated counts after `name` (`--procs 1,8,64`), or `default`.
+pub fn arg_counts(args: &[String], name: &str, default: &[usize]) -> Vec<usize> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').filter_map(|p| p.trim().parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+/// The median of `v` (the upper one of an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    v[v.len() / 2]
+}
+
+/// A private MariaDB (durable: innodb_flush_log_at_trx_commit = 1) with the
+/// counter table and the series `1:2019` from 1, and the database's URL:
+/// over TCP, or with `socket` over the server's unix socket.
+pub fn series_server(name: &str, max_connections: u32, socket: bool) -> Result<(MariaDb, String)> {
+    eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1) …");
+    let server = MariaDb::start_with(name, &[&format!("--max-connections={max_connections}")])?;
+    let tcp_url = server.fresh_database("bench")?;
+    let url = if socket {
+        server.socket_url(&MariaDb::database_name(&tcp_url))
+    } else {
+        tcp_url
+    };
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
+        s.ensure_schema().await?;
+        s.initialize(&ScopeKey::new("1:2019")?, 1).await?;
+        anyhow::Ok(())
+    })?;
+    Ok((server, url))
 }

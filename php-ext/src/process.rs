@@ -10,8 +10,8 @@
 //! Connections live across requests.
 //!
 //! Plain allocations and `current()` on MySQL/MariaDB go through the
-//! blocking [`AllocationLane`] (no runtime: one write and one read per
-//! number); every other call, and PostgreSQL, through the async [`Store`]. A
+//! blocking [`AllocationLane`] (no runtime: one send, one poll and one
+//! receive per number); every other call, and PostgreSQL, through the async [`Store`]. A
 //! process that uses both holds one connection for each.
 
 use std::future::Future;

@@ -24,10 +24,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
-use counterfoil_tests::mariadb::block_on;
+use counterfoil_benches::{arg_counts, arg_number, median, series_server};
 use counterfoil_tests::php::{http, repo_root, FpmSite};
-use counterfoil_tests::MariaDb;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Contender {
@@ -173,46 +171,16 @@ fn run_cell(
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
 fn main() -> Result<()> {
     counterfoil_benches::help_or_go("Usage: fpm-side-by-side [--seconds S] [--rounds R] [--clients 1,8,64] [--socket]
 
 One number per web request (nginx, php-fpm with as many workers as clients, one private MariaDB): the extension beside mysqli prepared (a connection per request), mysqli's persistent connection and the article's code; requests/s, latency, the workers' CPU per request, and a check that no number was handed out twice. Over TCP on 127.0.0.1 by default; with --socket PHP connects through the server's unix socket.");
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str, default: f64| -> f64 {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    let seconds = opt("--seconds", 3.0);
-    let rounds = opt("--rounds", 3.0) as usize;
-    let clients_list: Vec<usize> = args
-        .iter()
-        .position(|a| a == "--clients")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.split(',').filter_map(|p| p.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![1, 8, 64]);
+    let seconds = arg_number(&args, "--seconds", 3.0);
+    let rounds = arg_number(&args, "--rounds", 3.0) as usize;
+    let clients_list = arg_counts(&args, "--clients", &[1, 8, 64]);
     let socket = args.iter().any(|a| a == "--socket");
-    eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1) …");
-    let server = MariaDb::start_with("bench-fpm", &["--max-connections=400"])?;
-    let tcp_url = server.fresh_database("bench")?;
-    let url = if socket {
-        server.socket_url(&MariaDb::database_name(&tcp_url))
-    } else {
-        tcp_url.clone()
-    };
-    block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
-        s.ensure_schema().await?;
-        s.initialize(&ScopeKey::new("1:2019")?, 1).await?;
-        anyhow::Ok(())
-    })?;
+    let (server, url) = series_server("bench-fpm", 400, socket)?;
     let docroot = repo_root().join("benches/php/request");
     let numbers: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let mut table: Vec<(usize, Contender, Cell)> = Vec::new();

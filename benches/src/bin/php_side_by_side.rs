@@ -34,11 +34,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::Result;
-use counterfoil_benches::{timed_workers, Measured};
-use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
-use counterfoil_tests::mariadb::block_on;
+use counterfoil_benches::{arg_counts, arg_number, median, series_server, timed_workers, Measured};
 use counterfoil_tests::php::{extension_path, repo_root};
-use counterfoil_tests::MariaDb;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Contender {
@@ -154,46 +151,16 @@ struct Row {
     ratios: Vec<f64>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
 fn main() -> Result<()> {
     counterfoil_benches::help_or_go("Usage: php-side-by-side [--seconds S] [--rounds R] [--procs 1,8,64] [--socket] [--per-request]
 
 The PHP extension beside the raw mysql_async and blocking mysql loops, the article's mysqli code and a prepared mysqli UPDATE reading insert_id, at each number of processes, R interleaved rounds of S seconds; allocations/s, latency and CPU per call. Over TCP on 127.0.0.1 by default; with --socket every contender connects through the server's unix socket. With --per-request each PHP call is one request's work: mysqli connects (or takes its persistent connection), prepares and closes every time, the extension is configured every time and keeps its connection, as in a php-fpm worker.");
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str, default: f64| -> f64 {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    let seconds = opt("--seconds", 3.0);
-    let rounds = opt("--rounds", 3.0) as usize;
-    let procs_list: Vec<usize> = args
-        .iter()
-        .position(|a| a == "--procs")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.split(',').filter_map(|p| p.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![1, 8, 64]);
-    eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1) …");
-    let server = MariaDb::start_with("bench-php", &["--max-connections=300"])?;
-    let tcp_url = server.fresh_database("bench")?;
+    let seconds = arg_number(&args, "--seconds", 3.0);
+    let rounds = arg_number(&args, "--rounds", 3.0) as usize;
+    let procs_list = arg_counts(&args, "--procs", &[1, 8, 64]);
     let socket = args.iter().any(|a| a == "--socket");
-    let url = if socket {
-        server.socket_url(&MariaDb::database_name(&tcp_url))
-    } else {
-        tcp_url.clone()
-    };
-    block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
-        s.ensure_schema().await?;
-        s.initialize(&ScopeKey::new("1:2019")?, 1).await?;
-        anyhow::Ok(())
-    })?;
+    let (server, url) = series_server("bench-php", 300, socket)?;
     let per_request = args.iter().any(|a| a == "--per-request");
     let contenders: &[Contender] = if per_request {
         &[

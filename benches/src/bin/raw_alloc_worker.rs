@@ -1,7 +1,9 @@
 //! The limit: a raw loop of the allocation statement (prepared, number from
 //! the OK packet), for the side-by-side benchmark: on mysql_async and tokio
 //! (the async driver), or with `BENCH_DRIVER=blocking` on the `mysql` crate
-//! (the blocking driver the extension's allocation lane uses).
+//! (the blocking driver under the extension's allocation lane, whose
+//! allocation itself waits in `poll()` rather than the driver's blocking
+//! read).
 //! Env: BENCH_URL, BENCH_SECONDS, COUNTERFOIL_START_DIR. Output as the PHP workers.
 
 use std::time::{Duration, Instant};

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
+use counterfoil_benches::median;
 use counterfoil_tests::webhook::deliver;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
@@ -35,11 +36,6 @@ struct Run {
     p50_ms: f64,
     alloc_share: f64,
     alloc_ms: f64,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 fn run(port: u16, secret: &str, tag: &str, callbacks: usize, clients: usize) -> Result<Run> {
