@@ -6,19 +6,17 @@
 // statements, close ($wpdb connects once per request).
 require __DIR__ . '/common.php';
 $series = (int) (getenv('BENCH_SERIES') ?: 1);
-$per_request = bench_per_request();
-$db = $per_request ? null : bench_mysqli();
-$once = function () use ($db, $series, $per_request) {
-    if ($per_request) {
+$scope_of = fn () => ($series > 1 ? random_int(1, $series) : 1) . ':2019';
+if (bench_per_request()) {
+    $once = function () use ($scope_of) {
         $db = bench_mysqli();
-    }
-    $scope = $db->real_escape_string(($series > 1 ? random_int(1, $series) : 1) . ':2019');
-    $db->query("UPDATE wp_invoice_sequences SET current_value = LAST_INSERT_ID(current_value + 1) WHERE scope_key = '$scope'");
-    $n = (int) $db->query('SELECT LAST_INSERT_ID()')->fetch_row()[0];
-    if ($per_request) {
+        $number = bench_article_number($db, $scope_of());
         $db->close();
-    }
-    return sprintf('%d-%04d', 2019, $n);
-};
+        return $number;
+    };
+} else {
+    $db = bench_mysqli();
+    $once = fn () => bench_article_number($db, $scope_of());
+}
 $once();
 bench_loop($once);

@@ -66,3 +66,42 @@ function bench_persistent(): bool
 {
     return (bool) getenv('BENCH_PERSISTENT');
 }
+
+// What a careful PHP developer writes: one prepared
+// UPDATE … LAST_INSERT_ID(current_value + 1), the number from the
+// statement's own OK packet ($stmt->insert_id).
+const BENCH_ALLOCATE_SQL = 'UPDATE wp_invoice_sequences SET current_value = LAST_INSERT_ID(current_value + 1) WHERE scope_key = ?';
+
+// Executes the prepared allocation (its parameter bound to $scope), checks
+// that it changed one row, and renders the number.
+function bench_prepared_number(mysqli_stmt $stmt, string $scope): string
+{
+    $stmt->execute();
+    if ($stmt->affected_rows !== 1) {
+        throw new RuntimeException("series $scope does not exist");
+    }
+    return sprintf('%d-%04d', 2019, $stmt->insert_id);
+}
+
+// One request's work with mysqli prepared: connect (or take the persistent
+// connection), prepare, the number, close.
+function bench_prepared_request(bool $persistent, string $scope): string
+{
+    $db = bench_mysqli($persistent);
+    $stmt = $db->prepare(BENCH_ALLOCATE_SQL);
+    $stmt->bind_param('s', $scope);
+    $number = bench_prepared_number($stmt, $scope);
+    $stmt->close();
+    $db->close();
+    return $number;
+}
+
+// The article's code: UPDATE … LAST_INSERT_ID(current_value + 1), then
+// SELECT LAST_INSERT_ID(), text protocol and an escaped string, as $wpdb does.
+function bench_article_number(mysqli $db, string $scope): string
+{
+    $scope = $db->real_escape_string($scope);
+    $db->query("UPDATE wp_invoice_sequences SET current_value = LAST_INSERT_ID(current_value + 1) WHERE scope_key = '$scope'");
+    $n = (int) $db->query('SELECT LAST_INSERT_ID()')->fetch_row()[0];
+    return sprintf('%d-%04d', 2019, $n);
+}

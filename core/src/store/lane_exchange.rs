@@ -25,7 +25,7 @@
 //! - used only on a plain connection (no TLS, no compression), where the
 //!   socket carries the protocol's bytes as they are.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::os::fd::RawFd;
 use std::time::Instant;
 
@@ -46,13 +46,6 @@ pub(super) struct Done {
     pub affected_rows: u64,
     /// `None` when the packet's last-insert-id is zero.
     pub last_insert_id: Option<u64>,
-}
-
-/// The socket of a connection, read and written without blocking, every
-/// wait bounded by `until`.
-struct PolledSocket {
-    fd: RawFd,
-    until: Instant,
 }
 
 /// Waits until `fd` is ready for `events` or `until` passes.
@@ -90,64 +83,54 @@ fn wait(fd: RawFd, events: libc::c_short, until: Instant) -> io::Result<()> {
     }
 }
 
-impl Read for PolledSocket {
-    #[allow(unsafe_code)]
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            wait(self.fd, libc::POLLIN, self.until)?;
-            // SAFETY: `buf` is valid for `buf.len()` bytes of writes; the
-            // descriptor belongs to the lane's open connection.
-            let n = unsafe {
-                libc::recv(
-                    self.fd,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let err = io::Error::last_os_error();
-            if !matches!(
-                err.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ) {
-                return Err(err);
-            }
+/// Reads what has arrived on `fd` into `buf` (at least one byte, or 0 at
+/// the end of the stream), waiting for it until `until`.
+#[allow(unsafe_code)]
+fn receive(fd: RawFd, buf: &mut [u8], until: Instant) -> io::Result<usize> {
+    loop {
+        wait(fd, libc::POLLIN, until)?;
+        // SAFETY: `buf` is valid for `buf.len()` bytes of writes; the
+        // descriptor belongs to the lane's open connection.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let err = io::Error::last_os_error();
+        if !matches!(
+            err.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+        ) {
+            return Err(err);
         }
     }
 }
 
-impl Write for PolledSocket {
-    #[allow(unsafe_code)]
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
-            // SAFETY: `buf` is valid for `buf.len()` bytes of reads; the
-            // descriptor belongs to the lane's open connection.
-            let n = unsafe {
-                libc::send(
-                    self.fd,
-                    buf.as_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-                )
-            };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let err = io::Error::last_os_error();
-            match err.kind() {
-                io::ErrorKind::WouldBlock => wait(self.fd, libc::POLLOUT, self.until)?,
-                io::ErrorKind::Interrupted => {}
-                _ => return Err(err),
-            }
+/// Writes all of `buf` to `fd`, waiting for room until `until`.
+#[allow(unsafe_code)]
+fn send_all(fd: RawFd, mut buf: &[u8], until: Instant) -> io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: `buf` is valid for `buf.len()` bytes of reads; the
+        // descriptor belongs to the lane's open connection.
+        let n = unsafe {
+            libc::send(
+                fd,
+                buf.as_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n >= 0 {
+            buf = &buf[n as usize..];
+            continue;
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::WouldBlock => wait(fd, libc::POLLOUT, until)?,
+            io::ErrorKind::Interrupted => {}
+            _ => return Err(err),
         }
     }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+    Ok(())
 }
 
 /// A driver error from a codec error, a timeout kept as an I/O error.
@@ -167,7 +150,6 @@ const READ_CHUNK: usize = 512;
 
 /// Executes prepared statements on one connection's socket.
 pub(super) struct Exchange {
-    socket: PolledSocket,
     codec: PacketCodec,
     /// A request's payload, then its framed bytes.
     request: Vec<u8>,
@@ -192,12 +174,7 @@ const CAPABILITIES: CapabilityFlags =
 
 impl Exchange {
     pub fn new() -> Self {
-        let socket = PolledSocket {
-            fd: -1,
-            until: Instant::now(),
-        };
         Self {
-            socket,
             codec: PacketCodec::default(),
             request: Vec::with_capacity(256),
             framed: BytesMut::with_capacity(256),
@@ -206,8 +183,8 @@ impl Exchange {
         }
     }
 
-    /// The next packet's payload into `self.packet`.
-    fn next_packet(&mut self) -> Result<(), mysql::Error> {
+    /// The next packet's payload on `fd` into `self.packet`, by `until`.
+    fn next_packet(&mut self, fd: RawFd, until: Instant) -> Result<(), mysql::Error> {
         self.packet.clear();
         loop {
             if self
@@ -219,10 +196,8 @@ impl Exchange {
             }
             let start = self.received.len();
             self.received.resize(start + READ_CHUNK, 0);
-            let n = self
-                .socket
-                .read(&mut self.received[start..])
-                .map_err(mysql::Error::IoError)?;
+            let n =
+                receive(fd, &mut self.received[start..], until).map_err(mysql::Error::IoError)?;
             self.received.truncate(start + n);
             if n == 0 {
                 return Err(mysql::Error::IoError(io::Error::new(
@@ -243,8 +218,6 @@ impl Exchange {
         statement_id: u32,
         params: &[Value],
     ) -> Result<Done, mysql::Error> {
-        self.socket.fd = fd;
-        self.socket.until = until;
         let (body, as_long_data) = ComStmtExecuteRequestBuilder::new(statement_id).build(params);
         if as_long_data {
             return Err(invalid("parameters too long for one packet"));
@@ -257,11 +230,9 @@ impl Exchange {
         self.codec
             .encode(&mut &self.request[..], &mut self.framed)
             .map_err(codec_error)?;
-        self.socket
-            .write_all(&self.framed)
-            .map_err(mysql::Error::IoError)?;
+        send_all(fd, &self.framed, until).map_err(mysql::Error::IoError)?;
         loop {
-            self.next_packet()?;
+            self.next_packet(fd, until)?;
             return match self.packet.first() {
                 Some(0xff) => match ParseBuf(&self.packet).parse::<ErrPacket<'_>>(CAPABILITIES)? {
                     ErrPacket::Error(e) => Err(mysql::Error::MySqlError(e.into())),
