@@ -161,6 +161,8 @@ pub mod codes {
     pub const ER_NO_SUCH_TABLE: u16 = 1146;
     /// Galera: the node is not ready for application use (not synced).
     pub const ER_WSREP_NOT_READY: u16 = 1047;
+    /// Unknown system variable (a MariaDB-only setting on MySQL).
+    pub const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
     /// Access denied to the database (`ER_DBACCESS_DENIED_ERROR`).
     pub const ER_DBACCESS_DENIED: u16 = 1044;
     /// Access denied for the user (`ER_ACCESS_DENIED_ERROR`).

@@ -209,6 +209,88 @@ pub fn check_claim_id(claim: &str) -> Result<()> {
     Ok(())
 }
 
+/// Longest `source` of a recorded number, in characters (the column's size).
+pub const MAX_SOURCE: usize = 32;
+/// Most digits before the point of a recorded amount.
+pub const MAX_AMOUNT_WHOLE_DIGITS: usize = 12;
+/// Most decimals of a recorded amount.
+pub const MAX_AMOUNT_DECIMALS: usize = 4;
+
+/// Checks the `source` recorded with a number (`api`, `payment`, a plugin's
+/// name): 1–32 characters, no control character, no surrounding whitespace.
+/// Checked before anything is sent, so a bad one is a typed refusal that
+/// changes nothing (design.md §9), never a database error.
+pub fn check_source(source: &str) -> Result<()> {
+    let bad = |reason: String| {
+        Err(Error::InvalidArgument {
+            name: "source",
+            reason,
+        })
+    };
+    let length = source.chars().count();
+    if length == 0 || length > MAX_SOURCE {
+        return bad(format!(
+            "the source must be 1 to {MAX_SOURCE} characters, got {length}"
+        ));
+    }
+    if source.chars().any(char::is_control) {
+        return bad("the source holds a control character".into());
+    }
+    if source.starts_with(char::is_whitespace) || source.ends_with(char::is_whitespace) {
+        return bad("the source starts or ends with whitespace".into());
+    }
+    Ok(())
+}
+
+/// Checks a payment's amount as recorded: a decimal string of 1–12 digits,
+/// optionally a point and 1–4 decimals (`19.99`, `500`, `1.999`); no sign,
+/// no exponent, no spaces.
+pub fn check_amount(amount: &str) -> Result<()> {
+    let (whole, decimals) = match amount.split_once('.') {
+        Some((w, d)) => (w, Some(d)),
+        None => (amount, None),
+    };
+    let digits = |s: &str, most: usize| {
+        !s.is_empty() && s.len() <= most && s.bytes().all(|b| b.is_ascii_digit())
+    };
+    if digits(whole, MAX_AMOUNT_WHOLE_DIGITS)
+        && decimals.map_or(true, |d| digits(d, MAX_AMOUNT_DECIMALS))
+    {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument {
+        name: "amount",
+        reason: format!(
+            "an amount is a decimal string such as 19.99 (1 to {MAX_AMOUNT_WHOLE_DIGITS} digits, \
+             then at most {MAX_AMOUNT_DECIMALS} decimals), got `{}`",
+            amount.escape_default()
+        ),
+    })
+}
+
+/// Checks a payment's currency as recorded: three upper-case ASCII letters
+/// (an ISO 4217 code such as `EUR`).
+pub fn check_currency(currency: &str) -> Result<()> {
+    if currency.len() == 3 && currency.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument {
+        name: "currency",
+        reason: format!(
+            "a currency is a three-letter upper-case ISO code such as EUR, got `{}`",
+            currency.escape_default()
+        ),
+    })
+}
+
+/// Checks what a payment records besides its reference: each value that is
+/// given must pass [`check_amount`] / [`check_currency`].
+pub fn check_payment_values(amount: Option<&str>, currency: Option<&str>) -> Result<()> {
+    amount.map(check_amount).transpose()?;
+    currency.map(check_currency).transpose()?;
+    Ok(())
+}
+
 /// What holding a payment (its series does not exist yet) did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Held {

@@ -210,6 +210,37 @@ fn payment_refs() {
 }
 
 #[test]
+fn recorded_values() {
+    let cases = load("recorded_values.json");
+    let cases = cases.as_array().unwrap();
+    assert!(cases.len() >= 30, "too few cases: {}", cases.len());
+    for case in cases {
+        let value = match case["value"].as_str() {
+            Some(v) => v.to_owned(),
+            None => {
+                let r = &case["value_repeat"];
+                r[0].as_str()
+                    .unwrap()
+                    .repeat(r[1].as_u64().unwrap() as usize)
+            }
+        };
+        let got = match case["field"].as_str().unwrap() {
+            "source" => counterfoil_core::payment::check_source(&value),
+            "amount" => counterfoil_core::payment::check_amount(&value),
+            "currency" => counterfoil_core::payment::check_currency(&value),
+            other => panic!("unknown field {other}"),
+        };
+        match (got, case["error"].as_str()) {
+            (Ok(()), None) => {}
+            (Err(Error::InvalidArgument { name, .. }), Some(field)) => {
+                assert_eq!(name, field, "{case}")
+            }
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+}
+
+#[test]
 fn minor_units() {
     for case in load("minor_units.json").as_array().unwrap() {
         let got = counterfoil_core::money::amount_from_minor_units(

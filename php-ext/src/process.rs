@@ -183,6 +183,7 @@ pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32, Option<usize
         connects: a.connects + b.connects,
         retries: a.retries + b.retries,
         timeouts: a.timeouts + b.timeouts,
+        discarded: a.discarded + b.discarded,
     };
     let connection_id = lane
         .and_then(|l| l.connection_id())

@@ -64,6 +64,7 @@ pub fn info(settings: &Settings) -> HashMap<String, i64> {
         ("connects".to_string(), stats.connects as i64),
         ("retries".to_string(), stats.retries as i64),
         ("timeouts".to_string(), stats.timeouts as i64),
+        ("discarded".to_string(), stats.discarded as i64),
         (
             "connection_id".to_string(),
             i64::from(connection_id.unwrap_or(0)),

@@ -63,6 +63,10 @@ final class BadInputTest extends TestCase
             'bad table prefix' => [fn ($s) => TestDb::sequences('wp`;'), 'table prefix'],
             'timeout 0' => [fn ($s) => new Counterfoil\Sequences(['timeout_ms' => 0]), 'timeout_ms'],
             'month 13' => [fn ($s) => $s->format(1, 2019, 13), 'month 13'],
+            // Checked before anything is sent (issue [seams] item 1).
+            'source too long' => [fn ($s) => $s->allocateRecorded('1:2019', str_repeat('x', 300)), '1 to 32 characters'],
+            'amount too long' => [fn ($s) => $s->recordPayment('1:2019', 'stripe', 't', str_repeat('1', 40), 'EUR'), '`amount`'],
+            'currency too long' => [fn ($s) => $s->recordPayment('1:2019', 'stripe', 't', '10.00', 'EURO'), '`currency`'],
         ];
     }
 

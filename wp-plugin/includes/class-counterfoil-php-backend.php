@@ -158,6 +158,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	public function hold_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month ) {
 		Counterfoil_Rules::scope_key( $scope );
 		Counterfoil_Rules::payment_ref( $gateway, $transaction_id );
+		Counterfoil_Rules::amount( $amount );
+		Counterfoil_Rules::currency( $currency );
 		$period = self::period( $year, $month );
 		return $this->attempt(
 			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
@@ -213,6 +215,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 */
 	public function allocate_recorded( $scope, $source ) {
 		Counterfoil_Rules::scope_key( $scope );
+		Counterfoil_Rules::source( $source );
 		// This call's mark on its registry rows: a retry voids only rows
 		// with it, never a number another call issued after a rollback.
 		$call       = 'call-' . bin2hex( random_bytes( 16 ) );
@@ -238,6 +241,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency ) {
 		Counterfoil_Rules::scope_key( $scope );
 		Counterfoil_Rules::payment_ref( $gateway, $transaction_id );
+		Counterfoil_Rules::amount( $amount );
+		Counterfoil_Rules::currency( $currency );
 		return $this->attempt(
 			function () use ( $scope, $gateway, $transaction_id, $amount, $currency ) {
 				$this->check( $this->execute( 'START TRANSACTION' ) );

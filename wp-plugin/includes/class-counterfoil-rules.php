@@ -305,6 +305,56 @@ final class Counterfoil_Rules {
 	}
 
 	/**
+	 * Validates the source recorded with a number: 1 to 32 characters, no
+	 * control character, no surrounding whitespace. The twin of
+	 * counterfoil_core::payment::check_source (tests/vectors/recorded_values.json).
+	 *
+	 * @param mixed $source Source.
+	 * @throws InvalidArgumentException Naming `source`.
+	 */
+	public static function source( $source ) {
+		if ( ! is_string( $source ) || ! preg_match( '//u', $source ) ) {
+			throw new InvalidArgumentException( 'invalid argument `source`: the source must be UTF-8 text' );
+		}
+		$length = preg_match_all( "/./us", $source );
+		if ( 0 === $length || $length > 32 ) {
+			throw new InvalidArgumentException( "invalid argument `source`: the source must be 1 to 32 characters, got $length" );
+		}
+		if ( preg_match( '/[\x{0}-\x{1F}\x{7F}-\x{9F}]/u', $source ) ) {
+			throw new InvalidArgumentException( 'invalid argument `source`: the source holds a control character' );
+		}
+		if ( preg_match( '/^' . self::WHITESPACE . '|' . self::WHITESPACE . '$/u', $source ) ) {
+			throw new InvalidArgumentException( 'invalid argument `source`: the source starts or ends with whitespace' );
+		}
+	}
+
+	/**
+	 * Validates a payment's amount as recorded: 1 to 12 digits, optionally a
+	 * point and 1 to 4 decimals. The twin of counterfoil_core::payment::check_amount.
+	 *
+	 * @param mixed $amount Amount, or null when none is recorded.
+	 * @throws InvalidArgumentException Naming `amount`.
+	 */
+	public static function amount( $amount ) {
+		if ( null !== $amount && ( ! is_string( $amount ) || ! preg_match( '/^[0-9]{1,12}(\.[0-9]{1,4})?$/D', $amount ) ) ) {
+			throw new InvalidArgumentException( 'invalid argument `amount`: an amount is a decimal string such as 19.99 (1 to 12 digits, then at most 4 decimals)' );
+		}
+	}
+
+	/**
+	 * Validates a payment's currency as recorded: three upper-case letters.
+	 * The twin of counterfoil_core::payment::check_currency.
+	 *
+	 * @param mixed $currency Currency, or null when none is recorded.
+	 * @throws InvalidArgumentException Naming `currency`.
+	 */
+	public static function currency( $currency ) {
+		if ( null !== $currency && ( ! is_string( $currency ) || ! preg_match( '/^[A-Z]{3}$/D', $currency ) ) ) {
+			throw new InvalidArgumentException( 'invalid argument `currency`: a currency is a three-letter upper-case ISO code such as EUR' );
+		}
+	}
+
+	/**
 	 * Validates a payment reference.
 	 *
 	 * @param mixed $gateway        Gateway name.

@@ -55,6 +55,13 @@ final class BackendTest extends TestCase {
 			array( fn () => counterfoil_backend()->advance( 'nope', 0 ), Counterfoil\InvalidArgumentException::class ),
 			array( fn () => counterfoil_backend()->record_payment( '1:2019', 'Bad Gateway', 't', null, null ), Counterfoil\InvalidArgumentException::class ),
 			array( fn () => counterfoil_backend()->record_payment( '1:2019', 'stripe', " t", null, null ), Counterfoil\InvalidArgumentException::class ),
+			// Checked before anything is sent (issue [seams] item 1): never a
+			// database error from inside the transaction.
+			array( fn () => counterfoil_backend()->allocate_recorded( '1:2019', str_repeat( 'x', 300 ) ), Counterfoil\InvalidArgumentException::class ),
+			array( fn () => counterfoil_backend()->allocate_recorded( '1:2019', '' ), Counterfoil\InvalidArgumentException::class ),
+			array( fn () => counterfoil_backend()->record_payment( '1:2019', 'stripe', 't', str_repeat( '1', 40 ), 'EUR' ), Counterfoil\InvalidArgumentException::class ),
+			array( fn () => counterfoil_backend()->record_payment( '1:2019', 'stripe', 't', '10.00', 'EURO' ), Counterfoil\InvalidArgumentException::class ),
+			array( fn () => counterfoil_backend()->hold_payment( '1:2019', 'stripe', 't', '-5', 'EUR', 2019, 1 ), Counterfoil\InvalidArgumentException::class ),
 		) as $i => list( $call, $class ) ) {
 			try {
 				$call();

@@ -154,6 +154,21 @@ final class VectorsTest extends TestCase {
 		$this->assertGreaterThan( 20, $ran );
 	}
 
+	public function test_recorded_values() {
+		$cases = self::load( 'recorded_values.json' );
+		$this->assertGreaterThanOrEqual( 30, count( $cases ) );
+		foreach ( $cases as $case ) {
+			$value = isset( $case['value_repeat'] ) ? str_repeat( $case['value_repeat'][0], $case['value_repeat'][1] ) : $case['value'];
+			try {
+				call_user_func( array( 'Counterfoil_Rules', $case['field'] ), $value );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+			} catch ( Counterfoil\InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, json_encode( $case ) . ' ' . $e->getMessage() );
+				$this->assertStringContainsString( '`' . $case['error'] . '`', $e->getMessage() );
+			}
+		}
+	}
+
 	public function test_payment_refs() {
 		foreach ( self::load( 'payment_refs.json' ) as $case ) {
 			$txn = isset( $case['transaction_id'] ) ? $case['transaction_id'] : str_repeat( $case['transaction_id_repeat'][0], $case['transaction_id_repeat'][1] );

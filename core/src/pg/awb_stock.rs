@@ -94,7 +94,7 @@ impl PgStore {
             let (block, pool, valid_to) = (block.clone(), pool.clone(), valid_to.clone());
             Box::pin(async move {
                 let (pools, stock) = (sql.awb.pools.clone(), sql.awb.stock.clone());
-                let tx = client.transaction().await?;
+                let tx = client.begin().await?;
                 tx.execute(
                     &format!("INSERT INTO \"{pools}\" (name, prefix, created_at) VALUES ($1, $2, {UTC_NOW}) ON CONFLICT (name) DO NOTHING"),
                     &[&pool, &prefix],
@@ -166,7 +166,7 @@ impl PgStore {
                     sql.awb.stock.clone(),
                     sql.awb.assignments.clone(),
                 );
-                let tx = client.transaction().await?;
+                let tx = client.begin().await?;
                 let row = tx
                     .query_opt(
                         &format!(
@@ -221,7 +221,7 @@ impl PgStore {
                     sql.awb.stock.clone(),
                     sql.awb.assignments.clone(),
                 );
-                let tx = client.transaction().await?;
+                let tx = client.begin().await?;
                 let row = tx
                     .query_opt(
                         &format!(

@@ -46,6 +46,9 @@ use crate::store::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
 
 use classify::{classify, is_state};
 
+/// How long closing a discarded connection may take.
+const DISCARD_BOUND: Duration = Duration::from_millis(100);
+
 type PgAttempt<'c, T> = Pin<Box<dyn Future<Output = PgResult<T>> + Send + 'c>>;
 /// Outer error: a driver failure (retry decision); inner: the operation's answer.
 type PgResult<T> = std::result::Result<Result<T>, tokio_postgres::Error>;
@@ -58,12 +61,38 @@ pub fn is_postgres_url(url: &str) -> bool {
 
 /// An open connection and the statements prepared on it (each statement is
 /// parsed once per connection, then only bound and executed: one round trip).
+///
+/// Every transaction is opened with [`PgConn::begin`], which marks the
+/// connection: after a try that did not answer a value, the store confirms
+/// the end of a marked connection's transaction with a ROLLBACK it awaits,
+/// or closes the connection (design.md §9). tokio-postgres rolls a dropped
+/// transaction back only when the connection is next used: in a PHP worker
+/// that idles, that would keep the series' row locked.
 pub struct PgConn {
     client: Client,
     prepared: std::collections::HashMap<String, Statement>,
+    /// The task that drives the socket; aborting it closes the socket.
+    driver: tokio::task::JoinHandle<()>,
+    /// A transaction was opened during the current try.
+    began: bool,
 }
 
 impl PgConn {
+    /// Opens a transaction and marks the connection (see [`PgConn`]).
+    async fn begin(
+        &mut self,
+    ) -> std::result::Result<tokio_postgres::Transaction<'_>, tokio_postgres::Error> {
+        self.began = true;
+        self.client.transaction().await
+    }
+
+    /// Closes the socket now, whatever it holds (the server then rolls back).
+    async fn discard(self, bound: Duration) {
+        self.driver.abort();
+        drop(self.client);
+        let _ = tokio::time::timeout(bound, self.driver).await;
+    }
+
     /// The statement `sql`, prepared on this connection on first use.
     async fn prepared(
         &mut self,
@@ -349,6 +378,7 @@ impl PgStore {
     /// committed; the retry voids that number (only a row carrying this
     /// call's random mark) with [`UNANSWERED_REASON`].
     pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
+        crate::payment::check_source(source)?;
         let key = scope.as_str().to_owned();
         let source = source.to_owned();
         let call = format!("call-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
@@ -359,7 +389,7 @@ impl PgStore {
             Box::pin(async move {
                 let allocate = client.prepared(&sql.allocate).await?;
                 let insert = client.prepared(&sql.insert_number).await?;
-                let tx = client.transaction().await?;
+                let tx = client.begin().await?;
                 let unanswered = committing.lock().expect("not poisoned").clone();
                 for number in unanswered {
                     tx.execute(
@@ -410,6 +440,7 @@ impl PgStore {
         amount: Option<&str>,
         currency: Option<&str>,
     ) -> Result<PaymentRecord> {
+        crate::payment::check_payment_values(amount, currency)?;
         let key = scope.as_str().to_owned();
         let (gateway, txn) = (
             payment.gateway().to_owned(),
@@ -428,7 +459,7 @@ impl PgStore {
                 let allocate = client.prepared(&sql.allocate).await?;
                 let insert = client.prepared(&sql.insert_number).await?;
                 let insert_payment = client.prepared(&sql.insert_payment).await?;
-                let tx = client.transaction().await?;
+                let tx = client.begin().await?;
                 let inserted = tx
                     .query_opt(&insert_payment, &[&gateway, &txn, &key, &amount, &currency])
                     .await?;
@@ -465,6 +496,8 @@ impl PgStore {
     {
         let deadline = self.config.deadline;
         let until = Instant::now() + deadline;
+        // A transaction of an earlier call that panicked.
+        self.end_transaction(until).await;
         let outcome = tokio::time::timeout_at(until, async {
             let mut tries = 0u32;
             loop {
@@ -475,7 +508,12 @@ impl PgStore {
                         Err(e) => e,
                         Ok(()) => {
                             let client = self.client.as_mut().expect("connected above");
-                            match attempt(client, &self.sql).await {
+                            client.began = false;
+                            let answer = attempt(client, &self.sql).await;
+                            if !matches!(answer, Ok(Ok(_))) {
+                                self.end_transaction(until).await;
+                            }
+                            match answer {
                                 Ok(answer) => return answer,
                                 Err(e) => {
                                     let f = classify(e, true);
@@ -498,15 +536,47 @@ impl PgStore {
             }
         })
         .await;
-        outcome.unwrap_or_else(|_| {
-            // The connection is in an unknown state: never reuse it.
-            self.client = None;
-            self.stats.timeouts += 1;
-            Err(Error::Timeout {
-                operation,
-                after: deadline,
-            })
-        })
+        match outcome {
+            Ok(answer) => answer,
+            Err(_) => {
+                // The connection is in an unknown state: never reuse it, and
+                // close it now so that nothing it holds outlives the call.
+                if let Some(conn) = self.client.take() {
+                    conn.discard(DISCARD_BOUND).await;
+                }
+                self.stats.timeouts += 1;
+                Err(Error::Timeout {
+                    operation,
+                    after: deadline,
+                })
+            }
+        }
+    }
+
+    /// After a try that did not answer a value: if it opened a transaction,
+    /// make sure that transaction is over before the call returns — a
+    /// ROLLBACK awaited within the time left (harmless when it ended), or
+    /// the connection closed.
+    async fn end_transaction(&mut self, until: Instant) {
+        let Some(conn) = self.client.as_mut() else {
+            return;
+        };
+        if !conn.began {
+            return;
+        }
+        conn.began = false;
+        let left = until.saturating_duration_since(Instant::now());
+        let ended = matches!(
+            tokio::time::timeout(left, conn.client.batch_execute("ROLLBACK")).await,
+            Ok(Ok(()))
+        );
+        if !ended {
+            log::warn!("closing a connection whose transaction was not seen to end");
+            self.stats.discarded += 1;
+            if let Some(conn) = self.client.take() {
+                conn.discard(DISCARD_BOUND).await;
+            }
+        }
     }
 
     /// Sets the server's `statement_timeout` and `lock_timeout` to the time
@@ -557,10 +627,12 @@ impl PgStore {
                 .connect_node(node, self.config.connect_timeout.min(left))
                 .await
             {
-                Ok(client) => {
+                Ok((client, driver)) => {
                     self.client = Some(PgConn {
                         client,
                         prepared: Default::default(),
+                        driver,
+                        began: false,
                     });
                     self.node = node;
                     return Ok(());
@@ -572,7 +644,11 @@ impl PgStore {
         Err(last.unwrap_or_else(|| Error::Config("no database node configured".into())))
     }
 
-    async fn connect_node(&mut self, node: usize, timeout: Duration) -> Result<Client> {
+    async fn connect_node(
+        &mut self,
+        node: usize,
+        timeout: Duration,
+    ) -> Result<(Client, tokio::task::JoinHandle<()>)> {
         let connecting = self.nodes[node].connect(NoTls);
         let (client, connection) = match tokio::time::timeout(timeout, connecting).await {
             Ok(Ok(pair)) => pair,
@@ -584,7 +660,7 @@ impl PgStore {
                 })
             }
         };
-        tokio::spawn(async move {
+        let driver = tokio::spawn(async move {
             if let Err(e) = connection.await {
                 log::debug!("postgres connection ended: {e}");
             }
@@ -624,14 +700,19 @@ impl PgStore {
             );
             self.durability = Some(Durability::ServerCrashOnly);
         }
+        // The server's own backstop against a transaction left idle (a
+        // process frozen in the middle of one): no call of ours keeps one
+        // open past its deadline, so the server may end it a little later.
+        let idle = budget.saturating_mul(2).max(1000);
         client
             .batch_execute(&format!(
-                "SET statement_timeout = {budget}; SET lock_timeout = {budget}"
+                "SET statement_timeout = {budget}; SET lock_timeout = {budget}; \
+                 SET idle_in_transaction_session_timeout = {idle}"
             ))
             .await
             .map_err(|e| classify(e, false).error)?;
         self.session_timeout_ms = budget as u64;
-        Ok(client)
+        Ok((client, driver))
     }
 }
 

@@ -31,6 +31,7 @@ impl PgStore {
         currency: Option<&str>,
         period: Period,
     ) -> Result<Held> {
+        crate::payment::check_payment_values(amount, currency)?;
         let key = scope.as_str().to_owned();
         let (gateway, txn) = (
             payment.gateway().to_owned(),
@@ -132,7 +133,7 @@ impl PgStore {
         self.run("issue_claimed", move |client, sql| {
             let (key, claim, payment) = (key.clone(), claim.clone(), payment.clone());
             Box::pin(async move {
-                let tx = client.transaction().await?;
+                let tx = client.begin().await?;
                 let n = tx
                     .execute(
                         &sql.issue_claimed,
@@ -188,7 +189,7 @@ pub(super) async fn complete_held(
 ) -> PgResult<PaymentRecord> {
     let allocate = client.prepared(&sql.allocate).await?;
     let insert = client.prepared(&sql.insert_number).await?;
-    let tx = client.transaction().await?;
+    let tx = client.begin().await?;
     let Some(row) = tx.query_opt(&sql.lock_payment, &[&gateway, &txn]).await? else {
         return Ok(Err(Error::Unexpected(format!(
             "payment {gateway}/{txn} disappeared"

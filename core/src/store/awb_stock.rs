@@ -15,7 +15,7 @@
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Value};
 
-use super::{finish_transaction, AttemptResult, SeriesStore};
+use super::{AttemptResult, SeriesStore, Tx};
 use crate::awb::{can_transition, expand_block, Awb, AwbState};
 use crate::awb_stock_rules::{
     bad_awb, check_name, check_transition_request, check_valid_to, plan_transition, refused,
@@ -130,7 +130,8 @@ impl SeriesStore {
             let block = block.clone();
             let valid_to = valid_to.clone();
             Box::pin(async move {
-                conn.query_drop("START TRANSACTION").await?;
+                let mut tx = Tx::begin(conn).await?;
+                let conn = &mut *tx;
                 let work = async {
                     conn.exec_drop(
                         format!("INSERT IGNORE INTO `{}` (name, prefix, created_at) VALUES (?, ?, UTC_TIMESTAMP())", sql.awb.pools),
@@ -180,7 +181,7 @@ impl SeriesStore {
                     Ok(Ok(block.len()))
                 }
                 .await;
-                finish_transaction(conn, work).await
+                tx.end(work).await
             })
         })
         .await
@@ -194,7 +195,8 @@ impl SeriesStore {
         self.run("awb_issue_next", pool, move |conn, sql, pool| {
             let shipment = shipment.clone();
             Box::pin(async move {
-                conn.query_drop("START TRANSACTION").await?;
+                let mut tx = Tx::begin(conn).await?;
+                let conn = &mut *tx;
                 let work = async {
                     let row: Option<(u64, String, String)> = conn
                         .exec_first(
@@ -220,7 +222,7 @@ impl SeriesStore {
                     assign(conn, &sql.awb, id, &number, &shipment).await
                 }
                 .await;
-                finish_transaction(conn, work).await
+                tx.end(work).await
             })
         })
         .await
@@ -247,7 +249,8 @@ impl SeriesStore {
         self.run("awb_transition", &canonical, move |conn, sql, number| {
             let (shipment, reason, pool, expect) = (shipment.clone(), reason.clone(), pool.clone(), expect.clone());
             Box::pin(async move {
-                conn.query_drop("START TRANSACTION").await?;
+                let mut tx = Tx::begin(conn).await?;
+                let conn = &mut *tx;
                 let work = async {
                     let Some((id, status, pool_name, frozen, _valid_to, current, expiry)) =
                         lock_number(conn, &sql.awb, number).await?
@@ -295,7 +298,7 @@ impl SeriesStore {
                     Ok(Ok(AwbTransition::Moved { from, to }))
                 }
                 .await;
-                finish_transaction(conn, work).await
+                tx.end(work).await
             })
         })
         .await

@@ -22,6 +22,7 @@ mod config;
 mod lane;
 #[cfg(feature = "mysql-blocking")]
 mod lane_exchange;
+mod session;
 mod vetting;
 mod writer;
 
@@ -47,9 +48,13 @@ use crate::series::{self, Advanced, Initialized, SeriesState};
 use crate::series_life::{self, MissingSeries, PlannedSeries};
 
 use classify::classify;
+use session::{Session, Tx};
 use writer::Writer;
 
 type Attempt<'c, T> = Pin<Box<dyn Future<Output = AttemptResult<T>> + Send + 'c>>;
+/// How long closing a discarded connection may take (it is local work: the
+/// goodbye goes to the socket's buffer, then the socket is closed).
+const DISCARD_BOUND: std::time::Duration = std::time::Duration::from_millis(100);
 /// Outer error: a driver failure (retry decision); inner: the operation's answer.
 type AttemptResult<T> = std::result::Result<Result<T>, mysql_async::Error>;
 
@@ -70,6 +75,8 @@ pub struct StoreStats {
     pub retries: u64,
     /// Calls that hit their deadline.
     pub timeouts: u64,
+    /// Connections closed because a transaction on them was not seen to end.
+    pub discarded: u64,
 }
 
 /// A series store bound to one database connection.
@@ -78,7 +85,7 @@ pub struct SeriesStore {
     /// The nodes, in order of preference: the writer is the first healthy one.
     nodes: Vec<Opts>,
     sql: Sql,
-    conn: Option<Conn>,
+    conn: Option<Session>,
     /// Which node writes (failover and fail-back).
     writer: Writer,
     durability: Option<Durability>,
@@ -374,6 +381,7 @@ impl SeriesStore {
     /// [`crate::payment::UNANSWERED_REASON`], in its own transaction, so the
     /// books explain the number.
     pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
+        crate::payment::check_source(source)?;
         let source = source.to_owned();
         // This call's mark on its registry rows, and the numbers of its
         // tries that reached COMMIT: a retry voids only rows with this mark,
@@ -387,31 +395,36 @@ impl SeriesStore {
                 let (source, call) = (source.clone(), call.clone());
                 let committing = committing.clone();
                 Box::pin(async move {
-                    conn.query_drop("START TRANSACTION").await?;
-                    let unanswered = committing.lock().expect("not poisoned").clone();
-                    for number in unanswered {
-                        conn.exec_drop(
-                            &sql.registry.void_unanswered,
-                            (crate::payment::UNANSWERED_REASON, key, number, &call),
-                        )
-                        .await?;
-                    }
-                    let outcome = match allocate_in(conn, &sql.series, key, 1).await? {
-                        Ok(number) => insert_registry_row(
-                            conn,
+                    let mut tx = Tx::begin(conn).await?;
+                    let outcome = async {
+                        let unanswered = committing.lock().expect("not poisoned").clone();
+                        for number in unanswered {
+                            tx.exec_drop(
+                                &sql.registry.void_unanswered,
+                                (crate::payment::UNANSWERED_REASON, key, number, &call),
+                            )
+                            .await?;
+                        }
+                        let number = match allocate_in(&mut tx, &sql.series, key, 1).await? {
+                            Ok(number) => number,
+                            Err(e) => return Ok(Err(e)),
+                        };
+                        let row = (key, number, &source, &call);
+                        insert_registry_row(
+                            &mut tx,
                             &sql.registry.insert_issued_by_call,
                             key,
                             number,
-                            (key, number, &source, &call),
+                            row,
                         )
-                        .await?
-                        .map(|()| number),
-                        Err(e) => Err(e),
-                    };
-                    if let Ok(number) = &outcome {
+                        .await
+                        .map(|inserted| inserted.map(|()| number))
+                    }
+                    .await;
+                    if let Ok(Ok(number)) = &outcome {
                         committing.lock().expect("not poisoned").push(*number);
                     }
-                    finish_transaction(conn, Ok(outcome)).await
+                    tx.end(outcome).await
                 })
             },
         )
@@ -430,6 +443,7 @@ impl SeriesStore {
         amount: Option<&str>,
         currency: Option<&str>,
     ) -> Result<PaymentRecord> {
+        crate::payment::check_payment_values(amount, currency)?;
         let (gateway, txn) = (
             payment.gateway().to_owned(),
             payment.transaction_id().to_owned(),
@@ -443,33 +457,39 @@ impl SeriesStore {
                 currency.clone(),
             );
             Box::pin(async move {
-                conn.query_drop("START TRANSACTION").await?;
-                let inserted = conn
-                    .exec_drop(
-                        &sql.registry.insert_payment,
-                        (&gateway, &txn, key, &amount, &currency),
-                    )
-                    .await;
-                match inserted {
-                    Ok(()) => {}
-                    Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-                        // Delivered before: that delivery committed its number,
-                        // or was held for its series (then this one numbers it).
-                        conn.query_drop("ROLLBACK").await?;
-                        return match find_payment(conn, &sql.registry, &gateway, &txn).await? {
-                            Ok(Found::Numbered(r)) => Ok(Ok(r)),
-                            Ok(Found::Waiting) => complete_held(conn, sql, &gateway, &txn).await,
-                            Err(e) => Ok(Err(e)),
-                        };
+                let mut tx = Tx::begin(conn).await?;
+                let outcome = async {
+                    let inserted = tx
+                        .exec_drop(
+                            &sql.registry.insert_payment,
+                            (&gateway, &txn, key, &amount, &currency),
+                        )
+                        .await;
+                    match inserted {
+                        Ok(()) => {}
+                        // Delivered before: answered after this transaction ends.
+                        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
+                            return Ok(Ok(None));
+                        }
+                        Err(e) => return Err(e),
                     }
-                    Err(e) => {
-                        return finish_transaction(conn, Err(e)).await;
-                    }
+                    let payment_id = tx.last_insert_id().unwrap_or(0);
+                    number_payment(&mut tx, sql, payment_id, key, &gateway, &txn, None)
+                        .await
+                        .map(|numbered| numbered.map(Some))
                 }
-                let payment_id = conn.last_insert_id().unwrap_or(0);
-                let outcome =
-                    number_payment(conn, sql, payment_id, key, &gateway, &txn, None).await;
-                finish_transaction(conn, outcome).await
+                .await;
+                match tx.end(outcome).await? {
+                    Ok(Some(record)) => Ok(Ok(record)),
+                    Err(e) => Ok(Err(e)),
+                    // That delivery committed its number, or was held for
+                    // its series (then this one numbers it).
+                    Ok(None) => match find_payment(conn, &sql.registry, &gateway, &txn).await? {
+                        Ok(Found::Numbered(r)) => Ok(Ok(r)),
+                        Ok(Found::Waiting) => complete_held(conn, sql, &gateway, &txn).await,
+                        Err(e) => Ok(Err(e)),
+                    },
+                }
             })
         })
         .await
@@ -489,6 +509,7 @@ impl SeriesStore {
         currency: Option<&str>,
         period: Period,
     ) -> Result<Held> {
+        crate::payment::check_payment_values(amount, currency)?;
         let (gateway, txn) = (
             payment.gateway().to_owned(),
             payment.transaction_id().to_owned(),
@@ -587,21 +608,21 @@ impl SeriesStore {
         self.run("issue_claimed", scope.as_str(), move |conn, sql, key| {
             let (claim, payment) = (claim.clone(), payment.clone());
             Box::pin(async move {
-                conn.query_drop("START TRANSACTION").await?;
+                let mut tx = Tx::begin(conn).await?;
                 let outcome = async {
-                    conn.exec_drop(&sql.registry.issue_claimed, (post_id, key, number, &claim))
+                    tx.exec_drop(&sql.registry.issue_claimed, (post_id, key, number, &claim))
                         .await?;
-                    if conn.affected_rows() != 1 {
+                    if tx.affected_rows() != 1 {
                         return Ok(Ok(false));
                     }
                     if let Some((gateway, txn)) = &payment {
-                        conn.exec_drop(&sql.registry.set_payment_post, (post_id, gateway, txn))
+                        tx.exec_drop(&sql.registry.set_payment_post, (post_id, gateway, txn))
                             .await?;
                     }
                     Ok(Ok(true))
                 }
                 .await;
-                finish_transaction(conn, outcome).await
+                tx.end(outcome).await
             })
         })
         .await
@@ -638,17 +659,27 @@ impl SeriesStore {
 
     /// Closes the connection politely.
     pub async fn close(mut self) -> Result<()> {
-        if let Some(conn) = self.conn.take() {
-            conn.disconnect().await.map_err(|e| classify(e).error)?;
+        if let Some(session) = self.conn.take() {
+            session
+                .into_conn()
+                .disconnect()
+                .await
+                .map_err(|e| classify(e).error)?;
         }
         Ok(())
     }
 
     /// Runs one operation with retries, reconnects and the deadline.
+    ///
+    /// A connection whose transaction was not seen to end (see
+    /// [`session`]) is closed before anything else runs on it: after a
+    /// failed try, after the deadline, and at the start of the next call
+    /// (a panic in the last one).
     async fn run<T, F>(&mut self, operation: &'static str, key: &str, mut attempt: F) -> Result<T>
     where
-        F: for<'c> FnMut(&'c mut Conn, &'c Sql, &'c str) -> Attempt<'c, T>,
+        F: for<'c> FnMut(&'c mut Session, &'c Sql, &'c str) -> Attempt<'c, T>,
     {
+        self.discard_if_open().await;
         let deadline = self.config.deadline;
         let until = Instant::now() + deadline;
         let outcome = tokio::time::timeout_at(until, async {
@@ -659,7 +690,9 @@ impl SeriesStore {
                     Err(e) => e,
                     Ok(()) => {
                         let conn = self.conn.as_mut().expect("connected above");
-                        match attempt(conn, &self.sql, key).await {
+                        let answer = attempt(conn, &self.sql, key).await;
+                        self.discard_if_open().await;
+                        match answer {
                             Ok(answer) => return answer,
                             Err(e) => {
                                 let f = classify(e);
@@ -681,15 +714,32 @@ impl SeriesStore {
             }
         })
         .await;
-        outcome.unwrap_or_else(|_| {
-            // The connection is in an unknown state: never reuse it.
-            self.conn = None;
-            self.stats.timeouts += 1;
-            Err(Error::Timeout {
-                operation,
-                after: deadline,
-            })
-        })
+        match outcome {
+            Ok(answer) => answer,
+            Err(_) => {
+                // The connection is in an unknown state: never reuse it, and
+                // close it now so that nothing it holds outlives the call.
+                if let Some(session) = self.conn.take() {
+                    session.discard(DISCARD_BOUND).await;
+                }
+                self.stats.timeouts += 1;
+                Err(Error::Timeout {
+                    operation,
+                    after: deadline,
+                })
+            }
+        }
+    }
+
+    /// Closes the connection if a transaction may still be open on it.
+    async fn discard_if_open(&mut self) {
+        if self.conn.as_ref().is_some_and(Session::open) {
+            log::warn!("closing a connection whose transaction was not seen to end");
+            self.stats.discarded += 1;
+            if let Some(session) = self.conn.take() {
+                session.discard(DISCARD_BOUND).await;
+            }
+        }
     }
 
     /// Makes sure a checked connection is open: to the first node of the list
@@ -709,7 +759,7 @@ impl SeriesStore {
             };
             for node in earlier {
                 if let Ok(conn) = self.connect_node(node, probe).await {
-                    self.conn = Some(conn);
+                    self.conn = Some(Session::new(conn));
                     self.writer.connected(node);
                     return Ok(());
                 }
@@ -721,7 +771,7 @@ impl SeriesStore {
         for node in 0..self.nodes.len() {
             match self.connect_node(node, self.config.connect_timeout).await {
                 Ok(conn) => {
-                    self.conn = Some(conn);
+                    self.conn = Some(Session::new(conn));
                     self.writer.connected(node);
                     return Ok(());
                 }
@@ -760,6 +810,18 @@ impl SeriesStore {
             conn.query_drop(vetting::GALERA_CAUSAL_READS_SQL)
                 .await
                 .map_err(before_any_statement)?;
+        }
+        // The server's own backstop against a transaction left idle (a
+        // process frozen in the middle of one): no call of ours keeps one
+        // open past its deadline. MariaDB only; MySQL does not know the
+        // variable (1193), and relies on the store's own ending alone.
+        let idle = self.config.deadline.as_secs().saturating_mul(2).max(2);
+        match conn
+            .query_drop(format!("SET SESSION idle_transaction_timeout = {idle}"))
+            .await
+        {
+            Err(mysql_async::Error::Server(e)) if e.code == codes::ER_UNKNOWN_SYSTEM_VARIABLE => {}
+            other => other.map_err(before_any_statement)?,
         }
         self.durability = Some(check.durability);
         Ok(conn)
@@ -886,26 +948,6 @@ async fn insert_registry_row(
     }
 }
 
-/// Commits when the transaction's work succeeded, rolls back otherwise.
-async fn finish_transaction<T>(conn: &mut Conn, outcome: AttemptResult<T>) -> AttemptResult<T> {
-    match outcome {
-        Ok(Ok(v)) => {
-            conn.query_drop("COMMIT").await?;
-            Ok(Ok(v))
-        }
-        Ok(Err(e)) => {
-            conn.query_drop("ROLLBACK").await?;
-            Ok(Err(e))
-        }
-        Err(e) => {
-            // A deadlock already rolled back; otherwise roll back now. If the
-            // connection is gone, the server rolls back when it notices.
-            let _ = conn.query_drop("ROLLBACK").await;
-            Err(e)
-        }
-    }
-}
-
 /// scope_key, number, registry status, post id, period.
 type PaymentRow = (
     String,
@@ -1000,20 +1042,16 @@ type LockedPayment = (u64, String, Option<u64>, Option<String>);
 /// delivery waits on the lock and then finds the number. A series that still
 /// does not exist is `SeriesNotFound`, and nothing changes.
 async fn complete_held(
-    conn: &mut Conn,
+    conn: &mut Session,
     sql: &Sql,
     gateway: &str,
     txn: &str,
 ) -> AttemptResult<PaymentRecord> {
-    conn.query_drop("START TRANSACTION").await?;
-    let locked: Option<LockedPayment> = match conn
-        .exec_first(&sql.registry.lock_payment, (gateway, txn))
-        .await
-    {
-        Ok(row) => row,
-        Err(e) => return finish_transaction(conn, Err(e)).await,
-    };
+    let mut tx = Tx::begin(conn).await?;
     let outcome = async {
+        let locked: Option<LockedPayment> = tx
+            .exec_first(&sql.registry.lock_payment, (gateway, txn))
+            .await?;
         let Some((id, scope, number, period)) = locked else {
             return Ok(Err(Error::Unexpected(format!(
                 "payment {gateway}/{txn} disappeared"
@@ -1024,12 +1062,14 @@ async fn complete_held(
             return Ok(Ok(None));
         }
         let period = period.as_deref().and_then(Period::parse_stored);
-        Ok(number_payment(conn, sql, id, &scope, gateway, txn, period)
-            .await?
-            .map(Some))
+        Ok(
+            number_payment(&mut tx, sql, id, &scope, gateway, txn, period)
+                .await?
+                .map(Some),
+        )
     }
     .await;
-    match finish_transaction(conn, outcome).await? {
+    match tx.end(outcome).await? {
         Ok(Some(record)) => Ok(Ok(record)),
         Err(e) => Ok(Err(e)),
         Ok(None) => Ok(
