@@ -161,6 +161,85 @@ fn hold_answers_503_and_a_repeat_completes_it_once_the_series_exists() {
     assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
 }
 
+/// Under `hold`, a repeat that differs from the held payment (another
+/// issuer, amount and currency) is a 409 once the series exists, as it is
+/// for a payment that was never held; the invoice is written from the
+/// payment row, never from the repeat (issue [seams] item 3). Failed before
+/// the fix: 201, and the invoice took the repeat's amount and author.
+fn a_mismatched_repeat_of_a_held_payment(extension: bool) {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension {
+            "held_mismatch_ext"
+        } else {
+            "held_mismatch_php"
+        },
+        None,
+    )
+    .unwrap();
+    wp.eval(
+        false,
+        "update_option('counterfoil_missing_series', 'hold');",
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(extension, 2).unwrap();
+    let first = br#"{"gateway":"stripe","transaction_id":"held-m","user_id":1,"year":2026,"amount":"10.00","currency":"EUR"}"#;
+    let other = br#"{"gateway":"stripe","transaction_id":"held-m","user_id":7,"year":2026,"amount":"99999.00","currency":"USD"}"#;
+    let r = deliver(site.port(), &secret, first, 0).unwrap();
+    assert_eq!(r.status, 503, "{}", r.body);
+    wp.eval(
+        false,
+        "initialize_invoice_sequence(1, 2026, 1); initialize_invoice_sequence(7, 2026, 1);",
+    )
+    .unwrap();
+    let r = deliver(site.port(), &secret, other, 0).unwrap();
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.body.contains("counterfoil_payment_mismatch"),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        scalar(
+            &wp,
+            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'"
+        ),
+        "0",
+        "no invoice from a mismatched repeat"
+    );
+    assert_eq!(
+        scalar(&wp, "SELECT CONCAT(scope_key, ' ', amount, ' ', currency) FROM wp_counterfoil_payments WHERE transaction_id = 'held-m'"),
+        "1:2026 10.00 EUR"
+    );
+    let r = deliver(site.port(), &secret, first, 0).unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(r.body.contains(r#""number":"2026-0001""#), "{}", r.body);
+    assert_eq!(
+        scalar(
+            &wp,
+            "SELECT CONCAT(p.post_author, ' ', m.meta_value) FROM wp_posts p JOIN wp_postmeta m \
+             ON m.post_id = p.ID AND m.meta_key = '_counterfoil_amount' WHERE p.post_type = 'counterfoil_invoice'"
+        ),
+        "1 10.00",
+        "the invoice is the payment row's"
+    );
+    let r = deliver(site.port(), &secret, other, 0).unwrap();
+    assert_eq!(r.status, 409, "{}", r.body);
+    let check = burst::check_site(wp.database_url()).unwrap();
+    assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
+}
+
+#[test]
+fn a_mismatched_repeat_of_a_held_payment_is_a_409_extension() {
+    a_mismatched_repeat_of_a_held_payment(true);
+}
+
+#[test]
+fn a_mismatched_repeat_of_a_held_payment_is_a_409_pure_php() {
+    a_mismatched_repeat_of_a_held_payment(false);
+}
+
 /// New Year's night by the site's clock: php-fpm and 8 callback clients (OS
 /// processes) run under one fake clock starting 5 s before local midnight of
 /// 31 December 2026 in `timezone`; each client sends 10 payments without a

@@ -71,11 +71,15 @@ final class Counterfoil_Invoices {
 			return $bad( __( 'The field year must be a whole number from 1 to 9999.', 'counterfoil' ) );
 		}
 		$amount = isset( $payment['amount'] ) ? $payment['amount'] : null;
-		if ( null !== $amount && ( ! is_string( $amount ) || ! preg_match( '/^[0-9]{1,12}(\.[0-9]{1,4})?$/', $amount ) ) ) {
+		try {
+			Counterfoil_Rules::amount( $amount );
+		} catch ( InvalidArgumentException $e ) {
 			return $bad( __( 'The field amount must be a decimal string such as "19.99".', 'counterfoil' ) );
 		}
 		$currency = isset( $payment['currency'] ) ? $payment['currency'] : null;
-		if ( null !== $currency && ( ! is_string( $currency ) || ! preg_match( '/^[A-Z]{3}$/', $currency ) ) ) {
+		try {
+			Counterfoil_Rules::currency( $currency );
+		} catch ( InvalidArgumentException $e ) {
 			return $bad( __( 'The field currency must be a three-letter ISO code such as "EUR".', 'counterfoil' ) );
 		}
 		return array(
@@ -139,8 +143,12 @@ final class Counterfoil_Invoices {
 				)
 			);
 		}
-		if ( ! $record['created'] ) {
-			$differs = self::differs( $record, $payment );
+		// A repeat, or the delivery that completes a held payment (recorded,
+		// with its period, by an earlier delivery): it must be the same
+		// payment, and the invoice is written from the payment row.
+		if ( ! $record['created'] || ! empty( $record['period'] ) ) {
+			$first   = self::payment_row( $payment['gateway'], $payment['transaction_id'] );
+			$differs = $first ? self::differs( $first, $payment ) : null;
 			if ( null !== $differs ) {
 				return new WP_Error(
 					'counterfoil_payment_mismatch',
@@ -148,6 +156,10 @@ final class Counterfoil_Invoices {
 					sprintf( __( 'This transaction id was already recorded with another %s; a payment is never re-invoiced under a reused transaction id.', 'counterfoil' ), $differs ),
 					array( 'status' => 409 )
 				);
+			}
+			if ( $first ) {
+				$payment['amount']   = null === $first->amount ? null : (string) $first->amount;
+				$payment['currency'] = null === $first->currency ? null : (string) $first->currency;
 			}
 		}
 		$year   = Counterfoil_Rules::issuer_and_year( $record['scope_key'] );
@@ -202,14 +214,10 @@ final class Counterfoil_Invoices {
 
 	/**
 	 * What differs between a repeated delivery and the payment as first
-	 * recorded: 'issuer', 'amount', 'currency', or null when it is the same
-	 * payment.
+	 * recorded ($first, its row): 'issuer', 'amount', 'currency', or null
+	 * when it is the same payment.
 	 */
-	private static function differs( array $record, array $payment ) {
-		$first = self::payment_row( $payment['gateway'], $payment['transaction_id'] );
-		if ( ! $first ) {
-			return null;
-		}
+	private static function differs( $first, array $payment ) {
 		$owner = Counterfoil_Rules::issuer_and_year( $first->scope_key );
 		if ( null !== $owner && (string) $owner[0] !== (string) $payment['user_id'] ) {
 			return 'issuer';
