@@ -311,7 +311,9 @@ namespace Counterfoil {
 
     /**
      * This process's connection to the database of the process-wide settings:
-     * `pid`, `connects`, `retries`, `timeouts`, `connection_id` (0 when none).
+     * `pid`, `connects`, `retries`, `timeouts`, `discarded`, `connection_id`
+     * (0 when none), `node`, `skipped` and `skipped_reason` (why the last node
+     * passed over was skipped: down, not ready, read-only, a standby).
      *
      * @return array
      */

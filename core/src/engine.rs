@@ -116,6 +116,12 @@ impl Store {
         both!(self, s => s.stats())
     }
 
+    /// Why the last node passed over (down, not ready, read-only, a
+    /// standby) was skipped, and how many times one was.
+    pub fn skipped_nodes(&self) -> (u64, Option<&str>) {
+        both!(self, s => s.skipped_nodes())
+    }
+
     /// Which node of the list the open connection goes to.
     pub fn node(&self) -> Option<usize> {
         both!(self, s => s.node())

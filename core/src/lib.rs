@@ -57,7 +57,9 @@ pub use series_life::{MissingSeries, PlannedSeries};
 #[cfg(feature = "mysql-blocking")]
 pub use store::AllocationLane;
 #[cfg(feature = "mysql")]
-pub use store::{Durability, DurabilityPolicy, SeriesStore, StoreConfig, StoreStats};
+pub use store::{
+    Durability, DurabilityPolicy, NodeListPolicy, SeriesStore, StoreConfig, StoreStats,
+};
 
 #[cfg(feature = "postgres")]
 pub use engine::{Engine, Store};

@@ -33,6 +33,12 @@ pub struct Global {
     /// such a server can issue numbers twice: for throwaway test servers only.
     #[arg(long, global = true)]
     pub unsafe_allow_flush_log_0: bool,
+    /// Accept a node list of independent servers (not one Galera cluster,
+    /// Group Replication group or PostgreSQL primary with its standbys).
+    /// Each is its own counter, so failing over between them hands numbers
+    /// out twice: for failover tests between throwaway servers only.
+    #[arg(long, global = true)]
+    pub unsafe_allow_independent_nodes: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,8 +4,8 @@
 
 use anyhow::{anyhow, Result};
 use counterfoil_core::{
-    Advanced, Durability, DurabilityPolicy, Initialized, MissingSeries, NumberFormat, Period,
-    ScopeKey, Store, StoreConfig,
+    Advanced, Durability, DurabilityPolicy, Initialized, MissingSeries, NodeListPolicy,
+    NumberFormat, Period, ScopeKey, Store, StoreConfig,
 };
 use serde_json::json;
 
@@ -153,6 +153,9 @@ pub async fn connect(global: &Global) -> Result<Store> {
         .deadline(std::time::Duration::from_millis(global.timeout_ms.max(1)));
     if global.unsafe_allow_flush_log_0 {
         config = config.durability(DurabilityPolicy::UnsafeAllowFlushLogAtTrxCommit0);
+    }
+    if global.unsafe_allow_independent_nodes {
+        config = config.node_list(NodeListPolicy::UnsafeAllowIndependentServers);
     }
     let store = Store::connect(config).await?;
     let postgres = store.engine() == counterfoil_core::Engine::Postgres;

@@ -17,9 +17,8 @@ mod process;
 mod sequences;
 mod settings;
 
-use std::collections::HashMap;
-
 use counterfoil_core::{Initialized, Period, ScopeKey};
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
@@ -130,11 +129,13 @@ pub fn configure(options: &ZendHashTable) -> PhpResult<()> {
 }
 
 /// This process's connection to the database of the process-wide settings:
-/// `pid`, `connects`, `retries`, `timeouts`, `connection_id` (0 when none).
+/// `pid`, `connects`, `retries`, `timeouts`, `discarded`, `connection_id`
+/// (0 when none), `node`, `skipped` and `skipped_reason` (why the last node
+/// passed over was skipped: down, not ready, read-only, a standby).
 #[php_function]
 #[php(name = "Counterfoil\\connection_info")]
-pub fn connection_info() -> PhpResult<HashMap<String, i64>> {
-    Ok(sequences::info(&settings::current()?.settings))
+pub fn connection_info() -> PhpResult<ZBox<ZendHashTable>> {
+    sequences::info(&settings::current()?.settings)
 }
 
 /// Whether `$number` is a valid air waybill number in an accepted spelling

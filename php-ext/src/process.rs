@@ -169,7 +169,7 @@ pub fn current(settings: &Settings, scope: &ScopeKey) -> PhpResult<SeriesState> 
 /// What this process did for `settings` (store and lane together; zero if
 /// unused): the counters, the connection id and node of the allocation
 /// connection if open (else the store's), and the pid.
-pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32, Option<usize>) {
+pub fn stats(settings: &Settings) -> Facts {
     let guard = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     let generation = GENERATION.load(Ordering::SeqCst);
     let mine = guard.as_ref().filter(|p| p.generation == generation);
@@ -191,5 +191,30 @@ pub fn stats(settings: &Settings) -> (StoreStats, Option<u32>, u32, Option<usize
     let node = lane
         .and_then(|l| l.node())
         .or_else(|| store.and_then(|s| s.node()));
-    (total, connection_id, std::process::id(), node)
+    let (lane_skips, lane_reason) = lane.map(|l| l.skipped_nodes()).unwrap_or_default();
+    let (store_skips, store_reason) = store.map(|s| s.skipped_nodes()).unwrap_or_default();
+    Facts {
+        stats: total,
+        connection_id,
+        pid: std::process::id(),
+        node,
+        skipped: lane_skips + store_skips,
+        skip_reason: lane_reason.or(store_reason).map(str::to_owned),
+    }
+}
+
+/// This process's connection facts for one store's settings.
+pub struct Facts {
+    /// The counters of the store and the lane together.
+    pub stats: StoreStats,
+    /// The server's id of the allocation connection, if open.
+    pub connection_id: Option<u32>,
+    /// This process.
+    pub pid: u32,
+    /// Which node of the list the connection goes to.
+    pub node: Option<usize>,
+    /// How many times a node was passed over (down, not ready, read-only, a standby).
+    pub skipped: u64,
+    /// Why the last one was.
+    pub skip_reason: Option<String>,
 }

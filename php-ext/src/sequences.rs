@@ -1,7 +1,5 @@
 //! `Counterfoil\Sequences`: the namespaced API on any scope key.
 
-use std::collections::HashMap;
-
 use counterfoil_core::{
     Advanced, Claim, Error, Held, Initialized, MissingSeries, PaymentRecord, PaymentRef, Period,
     ScopeKey,
@@ -56,22 +54,31 @@ fn record_array(r: &PaymentRecord) -> PhpResult<ZBox<ZendHashTable>> {
     Ok(out)
 }
 
-/// Connection facts for tests and monitoring.
-pub fn info(settings: &Settings) -> HashMap<String, i64> {
-    let (stats, connection_id, pid, node) = process::stats(settings);
-    HashMap::from([
-        ("pid".to_string(), i64::from(pid)),
-        ("connects".to_string(), stats.connects as i64),
-        ("retries".to_string(), stats.retries as i64),
-        ("timeouts".to_string(), stats.timeouts as i64),
-        ("discarded".to_string(), stats.discarded as i64),
-        (
-            "connection_id".to_string(),
-            i64::from(connection_id.unwrap_or(0)),
-        ),
+/// Connection facts for tests and monitoring: `pid`, `connects`, `retries`,
+/// `timeouts`, `discarded` (connections closed because a transaction on them
+/// was not seen to end), `connection_id` (0 when none), `node` (-1 when
+/// none), `skipped` (nodes passed over) and `skipped_reason` (the last
+/// reason, or null).
+pub fn info(settings: &Settings) -> PhpResult<ZBox<ZendHashTable>> {
+    let facts = process::stats(settings);
+    let stats = facts.stats;
+    let mut out = ZendHashTable::new();
+    for (key, value) in [
+        ("pid", i64::from(facts.pid)),
+        ("connects", stats.connects as i64),
+        ("retries", stats.retries as i64),
+        ("timeouts", stats.timeouts as i64),
+        ("discarded", stats.discarded as i64),
+        ("connection_id", i64::from(facts.connection_id.unwrap_or(0))),
         // Which node of the list the connection goes to (0 = the first; -1 = none).
-        ("node".to_string(), node.map_or(-1, |n| n as i64)),
-    ])
+        ("node", facts.node.map_or(-1, |n| n as i64)),
+        ("skipped", facts.skipped as i64),
+    ] {
+        out.insert(key, value).map_err(build_error)?;
+    }
+    out.insert("skipped_reason", facts.skip_reason)
+        .map_err(build_error)?;
+    Ok(out)
 }
 
 #[php_impl]
@@ -431,7 +438,7 @@ impl Sequences {
     }
 
     /// This process's connection facts for this instance's database.
-    pub fn connection_info(&self) -> HashMap<String, i64> {
+    pub fn connection_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
         info(&self.settings)
     }
 }

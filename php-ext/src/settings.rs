@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use counterfoil_core::store::url_from_parts;
-use counterfoil_core::{NumberFormat, StoreConfig, TablePrefix};
+use counterfoil_core::{NodeListPolicy, NumberFormat, StoreConfig, TablePrefix};
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 use ext_php_rs::zend::ExecutorGlobals;
@@ -36,6 +36,10 @@ pub struct Settings {
     /// Record every number of `allocate_invoice_number()` in the registry
     /// (`{prefix}counterfoil_numbers`), in the allocation's transaction.
     pub registry: bool,
+    /// Accept a node list of independent servers (option
+    /// `unsafe_allow_independent_nodes`): only for failover tests between
+    /// throw-away servers (design.md §9).
+    pub independent_nodes: bool,
 }
 
 impl Settings {
@@ -48,10 +52,16 @@ impl Settings {
                     .into(),
             )
         })?;
+        let node_list = if self.independent_nodes {
+            NodeListPolicy::UnsafeAllowIndependentServers
+        } else {
+            NodeListPolicy::OneCluster
+        };
         Ok(StoreConfig::new(url)
             .table_prefix(&self.table_prefix)
             .map_err(crate::exceptions::to_php)?
-            .deadline(std::time::Duration::from_millis(self.timeout_ms)))
+            .deadline(std::time::Duration::from_millis(self.timeout_ms))
+            .node_list(node_list))
     }
 
     /// The parsed number template.
@@ -81,6 +91,9 @@ impl Settings {
                 }
                 "timeout_ms" => out.timeout_ms = parse_timeout(&text)?,
                 "registry" => out.registry = matches!(text.as_str(), "1" | "true" | "on" | "yes"),
+                "unsafe_allow_independent_nodes" => {
+                    out.independent_nodes = matches!(text.as_str(), "1" | "true" | "on" | "yes")
+                }
                 "format" => {
                     NumberFormat::parse(&text).map_err(|e| crate::exceptions::to_php(e.into()))?;
                     out.format = text;
@@ -88,7 +101,8 @@ impl Settings {
                 other => {
                     return Err(invalid_argument(format!(
                         "unknown option `{other}`; known options: database_url, host, nodes, \
-                         user, password, database, table_prefix, timeout_ms, format, registry"
+                         user, password, database, table_prefix, timeout_ms, format, registry, \
+                         unsafe_allow_independent_nodes"
                     )))
                 }
             }
@@ -202,6 +216,7 @@ fn from_ini() -> PhpResult<Arc<Current>> {
         },
         format: get(INI_FORMAT).unwrap_or_else(|| counterfoil_core::DEFAULT_TEMPLATE.into()),
         registry: false,
+        independent_nodes: false,
     };
     let current = Current::new(settings)?;
     *cached = Some(Arc::clone(&current));

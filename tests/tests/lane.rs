@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use counterfoil_core::{
-    AllocationLane, Durability, DurabilityPolicy, Error, RetryPolicy, ScopeKey, SeriesStore,
-    StoreConfig,
+    AllocationLane, Durability, DurabilityPolicy, Error, NodeListPolicy, RetryPolicy, ScopeKey,
+    SeriesStore, StoreConfig,
 };
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::MariaDb;
@@ -294,9 +294,11 @@ fn the_lane_fails_over_to_the_next_node_and_back() {
     let url2 = second.fresh_database("lane_nodes").unwrap();
     let _s1 = series(&url1, 1);
     let _s2 = series(&url2, 501);
+    // Independent servers: allowed only by the explicit override.
     let config = StoreConfig::new(format!("{url1},{url2}"))
         .deadline(Duration::from_secs(3))
-        .fail_back_after(Duration::from_secs(1));
+        .fail_back_after(Duration::from_secs(1))
+        .node_list(NodeListPolicy::UnsafeAllowIndependentServers);
     let mut lane = AllocationLane::new(config).unwrap();
     assert_eq!(lane.allocate(&key()).unwrap(), 1);
     assert_eq!(lane.node(), Some(0));

@@ -187,3 +187,160 @@ fn bad_input_is_refused_before_anything_is_sent_mariadb() {
 fn bad_input_is_refused_before_anything_is_sent_postgres() {
     bad_input_changes_nothing(Engine::Postgres);
 }
+
+/// A node list whose first server is read-only (`SET GLOBAL read_only = 1`,
+/// as a replica is) and whose user may write there anyway (`GRANT ALL ON
+/// *.*` includes SUPER): the numbers come from the writable second node,
+/// and the skip's reason is kept. Failed before the fix: the first number
+/// came from the read-only node's counter (1000). Both MySQL drivers (the
+/// async store and the extension's blocking lane).
+#[test]
+fn a_read_only_node_is_skipped_like_a_down_node() {
+    use counterfoil_core::{AllocationLane, NodeListPolicy};
+    use counterfoil_tests::MariaDb;
+    let replica = MariaDb::start("seam_read_only").unwrap();
+    let primary = MariaDb::start("seam_primary").unwrap();
+    let url1 = replica.fresh_database("ro").unwrap();
+    let url2 = primary.fresh_database("ro").unwrap();
+    for (url, start) in [(&url1, 1000), (&url2, 1)] {
+        runtime().block_on(async {
+            let mut s = Store::connect(StoreConfig::new(url)).await.unwrap();
+            s.ensure_registry_schema().await.unwrap();
+            s.initialize(&key("r:1"), start).await.unwrap();
+        });
+    }
+    replica.exec("mysql", "SET GLOBAL read_only = 1").unwrap();
+    // Independent private servers: the override lets the list through.
+    let config = StoreConfig::new(format!("{url1},{url2}"))
+        .deadline(Duration::from_secs(3))
+        .node_list(NodeListPolicy::UnsafeAllowIndependentServers);
+    runtime().block_on(async {
+        let mut s = Store::connect(config.clone()).await.unwrap();
+        assert_eq!(
+            s.allocate(&key("r:1")).await.unwrap(),
+            1,
+            "the writable node's counter"
+        );
+        assert_eq!(s.node(), Some(1));
+        let (skips, reason) = s.skipped_nodes();
+        assert!(skips >= 1);
+        let reason = reason.unwrap_or_default();
+        assert!(
+            reason.contains("node 1") && reason.contains("read_only = ON"),
+            "{reason}"
+        );
+    });
+    let mut lane = AllocationLane::new(config.clone()).unwrap();
+    assert_eq!(lane.allocate(&key("r:1")).unwrap(), 2, "the lane too");
+    assert_eq!(lane.node(), Some(1));
+    assert!(lane
+        .skipped_nodes()
+        .1
+        .unwrap_or_default()
+        .contains("read-only"));
+    assert_eq!(
+        scalar(&url1, "SELECT current_value FROM wp_invoice_sequences").as_deref(),
+        Some("999"),
+        "nothing written on the read-only node"
+    );
+
+    // Without the override, two independent servers are refused as a
+    // configuration error that says why, by both drivers.
+    replica.exec("mysql", "SET GLOBAL read_only = 0").unwrap();
+    let strict = StoreConfig::new(format!("{url1},{url2}")).deadline(Duration::from_secs(3));
+    let refused = runtime().block_on(async {
+        let mut s = Store::lazy(strict.clone()).unwrap();
+        s.allocate(&key("r:1")).await
+    });
+    assert!(
+        matches!(&refused, Err(Error::Config(m)) if m.contains("independent counters")),
+        "{refused:?}"
+    );
+    let refused = AllocationLane::new(strict).unwrap().allocate(&key("r:1"));
+    assert!(
+        matches!(&refused, Err(Error::Config(m)) if m.contains("independent counters")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        scalar(&url1, "SELECT current_value FROM wp_invoice_sequences").as_deref(),
+        Some("999")
+    );
+    // One server alone is always fine.
+    runtime().block_on(async {
+        let mut s = Store::connect(StoreConfig::new(&url2)).await.unwrap();
+        assert_eq!(s.allocate(&key("r:1")).await.unwrap(), 3);
+    });
+}
+
+/// The same rule in WordPress, on both backends (the extension and the
+/// pure-PHP twin): COUNTERFOIL_DB_NODES names a read-only server first; the
+/// numbers come from the writable one; without the override, a list of two
+/// independent servers is refused with a message that says why.
+#[test]
+fn the_plugin_skips_a_read_only_node_on_both_backends() {
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "seam_ro_wp", None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let replica = MariaDb::start("seam_ro_wp_replica").unwrap();
+    let db = wp.database();
+    replica
+        .exec("mysql", &format!("CREATE DATABASE `{db}`"))
+        .unwrap();
+    runtime().block_on(async {
+        let mut s = Store::connect(StoreConfig::new(replica.url(db)))
+            .await
+            .unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&key("1:2026"), 1000).await.unwrap();
+    });
+    replica.exec("mysql", "SET GLOBAL read_only = 1").unwrap();
+    let main = format!("127.0.0.1:{}", MariaDb::shared().port());
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}', '{main}')", replica.port()),
+    );
+    // Without the override: refused, on both backends, and nothing written.
+    for extension in [true, false] {
+        let out = wp
+            .eval(
+                extension,
+                "try { allocate_invoice_number(1, 2026); echo 'allocated'; } catch (Throwable $e) { echo $e->getMessage(); }",
+            )
+            .unwrap();
+        assert!(out.contains("independent"), "extension {extension}: {out}");
+    }
+    wp.config_set("COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES", "true");
+    for (extension, n) in [(true, 1), (false, 2)] {
+        let out = wp
+            .eval(
+                extension,
+                "echo allocate_invoice_number(1, 2026), ' ', counterfoil_backend()->name();",
+            )
+            .unwrap();
+        let backend = if extension { "extension" } else { "php" };
+        assert_eq!(
+            out,
+            format!("2026-{n:04} {backend}"),
+            "the writable node's counter"
+        );
+    }
+    let out = wp
+        .eval(
+            true,
+            "allocate_invoice_number(1, 2026); echo Counterfoil\\connection_info()['skipped_reason'];",
+        )
+        .unwrap();
+    assert!(out.contains("read_only = ON"), "{out}");
+    assert_eq!(
+        MariaDb::scalar(
+            &replica.url(db),
+            "SELECT current_value FROM wp_invoice_sequences"
+        )
+        .unwrap()
+        .as_deref(),
+        Some("999"),
+        "nothing written on the read-only node"
+    );
+}

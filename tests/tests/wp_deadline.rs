@@ -41,6 +41,8 @@ fn within_deadline(what: &str, extension: bool, ms: u64, outcome: &str) {
 
 fn nodes(wp: &WordPress, ports: &[u16]) {
     let list: Vec<String> = ports.iter().map(|p| format!("'127.0.0.1:{p}'")).collect();
+    // Private servers, not one cluster: the override for tests.
+    wp.config_set("COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES", "true");
     wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!("array({})", list.join(", ")),
@@ -206,6 +208,8 @@ fn the_php_backend_fails_back_to_the_first_node() {
         .unwrap();
     let first_port = first.port();
     first.stop().unwrap();
+    // Private servers, not one cluster: the override for tests.
+    wp.config_set("COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES", "true");
     wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!(

@@ -523,6 +523,8 @@ fn every_db_host_form_on_both_backends() {
     };
     wp.config_set("DB_HOST", &format!("'{}'", forms[0]));
     assert_eq!(node(&wp, None), "0", "DB_HOST alone: one node");
+    // Private servers, not one cluster: the override for tests.
+    wp.config_set("COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES", "true");
     wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!("array('127.0.0.1:1', '{}')", forms[0]),
@@ -871,6 +873,8 @@ fn node_refusals_fail_over_and_bad_credentials_stop_on_both_backends() {
         Ok::<_, mysql_async::Error>((a, s))
     })
     .unwrap();
+    // Private servers, not one cluster: the override for tests.
+    wp.config_set("COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES", "true");
     wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!("array('127.0.0.1:{}', '{main}')", b.port()),
@@ -893,6 +897,8 @@ fn node_refusals_fail_over_and_bad_credentials_stop_on_both_backends() {
     let c = MariaDb::start("wrongpass").unwrap();
     c.exec("mysql", "ALTER USER 'cf'@'%' IDENTIFIED BY 'another'")
         .unwrap();
+    // Private servers, not one cluster: the override for tests.
+    wp.config_set("COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES", "true");
     wp.config_set(
         "COUNTERFOIL_DB_NODES",
         &format!("array('127.0.0.1:{}', '{main}')", c.port()),

@@ -33,6 +33,9 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 			'registry'     => true,
 			'timeout_ms'   => (int) apply_filters( 'counterfoil_timeout_ms', 5000 ),
 		);
+		if ( counterfoil_allow_independent_nodes() ) {
+			$options['unsafe_allow_independent_nodes'] = true;
+		}
 		if ( '' === (string) ini_get( 'counterfoil.database_url' ) ) {
 			$options += array(
 				'user'     => DB_USER,

@@ -73,10 +73,14 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private $node = 0;
 	/** @var float|null Since when the connection is on a later node. */
 	private $on_later_node_since;
+	/** @var string|null The cluster identity of the first node of a list vetted. */
+	private $cluster;
 	/** @var array Counters for tests and monitoring. */
 	public $stats = array(
-		'connects' => 0,
-		'retries'  => 0,
+		'connects'       => 0,
+		'retries'        => 0,
+		'skipped'        => 0,
+		'skipped_reason' => null,
 	);
 
 	/**
@@ -558,6 +562,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				$this->on_later_node_since = $index > 0 ? microtime( true ) : null;
 				return;
 			} catch ( Counterfoil_Retryable $e ) {
+				// Skipped like a down node: down, not ready, or read-only.
+				++$this->stats['skipped'];
+				$this->stats['skipped_reason'] = 'node ' . ( $index + 1 ) . ': ' . $e->final_exception()->getMessage();
+				Counterfoil_Log::once( 'node skipped: node ' . ( $index + 1 ), $this->stats['skipped_reason'] );
 				$last = $e;
 			}
 		}
@@ -642,18 +650,52 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		++$this->stats['connects'];
 		$this->db = $db;
 		$vars     = array();
-		foreach ( $this->select( "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'wsrep_on')" ) as $row ) {
+		foreach ( $this->select( "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'wsrep_on', 'read_only', 'super_read_only', 'group_replication_group_name')" ) as $row ) {
 			$vars[ strtolower( $row[0] ) ] = $row[1];
 		}
-		if ( isset( $vars['wsrep_on'] ) && in_array( strtoupper( $vars['wsrep_on'] ), array( 'ON', '1' ), true ) ) {
-			$ready = $this->select( "SHOW GLOBAL STATUS LIKE 'wsrep_ready'" );
-			if ( ! $ready || 'ON' !== strtoupper( $ready[0][1] ) ) {
+		$on       = function ( $name ) use ( $vars ) {
+			return isset( $vars[ $name ] ) && in_array( strtoupper( (string) $vars[ $name ] ), array( 'ON', '1' ), true );
+		};
+		$identity = null;
+		if ( $on( 'wsrep_on' ) ) {
+			$status = array();
+			foreach ( $this->select( "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_state_uuid')" ) as $row ) {
+				$status[ strtolower( $row[0] ) ] = $row[1];
+			}
+			if ( ! isset( $status['wsrep_ready'] ) || 'ON' !== strtoupper( $status['wsrep_ready'] ) ) {
 				$this->disconnect();
 				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is not ready (wsrep_ready)" ) );
+			}
+			if ( ! empty( $status['wsrep_cluster_state_uuid'] ) ) {
+				$identity = 'Galera cluster ' . $status['wsrep_cluster_state_uuid'];
 			}
 			// Causal reads, as the core: without them current() on this node
 			// could return a counter older than a number handed out elsewhere.
 			$this->check( $this->execute( 'SET SESSION wsrep_sync_wait = 1' ) );
+		}
+		// The writer rule, as the core's vetting::judge_writer: a writable
+		// primary (judged by its role: a user with SUPER writes on a
+		// read-only server), and in a list of several, a member of one cluster.
+		foreach ( array( 'read_only', 'super_read_only' ) as $setting ) {
+			if ( $on( $setting ) ) {
+				$this->disconnect();
+				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is read-only ($setting = ON): not a writable primary" ) );
+			}
+		}
+		if ( null === $identity && ! empty( $vars['group_replication_group_name'] ) ) {
+			$identity = 'Group Replication group ' . $vars['group_replication_group_name'];
+		}
+		$count = count( counterfoil_db_nodes() );
+		if ( $count > 1 && ! counterfoil_allow_independent_nodes() ) {
+			if ( null === $identity ) {
+				$this->disconnect();
+				throw new DatabaseUnavailableException( "refusing the node list: it names $count servers, and $db_host is neither a Galera node nor a Group Replication member: independent servers in one list are independent counters, and failing over between them hands the same numbers out again; list one server, or the nodes of one cluster" );
+			}
+			if ( null !== $this->cluster && $this->cluster !== $identity ) {
+				$this->disconnect();
+				throw new DatabaseUnavailableException( "refusing the node list: $db_host belongs to $identity, the list's other nodes to {$this->cluster}: two clusters are two counters" );
+			}
+			$this->cluster = $identity;
 		}
 		$setting = (int) ( isset( $vars['innodb_flush_log_at_trx_commit'] ) ? $vars['innodb_flush_log_at_trx_commit'] : 1 );
 		if ( 0 === $setting && ! ( defined( 'COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' ) && COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 ) ) {

@@ -148,6 +148,19 @@ function counterfoil_db_nodes() {
 }
 
 /**
+ * Whether a node list of independent servers is accepted
+ * (COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES defined true). Only for
+ * failover tests between throw-away servers: in production two servers in
+ * one list are two counters, and failing over between them hands the same
+ * numbers out again (design.md §9).
+ *
+ * @return bool
+ */
+function counterfoil_allow_independent_nodes() {
+	return defined( 'COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES' ) && COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES;
+}
+
+/**
  * Whether WordPress connects with TLS (MYSQL_CLIENT_FLAGS has
  * MYSQLI_CLIENT_SSL): the plugin's connection must too.
  *

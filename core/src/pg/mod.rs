@@ -42,7 +42,7 @@ use crate::payment::{NumberStatus, PaymentRecord, PaymentRef, UNANSWERED_REASON}
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
 use crate::series_life::{self, MissingSeries, PlannedSeries};
-use crate::store::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
+use crate::store::{Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats};
 
 use classify::{classify, is_state};
 
@@ -133,6 +133,11 @@ pub struct PgStore {
     backend_pid: Option<u32>,
     durability: Option<Durability>,
     stats: StoreStats,
+    /// The `system_identifier` of the first node of a list vetted.
+    cluster: Option<String>,
+    /// Why the last node passed over was skipped, and how many were.
+    last_skip: Option<String>,
+    skips: u64,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -176,6 +181,9 @@ impl PgStore {
             backend_pid: None,
             durability: None,
             stats: StoreStats::default(),
+            cluster: None,
+            last_skip: None,
+            skips: 0,
         })
     }
 
@@ -192,6 +200,12 @@ impl PgStore {
     /// The durability of the server last connected to.
     pub fn durability(&self) -> Option<Durability> {
         self.durability
+    }
+
+    /// Why the last node passed over (down, a standby) was skipped, and how
+    /// many times one was.
+    pub fn skipped_nodes(&self) -> (u64, Option<&str>) {
+        (self.skips, self.last_skip.as_deref())
     }
 
     /// What the store has done so far.
@@ -638,7 +652,12 @@ impl PgStore {
                     return Ok(());
                 }
                 Err(e @ Error::UnsafeSetting { .. }) | Err(e @ Error::Config(_)) => return Err(e),
-                Err(e) => last = Some(e),
+                Err(e) => {
+                    log::warn!("node {} skipped: {e}", node + 1);
+                    self.skips += 1;
+                    self.last_skip = Some(format!("node {}: {e}", node + 1));
+                    last = Some(e);
+                }
             }
         }
         Err(last.unwrap_or_else(|| Error::Config("no database node configured".into())))
@@ -670,11 +689,38 @@ impl PgStore {
         let settings = client
             .query_one(
                 "SELECT current_setting('fsync'), current_setting('synchronous_commit'), \
-                 current_setting('synchronous_standby_names'), pg_backend_pid()",
+                 current_setting('synchronous_standby_names'), pg_backend_pid(), \
+                 pg_is_in_recovery(), (SELECT system_identifier::text FROM pg_control_system())",
                 &[],
             )
             .await
             .map_err(|e| classify(e, false).error)?;
+        // The writer rule (design.md §9): a standby is skipped like a down
+        // node; every node of a list is one primary's cluster.
+        if settings.get::<_, bool>(4) {
+            return Err(Error::Unavailable {
+                reason: format!(
+                    "cannot connect: node {} is a standby (pg_is_in_recovery() = true): not a writable primary",
+                    node + 1
+                ),
+                may_have_run: false,
+            });
+        }
+        let system: String = settings.get(5);
+        if self.nodes.len() > 1 && self.config.node_list == NodeListPolicy::OneCluster {
+            match &self.cluster {
+                None => self.cluster = Some(system),
+                Some(known) if *known == system => {}
+                Some(known) => {
+                    return Err(Error::Config(format!(
+                        "node {} is PostgreSQL system {system}, the list's other nodes system {known}: \
+                         independent servers in one list are independent counters; list one primary \
+                         and its standbys",
+                        node + 1
+                    )))
+                }
+            }
+        }
         let (fsync, sync_commit, standbys): (String, String, String) =
             (settings.get(0), settings.get(1), settings.get(2));
         self.backend_pid = u32::try_from(settings.get::<_, i32>(3)).ok();

@@ -21,6 +21,23 @@ pub enum DurabilityPolicy {
     UnsafeAllowFlushLogAtTrxCommit0,
 }
 
+/// What a node list may hold (design.md §9: two independent servers in one
+/// list are two counters, and failing over between them repeats numbers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodeListPolicy {
+    /// A list of several nodes must be one cluster: Galera nodes reporting
+    /// one `wsrep_cluster_state_uuid`, or members of one MySQL Group
+    /// Replication group, or one PostgreSQL primary with its standbys (one
+    /// `system_identifier`). Anything else is refused as a configuration
+    /// error. A single node is always accepted.
+    #[default]
+    OneCluster,
+    /// Accept a list of independent servers (each still vetted as a
+    /// writable primary). Only for tests of failover between throw-away
+    /// private servers: in production each server is its own counter.
+    UnsafeAllowIndependentServers,
+}
+
 /// The durability the connected server offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
@@ -50,6 +67,8 @@ pub struct StoreConfig {
     pub retry: RetryPolicy,
     /// What to do with `innodb_flush_log_at_trx_commit`.
     pub durability: DurabilityPolicy,
+    /// What the node list may hold.
+    pub node_list: NodeListPolicy,
     /// A store writing to a later node of the list (after a failover) tries
     /// the earlier ones again once this long has passed since it moved, so
     /// that every process comes back to the preferred writer.
@@ -73,6 +92,7 @@ impl StoreConfig {
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             retry: RetryPolicy::default(),
             durability: DurabilityPolicy::Require,
+            node_list: NodeListPolicy::OneCluster,
             fail_back_after: Self::DEFAULT_FAIL_BACK_AFTER,
         }
     }
@@ -113,6 +133,12 @@ impl StoreConfig {
     /// Sets the durability policy.
     pub fn durability(mut self, policy: DurabilityPolicy) -> Self {
         self.durability = policy;
+        self
+    }
+
+    /// Sets what the node list may hold.
+    pub fn node_list(mut self, policy: NodeListPolicy) -> Self {
+        self.node_list = policy;
         self
     }
 

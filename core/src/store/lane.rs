@@ -213,6 +213,11 @@ impl AllocationLane {
         })
     }
 
+    /// Why the last node passed over was skipped, and how many times one was.
+    pub fn skipped_nodes(&self) -> (u64, Option<&str>) {
+        (self.writer.skips(), self.writer.last_skip())
+    }
+
     /// What the lane has done so far.
     pub fn stats(&self) -> StoreStats {
         self.stats
@@ -380,7 +385,10 @@ impl AllocationLane {
                     return Ok(());
                 }
                 Err(e) if vetting::ends_node_search(&e) => return Err(e),
-                Err(e) => last = Some(e),
+                Err(e) => {
+                    self.writer.skipped(node, &e);
+                    last = Some(e);
+                }
             }
         }
         Err(last.unwrap_or_else(|| Error::Unavailable {
@@ -409,14 +417,17 @@ impl AllocationLane {
         let vetted = |e: mysql::Error| vetting::before_any_statement(classify(e).error);
         let vars: Vec<(String, String)> = conn.query(vetting::SERVER_CHECK_SQL).map_err(vetted)?;
         let check = vetting::judge_server(&vars, self.config.durability)?;
+        let mut cluster = None;
         if check.galera {
-            let ready: Option<(String, String)> = conn
-                .query_first(vetting::GALERA_READY_SQL)
-                .map_err(vetted)?;
-            vetting::judge_ready(node, ready.as_ref().map(|(_, v)| v.as_str()))?;
+            let rows: Vec<(String, String)> =
+                conn.query(vetting::GALERA_READY_SQL).map_err(vetted)?;
+            cluster = vetting::judge_ready(node, &rows)?;
             conn.query_drop(vetting::GALERA_CAUSAL_READS_SQL)
                 .map_err(vetted)?;
         }
+        let policy = self.config.node_list;
+        let identity = vetting::judge_writer(node, self.nodes.len(), &check, cluster, policy)?;
+        self.writer.admit(node, identity, policy)?;
         self.durability = Some(check.durability);
         let plain = {
             let opts = &self.nodes[node];

@@ -35,7 +35,7 @@ use mysql_async::{Conn, Opts, OptsBuilder};
 use tokio::time::Instant;
 
 pub use awb_stock::{AwbStock, AwbTransition, PoolReport};
-pub use config::{url_from_parts, Durability, DurabilityPolicy, StoreConfig};
+pub use config::{url_from_parts, Durability, DurabilityPolicy, NodeListPolicy, StoreConfig};
 #[cfg(feature = "mysql-blocking")]
 pub use lane::AllocationLane;
 
@@ -182,6 +182,12 @@ impl SeriesStore {
     /// Which node of the list the open connection goes to (0 = the first).
     pub fn node(&self) -> Option<usize> {
         self.conn.as_ref().map(|_| self.writer.node())
+    }
+
+    /// Why the last node passed over (down, not ready, read-only) was
+    /// skipped, and how many times one was.
+    pub fn skipped_nodes(&self) -> (u64, Option<&str>) {
+        (self.writer.skips(), self.writer.last_skip())
     }
 
     /// The server's id of the current connection (`CONNECTION_ID()`), if open.
@@ -777,7 +783,10 @@ impl SeriesStore {
                 }
                 // A server refusing us by policy is the same on every node.
                 Err(e) if vetting::ends_node_search(&e) => return Err(e),
-                Err(e) => last = Some(e),
+                Err(e) => {
+                    self.writer.skipped(node, &e);
+                    last = Some(e);
+                }
             }
         }
         Err(last.unwrap_or_else(|| Error::Config("no database node configured".into())))
@@ -801,16 +810,20 @@ impl SeriesStore {
             .await
             .map_err(before_any_statement)?;
         let check = vetting::judge_server(&vars, self.config.durability)?;
+        let mut cluster = None;
         if check.galera {
-            let ready: Option<(String, String)> = conn
-                .query_first(vetting::GALERA_READY_SQL)
+            let rows: Vec<(String, String)> = conn
+                .query(vetting::GALERA_READY_SQL)
                 .await
                 .map_err(before_any_statement)?;
-            vetting::judge_ready(node, ready.as_ref().map(|(_, v)| v.as_str()))?;
+            cluster = vetting::judge_ready(node, &rows)?;
             conn.query_drop(vetting::GALERA_CAUSAL_READS_SQL)
                 .await
                 .map_err(before_any_statement)?;
         }
+        let policy = self.config.node_list;
+        let identity = vetting::judge_writer(node, self.nodes.len(), &check, cluster, policy)?;
+        self.writer.admit(node, identity, policy)?;
         // The server's own backstop against a transaction left idle (a
         // process frozen in the middle of one): no call of ours keeps one
         // open past its deadline. MariaDB only; MySQL does not know the

@@ -5,34 +5,48 @@
 //!
 //! Invariants: a server whose `innodb_flush_log_at_trx_commit` is `0` is
 //! refused unless the unsafe override was given, and one that does not
-//! report it is refused; a Galera node must report `wsrep_ready = ON`; wrong
-//! credentials or database end the search through the node list; the
-//! allocation's number is taken only when exactly one row changed.
+//! report it is refused; a Galera node must report `wsrep_ready = ON`; a
+//! writer must be a writable primary, judged by its role and never by
+//! whether a write fails (design.md §9: a user with `SUPER` writes on a
+//! `--read-only` server): `read_only` and `super_read_only` off, else the
+//! node is skipped like a down one; a list of several nodes must be one
+//! cluster (see [`super::config::NodeListPolicy`]); wrong credentials or
+//! database end the search through the node list; the allocation's number
+//! is taken only when exactly one row changed.
 
 use crate::error::{codes, Error, Result};
 
-use super::config::{Durability, DurabilityPolicy};
+use super::config::{Durability, DurabilityPolicy, NodeListPolicy};
 
 /// The first statement on every new connection. `SHOW` works on MariaDB and
 /// MySQL alike; `wsrep_on` only exists where Galera could run, and is ON only
 /// on a cluster node.
+/// `read_only` and (MySQL 8) `super_read_only` tell a writable primary;
+/// `group_replication_group_name` exists where the Group Replication plugin
+/// is loaded.
 pub(crate) const SERVER_CHECK_SQL: &str = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
-     ('innodb_flush_log_at_trx_commit', 'wsrep_on')";
+     ('innodb_flush_log_at_trx_commit', 'wsrep_on', 'read_only', 'super_read_only', \
+     'group_replication_group_name')";
 
-/// Galera readiness, asked only of a cluster node.
-pub(crate) const GALERA_READY_SQL: &str = "SHOW GLOBAL STATUS LIKE 'wsrep_ready'";
+/// Galera readiness and the cluster's identity, asked only of a cluster node.
+pub(crate) const GALERA_READY_SQL: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN \
+     ('wsrep_ready', 'wsrep_cluster_state_uuid')";
 
 /// Causal reads on a Galera node: without them a read could return a counter
 /// older than a number already handed out on another node.
 pub(crate) const GALERA_CAUSAL_READS_SQL: &str = "SET SESSION wsrep_sync_wait = 1";
 
 /// What [`SERVER_CHECK_SQL`] showed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ServerCheck {
     /// The durability the server offers (already judged against the policy).
     pub durability: Durability,
     /// Whether the server is a Galera cluster node.
     pub galera: bool,
+    /// The setting that makes the server read-only, if one does.
+    pub read_only: Option<&'static str>,
+    /// The Group Replication group the server belongs to, if any.
+    pub group: Option<String>,
 }
 
 /// Judges the rows of [`SERVER_CHECK_SQL`] under `policy`.
@@ -45,7 +59,15 @@ pub(crate) fn judge_server(
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     };
-    let galera = var("wsrep_on").is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
+    let on = |v: &str| v.eq_ignore_ascii_case("ON") || v == "1";
+    let galera = var("wsrep_on").is_some_and(on);
+    let read_only = ["read_only", "super_read_only"]
+        .into_iter()
+        .find(|name| var(name).is_some_and(on));
+    let group = var("group_replication_group_name")
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(str::to_owned);
     let setting: Option<u8> = var("innodb_flush_log_at_trx_commit").and_then(|v| v.parse().ok());
     let durability = match (setting, policy) {
         (Some(1), _) => Durability::Full,
@@ -67,14 +89,28 @@ pub(crate) fn judge_server(
             ))
         }
     };
-    Ok(ServerCheck { durability, galera })
+    Ok(ServerCheck {
+        durability,
+        galera,
+        read_only,
+        group,
+    })
 }
 
-/// Judges a Galera node's `wsrep_ready` (`node` counts from 0).
-pub(crate) fn judge_ready(node: usize, ready: Option<&str>) -> Result<()> {
-    let ready = ready.unwrap_or_default();
+/// Judges a Galera node's rows of [`GALERA_READY_SQL`] (`node` counts from
+/// 0): ready, and the cluster it belongs to.
+pub(crate) fn judge_ready(node: usize, rows: &[(String, String)]) -> Result<Option<String>> {
+    let var = |name: &str| {
+        rows.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let ready = var("wsrep_ready").unwrap_or_default();
     if ready.eq_ignore_ascii_case("ON") {
-        return Ok(());
+        return Ok(var("wsrep_cluster_state_uuid")
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(|u| format!("Galera cluster {u}")));
     }
     Err(Error::Unavailable {
         reason: format!(
@@ -83,6 +119,47 @@ pub(crate) fn judge_ready(node: usize, ready: Option<&str>) -> Result<()> {
         ),
         may_have_run: false,
     })
+}
+
+/// The writer rule (design.md §9), after the durability and readiness
+/// checks: `node` (from 0) of a list of `nodes` may write when it is a
+/// writable primary and, in a list of several, a member of a cluster.
+/// `cluster` is the node's cluster identity (a Galera cluster's state uuid
+/// or a Group Replication group). Returns the identity to compare with the
+/// other nodes' ([`super::writer::Writer::admit`]).
+pub(crate) fn judge_writer(
+    node: usize,
+    nodes: usize,
+    check: &ServerCheck,
+    galera_cluster: Option<String>,
+    policy: NodeListPolicy,
+) -> Result<Option<String>> {
+    if let Some(setting) = check.read_only {
+        return Err(Error::Unavailable {
+            reason: format!(
+                "cannot connect: node {} is read-only ({setting} = ON): not a writable primary",
+                node + 1
+            ),
+            may_have_run: false,
+        });
+    }
+    let identity = galera_cluster.or_else(|| {
+        check
+            .group
+            .as_ref()
+            .map(|g| format!("Group Replication group {g}"))
+    });
+    if nodes > 1 && identity.is_none() && policy == NodeListPolicy::OneCluster {
+        return Err(Error::Config(format!(
+            "the node list names {nodes} servers, and node {} is neither a Galera node nor a \
+             Group Replication member: independent servers in one list are independent counters, \
+             and failing over between them hands the same numbers out again. List one server, \
+             or the nodes of one cluster (the override NodeListPolicy::UnsafeAllowIndependentServers \
+             exists for tests between throw-away servers)",
+            node + 1
+        )));
+    }
+    Ok(identity)
 }
 
 /// A classified failure to connect, said plainly.
@@ -178,14 +255,18 @@ mod tests {
             judge_server(&vars("1", None), strict).unwrap(),
             ServerCheck {
                 durability: Durability::Full,
-                galera: false
+                galera: false,
+                read_only: None,
+                group: None,
             }
         );
         assert_eq!(
             judge_server(&vars("2", Some("ON")), strict).unwrap(),
             ServerCheck {
                 durability: Durability::ServerCrashOnly,
-                galera: true
+                galera: true,
+                read_only: None,
+                group: None,
             }
         );
         assert!(matches!(
@@ -245,8 +326,84 @@ mod tests {
             message: "too many".into(),
         });
         assert!(!ends_node_search(&busy));
-        assert!(judge_ready(0, Some("ON")).is_ok());
-        assert!(judge_ready(1, Some("OFF")).is_err());
-        assert!(judge_ready(1, None).is_err());
+        let status = |ready: &str| {
+            vec![
+                ("wsrep_ready".to_owned(), ready.to_owned()),
+                ("wsrep_cluster_state_uuid".to_owned(), "u-1".to_owned()),
+            ]
+        };
+        assert_eq!(
+            judge_ready(0, &status("ON")).unwrap().as_deref(),
+            Some("Galera cluster u-1")
+        );
+        assert!(judge_ready(1, &status("OFF")).is_err());
+        assert!(judge_ready(1, &[]).is_err());
+    }
+
+    #[test]
+    fn a_writer_is_a_writable_primary_of_one_cluster() {
+        let strict = DurabilityPolicy::Require;
+        let mut vars = vars("1", None);
+        vars.push(("read_only".into(), "ON".into()));
+        let read_only = judge_server(&vars, strict).unwrap();
+        assert_eq!(read_only.read_only, Some("read_only"));
+        let refused = judge_writer(0, 1, &read_only, None, NodeListPolicy::OneCluster);
+        assert!(
+            matches!(&refused, Err(Error::Unavailable { reason, .. }) if reason.contains("read-only")),
+            "{refused:?}"
+        );
+        assert!(
+            !ends_node_search(&refused.unwrap_err()),
+            "skipped like a down node"
+        );
+        let mut vars = self::vars("1", None);
+        vars.push(("super_read_only".into(), "1".into()));
+        assert_eq!(
+            judge_server(&vars, strict).unwrap().read_only,
+            Some("super_read_only")
+        );
+
+        let plain = judge_server(&self::vars("1", None), strict).unwrap();
+        assert_eq!(
+            judge_writer(0, 1, &plain, None, NodeListPolicy::OneCluster).unwrap(),
+            None,
+            "one server alone is fine"
+        );
+        let two = judge_writer(1, 2, &plain, None, NodeListPolicy::OneCluster);
+        assert!(
+            matches!(&two, Err(Error::Config(m)) if m.contains("independent counters")),
+            "{two:?}"
+        );
+        assert!(ends_node_search(&two.unwrap_err()));
+        assert!(judge_writer(
+            1,
+            2,
+            &plain,
+            None,
+            NodeListPolicy::UnsafeAllowIndependentServers
+        )
+        .is_ok());
+        let galera = judge_server(&self::vars("1", Some("ON")), strict).unwrap();
+        assert_eq!(
+            judge_writer(
+                0,
+                3,
+                &galera,
+                Some("Galera cluster u".into()),
+                NodeListPolicy::OneCluster
+            )
+            .unwrap()
+            .as_deref(),
+            Some("Galera cluster u")
+        );
+        let mut vars = self::vars("1", None);
+        vars.push(("group_replication_group_name".into(), "g-1".into()));
+        let member = judge_server(&vars, strict).unwrap();
+        assert_eq!(
+            judge_writer(0, 3, &member, None, NodeListPolicy::OneCluster)
+                .unwrap()
+                .as_deref(),
+            Some("Group Replication group g-1")
+        );
     }
 }

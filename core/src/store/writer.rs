@@ -6,17 +6,27 @@
 //! once `fail_back_after` has passed since the move the earlier nodes are
 //! probed again — briefly (at most the connect timeout, a fifth of the
 //! deadline and the time left), so that a node still away never eats a call's
-//! deadline; when none answers, the clock starts again.
+//! deadline; when none answers, the clock starts again;
+//! - every node of a list belongs to the cluster the first vetted node
+//!   belongs to ([`Writer::admit`]); a node of another cluster is refused as
+//!   a configuration error (two clusters are two counters);
+//! - the reason a node was skipped is logged and kept ([`Writer::last_skip`]).
 
 use std::time::{Duration, Instant};
 
-use super::config::StoreConfig;
+use super::config::{NodeListPolicy, StoreConfig};
+use crate::error::{Error, Result};
 
 /// The node of the open connection and since when it is a later one.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Writer {
     node: usize,
     on_later_node_since: Option<Instant>,
+    /// The cluster identity of the first vetted node of a list.
+    cluster: Option<String>,
+    /// Why the last node passed over was skipped, and how many were.
+    last_skip: Option<String>,
+    skips: u64,
 }
 
 impl Writer {
@@ -46,6 +56,51 @@ impl Writer {
             let probe = config.connect_timeout.min(config.deadline / 5).min(left);
             (0..self.node, probe)
         })
+    }
+
+    /// Admits `node` with its cluster `identity` (see
+    /// [`super::vetting::judge_writer`]): the first identity seen is the
+    /// list's; another one is refused, unless independent servers are
+    /// allowed.
+    pub fn admit(
+        &mut self,
+        node: usize,
+        identity: Option<String>,
+        policy: NodeListPolicy,
+    ) -> Result<()> {
+        let Some(identity) = identity else {
+            return Ok(());
+        };
+        match &self.cluster {
+            None => {
+                self.cluster = Some(identity);
+                Ok(())
+            }
+            Some(known) if *known == identity => Ok(()),
+            Some(_) if policy == NodeListPolicy::UnsafeAllowIndependentServers => Ok(()),
+            Some(known) => Err(Error::Config(format!(
+                "node {} belongs to {identity}, the list's other nodes to {known}: two clusters \
+                 are two counters; list the nodes of one cluster",
+                node + 1
+            ))),
+        }
+    }
+
+    /// `node` was passed over for `reason`: logged and kept.
+    pub fn skipped(&mut self, node: usize, reason: &crate::error::Error) {
+        log::warn!("node {} skipped: {reason}", node + 1);
+        self.skips += 1;
+        self.last_skip = Some(format!("node {}: {reason}", node + 1));
+    }
+
+    /// Why the last node passed over was skipped.
+    pub fn last_skip(&self) -> Option<&str> {
+        self.last_skip.as_deref()
+    }
+
+    /// How many times a node was passed over.
+    pub fn skips(&self) -> u64 {
+        self.skips
     }
 
     /// No earlier node answered the probe: stay, and wait again.
