@@ -192,6 +192,64 @@ pub fn claim_from_state(
     }
 }
 
+/// A payment row read back with its number's registry row (both engines
+/// read the same columns and decide here): `None` when the payment is held
+/// without a number, else its record (`created: false`). A number without a
+/// registry row, or with a status nobody knows, is an error, never a guess.
+#[allow(clippy::too_many_arguments)]
+pub fn recorded_payment(
+    gateway: &str,
+    txn: &str,
+    scope: String,
+    number: Option<u64>,
+    status: Option<&str>,
+    post_id: Option<u64>,
+    period: Option<&str>,
+) -> Result<Option<PaymentRecord>> {
+    let Some(number) = number else {
+        return Ok(None);
+    };
+    let Some(status) = status else {
+        return Err(Error::Unexpected(format!(
+            "payment {gateway}/{txn} is recorded with number {number} of series `{scope}`, \
+             which the registry does not hold"
+        )));
+    };
+    let Some(status) = NumberStatus::parse(status) else {
+        return Err(Error::Unexpected(format!(
+            "unknown registry status `{status}`"
+        )));
+    };
+    Ok(Some(PaymentRecord {
+        scope,
+        number,
+        created: false,
+        status,
+        post_id,
+        period: period.and_then(Period::parse_stored),
+    }))
+}
+
+/// A statement that must change exactly one row (a payment row taking its
+/// number) changed `changed`: anything else is an error, and the caller's
+/// transaction rolls back.
+pub fn exactly_one_row(what: &str, changed: u64) -> Result<()> {
+    if changed == 1 {
+        return Ok(());
+    }
+    Err(Error::Unexpected(format!(
+        "{what} changed {changed} rows, not one; nothing was kept"
+    )))
+}
+
+/// After issuing a claimed number changed no row: whether the number is
+/// already issued to `post_id` — an earlier try of the same call committed
+/// and lost its answer (only the claim's holder issues to its post), so the
+/// call succeeded. Anything else means the claim was lost.
+pub fn issued_to(status: &str, issued_post: Option<u64>, post_id: u64) -> bool {
+    status == NumberStatus::Issued.as_str() && issued_post == Some(post_id)
+}
+
 /// Checks a claim id: 1–40 ASCII letters, digits, `-` or `_` (the caller
 /// makes it random, so that two processes never share one).
 pub fn check_claim_id(claim: &str) -> Result<()> {
@@ -308,6 +366,42 @@ pub enum Held {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_payments_are_read_by_one_rule() {
+        let read = |number, status| {
+            recorded_payment(
+                "g",
+                "t",
+                "s:1".into(),
+                number,
+                status,
+                None,
+                Some("2026-03"),
+            )
+        };
+        assert_eq!(read(None, None).unwrap(), None, "held");
+        let r = read(Some(4), Some("reserved")).unwrap().unwrap();
+        assert_eq!(
+            (r.number, r.status, r.created),
+            (4, NumberStatus::Reserved, false)
+        );
+        assert_eq!(r.period, Period::parse_stored("2026-03"));
+        assert!(
+            matches!(read(Some(4), None), Err(Error::Unexpected(m)) if m.contains("does not hold"))
+        );
+        assert!(matches!(
+            read(Some(4), Some("lost")),
+            Err(Error::Unexpected(_))
+        ));
+        assert!(exactly_one_row("x", 1).is_ok());
+        assert!(exactly_one_row("x", 0).is_err());
+        assert!(exactly_one_row("x", 2).is_err());
+        assert!(issued_to("issued", Some(9), 9));
+        assert!(!issued_to("issued", Some(8), 9));
+        assert!(!issued_to("reserved", None, 9));
+        assert!(!issued_to("creating", Some(9), 9));
+    }
 
     #[test]
     fn refs() {

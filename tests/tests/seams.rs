@@ -344,3 +344,150 @@ fn the_plugin_skips_a_read_only_node_on_both_backends() {
         "nothing written on the read-only node"
     );
 }
+
+/// The payment row must take its number: a statement that changes no row
+/// (here a planted trigger keeps the old value, as a concurrent edit or a
+/// broken replica filter could) is an error that rolls the payment back,
+/// never a number the payment row does not hold (the next delivery would
+/// have numbered it again). Failed before the fix: `Ok` with a number the
+/// payments table did not know.
+fn a_payment_row_that_does_not_take_its_number(engine: Engine) {
+    let url = fresh_database(engine, "seam_setnum");
+    let rt = runtime();
+    let mut s = rt.block_on(async {
+        let mut s = Store::connect(StoreConfig::new(&url)).await.unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&key("p:1"), 1).await.unwrap();
+        s
+    });
+    match engine {
+        Engine::MySql => exec(
+            &url,
+            "CREATE TRIGGER keep_number BEFORE UPDATE ON wp_counterfoil_payments \
+             FOR EACH ROW SET NEW.number = OLD.number",
+        ),
+        Engine::Postgres => exec(
+            &url,
+            "CREATE OR REPLACE FUNCTION keep_number() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RETURN NULL; END $$; \
+             CREATE TRIGGER keep_number BEFORE UPDATE ON wp_counterfoil_payments \
+             FOR EACH ROW EXECUTE FUNCTION keep_number()",
+        ),
+    }
+    let p = PaymentRef::new("stripe", "pi_keep").unwrap();
+    let got = rt.block_on(s.record_payment(&key("p:1"), &p, None, None));
+    assert!(
+        matches!(&got, Err(Error::Unexpected(m)) if m.contains("not one")),
+        "{engine:?}: {got:?}"
+    );
+    assert_eq!(counter(&url, "p:1"), 0, "{engine:?}: rolled back");
+    assert_eq!(registry_rows(&url), 0, "{engine:?}");
+    assert_eq!(
+        scalar(&url, "SELECT COUNT(*) FROM wp_counterfoil_payments").as_deref(),
+        Some("0")
+    );
+}
+
+#[test]
+fn a_payment_row_that_does_not_take_its_number_is_an_error_mariadb() {
+    a_payment_row_that_does_not_take_its_number(Engine::MySql);
+}
+
+#[test]
+fn a_payment_row_that_does_not_take_its_number_is_an_error_postgres() {
+    a_payment_row_that_does_not_take_its_number(Engine::Postgres);
+}
+
+/// A payment whose number has no registry row (deleted behind our back) is
+/// the same error on both engines, never a guess. Failed before the fix on
+/// PostgreSQL: the repeat was answered as `reserved`.
+fn a_numbered_payment_without_its_registry_row(engine: Engine) {
+    let url = fresh_database(engine, "seam_noreg");
+    let p = PaymentRef::new("stripe", "pi_gone").unwrap();
+    let rt = runtime();
+    let mut s = rt.block_on(async {
+        let mut s = Store::connect(StoreConfig::new(&url)).await.unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&key("g:1"), 1).await.unwrap();
+        assert_eq!(
+            s.record_payment(&key("g:1"), &p, None, None)
+                .await
+                .unwrap()
+                .number,
+            1
+        );
+        s
+    });
+    exec(&url, "DELETE FROM wp_counterfoil_numbers");
+    let got = rt.block_on(s.record_payment(&key("g:1"), &p, None, None));
+    assert!(
+        matches!(&got, Err(Error::Unexpected(m)) if m.contains("does not hold")),
+        "{engine:?}: {got:?}"
+    );
+}
+
+#[test]
+fn a_numbered_payment_without_its_registry_row_is_an_error_mariadb() {
+    a_numbered_payment_without_its_registry_row(Engine::MySql);
+}
+
+#[test]
+fn a_numbered_payment_without_its_registry_row_is_an_error_postgres() {
+    a_numbered_payment_without_its_registry_row(Engine::Postgres);
+}
+
+/// `issue_claimed` whose COMMIT answer is lost (the commit landed) is
+/// retried; the retry finds the number issued to its own post and reports
+/// success. Failed before the fix: `false`, a lost claim (the plugin then
+/// answered 503 and never fired counterfoil_invoice_created).
+#[test]
+fn issuing_a_claim_whose_commit_answer_was_lost_succeeds() {
+    use counterfoil_core::Claim;
+    use counterfoil_tests::commit_cut::CommitCut;
+    use counterfoil_tests::MariaDb;
+    let url = MariaDb::shared().fresh_database("seam_issue_cut").unwrap();
+    let db = MariaDb::database_name(&url);
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    let via_proxy = format!(
+        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
+        proxy.port()
+    );
+    let p = PaymentRef::new("stripe", "pi_cut").unwrap();
+    runtime().block_on(async {
+        let mut s = Store::connect(StoreConfig::new(via_proxy.as_str()))
+            .await
+            .unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&key("c:1"), 1).await.unwrap();
+        let r = s.record_payment(&key("c:1"), &p, None, None).await.unwrap();
+        let claim = "claim-cut-1";
+        assert_eq!(
+            s.claim_number(&key("c:1"), r.number, claim, Duration::from_secs(60))
+                .await
+                .unwrap(),
+            Claim::Claimed
+        );
+        proxy.arm(1);
+        let issued = s
+            .issue_claimed(&key("c:1"), r.number, claim, 77, Some(&p))
+            .await;
+        assert_eq!(
+            issued.unwrap(),
+            true,
+            "the call's own earlier try issued it"
+        );
+    });
+    assert_eq!(proxy.cuts(), 1, "the answer to one COMMIT was lost");
+    assert_eq!(
+        scalar(
+            &url,
+            "SELECT CONCAT(status, ' ', post_id) FROM wp_counterfoil_numbers"
+        )
+        .as_deref(),
+        Some("issued 77")
+    );
+    assert_eq!(
+        scalar(&url, "SELECT post_id FROM wp_counterfoil_payments").as_deref(),
+        Some("77")
+    );
+}

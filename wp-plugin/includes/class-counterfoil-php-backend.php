@@ -285,7 +285,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private function number_payment( $payment_id, $scope, $gateway, $transaction_id, $period ) {
 		$number = $this->allocate_in( $scope, 1 );
 		$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
-		$this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, $payment_id ) ) );
+		$r = $this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, $payment_id ) ) );
+		if ( 1 !== $r['affected'] ) {
+			// As the core's payment::exactly_one_row: the transaction rolls back.
+			throw new DatabaseUnavailableException( "unexpected answer from the database: the payment's number changed {$r['affected']} rows, not one; nothing was kept" );
+		}
 		return array(
 			'scope_key' => $scope,
 			'number'    => $number,
@@ -354,7 +358,12 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					function () use ( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
 						$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'isis', array( $post_id, $scope, $number, $claim ) ) );
 						if ( 1 !== $r['affected'] ) {
-							return false;
+							// Lost, or issued by this call's earlier try whose
+							// COMMIT answer was lost (the core's payment::issued_to).
+							$state = $this->select( "SELECT status, post_id, claim FROM {$this->numbers()} WHERE scope_key = ? AND number = ?", 'si', array( $scope, $number ) );
+							if ( ! $state || 'issued' !== $state[0][0] || (int) $state[0][1] !== (int) $post_id ) {
+								return false;
+							}
 						}
 						if ( null !== $gateway && null !== $transaction_id ) {
 							$this->check( $this->execute( "UPDATE {$this->payments()} SET post_id = ? WHERE gateway = ? AND transaction_id = ?", 'iss', array( $post_id, $gateway, $transaction_id ) ) );
@@ -565,7 +574,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				// Skipped like a down node: down, not ready, or read-only.
 				++$this->stats['skipped'];
 				$this->stats['skipped_reason'] = 'node ' . ( $index + 1 ) . ': ' . $e->final_exception()->getMessage();
-				Counterfoil_Log::once( 'node skipped: node ' . ( $index + 1 ), $this->stats['skipped_reason'] );
+				if ( 1 === $this->stats['skipped'] ) {
+					// Once per process, and not through Counterfoil_Log: its
+					// transients need $wpdb, whose server may be the one down.
+					error_log( 'counterfoil: node skipped: ' . $this->stats['skipped_reason'] ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log -- a failover the site owner should know of.
+				}
 				$last = $e;
 			}
 		}

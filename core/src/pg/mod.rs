@@ -794,8 +794,12 @@ async fn number_payment(
     if let Err(e) = tx.execute(insert, &reserved).await {
         return duplicate_or(e, &scope, number);
     }
-    tx.execute(&sql.set_payment_number, &[&number.to_string(), &payment_id])
+    let changed = tx
+        .execute(&sql.set_payment_number, &[&number.to_string(), &payment_id])
         .await?;
+    if let Err(e) = crate::payment::exactly_one_row("the payment's number", changed) {
+        return Ok(Err(e));
+    }
     tx.commit().await?;
     Ok(Ok(PaymentRecord {
         scope,
@@ -920,25 +924,23 @@ async fn find_payment(
     let status: Option<String> = row.get(2);
     let post_id: Option<i64> = row.get(3);
     let period: Option<String> = row.get(4);
-    let Some(number) = number else {
-        return Ok(Ok(Found::Waiting));
+    let number = match number.map(|n| n.parse::<u64>()) {
+        None => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(_)) => {
+            return Ok(Err(Error::Unexpected(
+                "a stored number is not a u64".into(),
+            )))
+        }
     };
-    let Ok(number) = number.parse::<u64>() else {
-        return Ok(Err(Error::Unexpected(format!(
-            "number {number} is not a u64"
-        ))));
-    };
-    Ok(Ok(Found::Numbered(PaymentRecord {
+    Ok(crate::payment::recorded_payment(
+        gateway,
+        txn,
         scope,
         number,
-        created: false,
-        status: status
-            .as_deref()
-            .and_then(NumberStatus::parse)
-            .unwrap_or(NumberStatus::Reserved),
-        post_id: post_id.map(|p| p as u64),
-        period: period
-            .as_deref()
-            .and_then(crate::format::Period::parse_stored),
-    })))
+        status.as_deref(),
+        post_id.map(|p| p as u64),
+        period.as_deref(),
+    )
+    .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
 }

@@ -141,7 +141,18 @@ impl PgStore {
                     )
                     .await?;
                 if n != 1 {
-                    return Ok(Ok(false));
+                    // Lost, or issued by this call's earlier try whose
+                    // COMMIT answer was lost.
+                    let row = tx
+                        .query_opt(&sql.number_state, &[&key, &number.to_string()])
+                        .await?;
+                    let ours = row.is_some_and(|r| {
+                        let issued: Option<i64> = r.get(1);
+                        crate::payment::issued_to(r.get(0), issued.map(|p| p as u64), post_id)
+                    });
+                    if !ours {
+                        return Ok(Ok(false));
+                    }
                 }
                 if let Some((gateway, txn)) = &payment {
                     tx.execute(&sql.set_payment_post, &[&post, gateway, txn])

@@ -619,7 +619,17 @@ impl SeriesStore {
                     tx.exec_drop(&sql.registry.issue_claimed, (post_id, key, number, &claim))
                         .await?;
                     if tx.affected_rows() != 1 {
-                        return Ok(Ok(false));
+                        // Lost, or issued by this call's earlier try whose
+                        // COMMIT answer was lost.
+                        let row: Option<(String, Option<u64>, Option<String>)> = tx
+                            .exec_first(&sql.registry.number_state, (key, number))
+                            .await?;
+                        let ours = row.is_some_and(|(status, issued, _)| {
+                            crate::payment::issued_to(&status, issued, post_id)
+                        });
+                        if !ours {
+                            return Ok(Ok(false));
+                        }
                     }
                     if let Some((gateway, txn)) = &payment {
                         tx.exec_drop(&sql.registry.set_payment_post, (post_id, gateway, txn))
@@ -986,27 +996,21 @@ async fn find_payment(
     txn: &str,
 ) -> AttemptResult<Found> {
     let row: Option<PaymentRow> = conn.exec_first(&sql.find_payment, (gateway, txn)).await?;
-    Ok(match row {
-        Some((_, None, _, _, _)) => Ok(Found::Waiting),
-        Some((scope, Some(number), Some(status), post_id, period)) => {
-            match NumberStatus::parse(&status) {
-                Some(status) => Ok(Found::Numbered(PaymentRecord {
-                    scope,
-                    number,
-                    created: false,
-                    status,
-                    post_id,
-                    period: period.as_deref().and_then(Period::parse_stored),
-                })),
-                None => Err(Error::Unexpected(format!(
-                    "unknown registry status `{status}`"
-                ))),
-            }
-        }
-        other => Err(Error::Unexpected(format!(
-            "payment {gateway}/{txn} is recorded without a registered number: {other:?}"
-        ))),
-    })
+    let Some((scope, number, status, post_id, period)) = row else {
+        return Ok(Err(Error::Unexpected(format!(
+            "payment {gateway}/{txn} conflicted but cannot be read"
+        ))));
+    };
+    Ok(crate::payment::recorded_payment(
+        gateway,
+        txn,
+        scope,
+        number,
+        status.as_deref(),
+        post_id,
+        period.as_deref(),
+    )
+    .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
 }
 
 /// Numbers a recorded payment (row `payment_id`) on a transaction the caller
@@ -1036,6 +1040,9 @@ async fn number_payment(
     };
     conn.exec_drop(&sql.registry.set_payment_number, (number, payment_id))
         .await?;
+    if let Err(e) = crate::payment::exactly_one_row("the payment's number", conn.affected_rows()) {
+        return Ok(Err(e));
+    }
     Ok(Ok(PaymentRecord {
         scope: key.to_owned(),
         number,
