@@ -234,8 +234,9 @@ namespace Counterfoil {
          *
          * @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id or scope key.
          * A payment held by `holdPayment()` gets its number here, from the series
-         * chosen when it arrived, with `created` true; `period` is the period it
-         * was held with (null otherwise).
+         * chosen when it arrived, with `created` true. `$year` and `$month`, when
+         * given, are the site's local period at the instant the payment arrived,
+         * recorded with it; `period` is the recorded period (null when none was).
          *
          * @throws \Counterfoil\SeriesNotFoundException when the series does not exist (nothing recorded).
          * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
@@ -245,9 +246,11 @@ namespace Counterfoil {
          * @param string $transaction_id
          * @param string|null $amount
          * @param string|null $currency
+         * @param int|null $year
+         * @param int|null $month
          * @return array
          */
-        public function recordPayment(string $scope_key, string $gateway, string $transaction_id, ?string $amount = null, ?string $currency = null): array {}
+        public function recordPayment(string $scope_key, string $gateway, string $transaction_id, ?string $amount = null, ?string $currency = null, ?int $year = null, ?int $month = null): array {}
 
         /**
          * Gives claim `$claim` on number `$number` back: reserved again. False

@@ -203,6 +203,19 @@ impl Store {
         both!(self, s => s.record_payment(scope, payment, amount, currency).await)
     }
 
+    /// Records a payment with the period it arrived in (the site's local
+    /// year and month): every later step takes year and month from it.
+    pub async fn record_payment_in(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+        period: Option<Period>,
+    ) -> Result<PaymentRecord> {
+        both!(self, s => s.record_payment_in(scope, payment, amount, currency, period).await)
+    }
+
     /// Records a payment held without a number until its series exists.
     pub async fn hold_payment(
         &mut self,

@@ -230,8 +230,8 @@ impl RegistrySql {
                  created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
             ),
             insert_payment: format!(
-                "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, created_at) \
-                 VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())"
+                "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, period, \
+                 created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())"
             ),
             insert_issued_by_call: format!(
                 "INSERT INTO `{numbers}` (scope_key, number, status, source, claim, created_at, updated_at) \

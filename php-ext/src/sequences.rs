@@ -290,11 +290,13 @@ impl Sequences {
     ///
     /// @throws \Counterfoil\InvalidArgumentException for a bad gateway, transaction id or scope key.
     /// A payment held by `holdPayment()` gets its number here, from the series
-    /// chosen when it arrived, with `created` true; `period` is the period it
-    /// was held with (null otherwise).
+    /// chosen when it arrived, with `created` true. `$year` and `$month`, when
+    /// given, are the site's local period at the instant the payment arrived,
+    /// recorded with it; `period` is the recorded period (null when none was).
     ///
     /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist (nothing recorded).
     /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    #[allow(clippy::too_many_arguments)]
     pub fn record_payment(
         &self,
         scope_key: String,
@@ -302,13 +304,33 @@ impl Sequences {
         transaction_id: String,
         amount: Option<String>,
         currency: Option<String>,
+        year: Option<i64>,
+        month: Option<i64>,
     ) -> PhpResult<ZBox<ZendHashTable>> {
         let key = scope(&scope_key)?;
         let payment = PaymentRef::new(&gateway, &transaction_id).map_err(to_php)?;
+        let period = match (year, month) {
+            (None, None) => None,
+            (Some(year), Some(month)) => Some(
+                Period::new(small("year", year)?, small("month", month)?)
+                    .map_err(|e| to_php(e.into()))?,
+            ),
+            _ => {
+                return Err(crate::exceptions::invalid_argument(
+                    "invalid argument `month`: give the period's year and month together".into(),
+                ))
+            }
+        };
         let r = process::with_store(&self.settings, move |s| {
             Box::pin(async move {
-                s.record_payment(&key, &payment, amount.as_deref(), currency.as_deref())
-                    .await
+                s.record_payment_in(
+                    &key,
+                    &payment,
+                    amount.as_deref(),
+                    currency.as_deref(),
+                    period,
+                )
+                .await
             })
         })?;
         record_array(&r)

@@ -240,6 +240,79 @@ fn a_mismatched_repeat_of_a_held_payment_is_a_409_pure_php() {
     a_mismatched_repeat_of_a_held_payment(false);
 }
 
+/// A payment reserved on 31 December whose invoice could not be created
+/// then (a hook failed), completed by a repeat on 1 January: the number's
+/// year and month both come from the instant the payment arrived, recorded
+/// with it — never the year of phase 1 with the month of phase 2 (issue
+/// [seams] item 6; failed before the fix: `2026-01-0001`).
+fn a_number_reserved_before_midnight_and_completed_after(extension: bool) {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension {
+            "midnight_ext"
+        } else {
+            "midnight_php"
+        },
+        None,
+    )
+    .unwrap();
+    wp.mu_plugin(
+        "clock",
+        "<?php
+         add_filter('counterfoil_now', function ($t) { return (int) get_option('test_now', $t); });
+         add_action('counterfoil_before_invoice_post', function () {
+             if (get_option('test_fail')) { throw new RuntimeException('planted failure'); }
+         });",
+    )
+    .unwrap();
+    wp.eval(
+        false,
+        "update_option('timezone_string', 'Europe/Madrid');
+         update_option('counterfoil_format', '{year}-{month}-{seq:04}');
+         initialize_invoice_sequence(1, 2026, 1);",
+    )
+    .unwrap();
+    let pay = |now: &str, fail: bool| {
+        wp.eval(
+            extension,
+            &format!(
+                "update_option('test_now', (new DateTimeImmutable('{now}', wp_timezone()))->getTimestamp());
+                 update_option('test_fail', {fail});
+                 $r = Counterfoil_Invoices::for_payment(array('gateway' => 'stripe', 'transaction_id' => 'pi_midnight', 'user_id' => 1, 'amount' => '5.00', 'currency' => 'EUR'));
+                 echo is_wp_error($r) ? $r->get_error_code() : $r['number'];",
+                fail = u8::from(fail)
+            ),
+        )
+        .unwrap()
+    };
+    let first = pay("2026-12-31 23:59:58", true);
+    assert!(!first.starts_with("2026-"), "phase 2 failed: {first}");
+    assert_eq!(
+        scalar(
+            &wp,
+            "SELECT CONCAT(number, ' ', period) FROM wp_counterfoil_payments"
+        ),
+        "1 2026-12",
+        "the payment is reserved with the instant it arrived"
+    );
+    assert_eq!(pay("2027-01-01 00:00:05", false), "2026-12-0001");
+    assert_eq!(
+        pay("2027-01-01 00:00:09", false),
+        "2026-12-0001",
+        "a repeat"
+    );
+}
+
+#[test]
+fn a_number_reserved_before_midnight_keeps_its_month_extension() {
+    a_number_reserved_before_midnight_and_completed_after(true);
+}
+
+#[test]
+fn a_number_reserved_before_midnight_keeps_its_month_pure_php() {
+    a_number_reserved_before_midnight_and_completed_after(false);
+}
+
 /// New Year's night by the site's clock: php-fpm and 8 callback clients (OS
 /// processes) run under one fake clock starting 5 s before local midnight of
 /// 31 December 2026 in `timezone`; each client sends 10 payments without a

@@ -77,8 +77,8 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		return $this->sequences->allocateRecorded( $scope, $source );
 	}
 
-	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency ) {
-		return $this->sequences->recordPayment( $scope, $gateway, $transaction_id, $amount, $currency );
+	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year = null, $month = null ) {
+		return $this->sequences->recordPayment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month );
 	}
 
 	public function claim_number( $scope, $number, $claim, $stale_seconds ) {

@@ -143,24 +143,23 @@ final class Counterfoil_Invoices {
 				)
 			);
 		}
-		// A repeat, or the delivery that completes a held payment (recorded,
-		// with its period, by an earlier delivery): it must be the same
-		// payment, and the invoice is written from the payment row.
-		if ( ! $record['created'] || ! empty( $record['period'] ) ) {
-			$first   = self::payment_row( $payment['gateway'], $payment['transaction_id'] );
-			$differs = $first ? self::differs( $first, $payment ) : null;
-			if ( null !== $differs ) {
-				return new WP_Error(
-					'counterfoil_payment_mismatch',
-					/* translators: %s: the field that differs */
-					sprintf( __( 'This transaction id was already recorded with another %s; a payment is never re-invoiced under a reused transaction id.', 'counterfoil' ), $differs ),
-					array( 'status' => 409 )
-				);
-			}
-			if ( $first ) {
-				$payment['amount']   = null === $first->amount ? null : (string) $first->amount;
-				$payment['currency'] = null === $first->currency ? null : (string) $first->currency;
-			}
+		// Every delivery is compared with the payment row: a repeat, and the
+		// delivery that completes a held payment (recorded by an earlier one,
+		// though this call gave it its number), must be the same payment, and
+		// the invoice is written from the row (one indexed read).
+		$first   = self::payment_row( $payment['gateway'], $payment['transaction_id'] );
+		$differs = $first ? self::differs( $first, $payment ) : null;
+		if ( null !== $differs ) {
+			return new WP_Error(
+				'counterfoil_payment_mismatch',
+				/* translators: %s: the field that differs */
+				sprintf( __( 'This transaction id was already recorded with another %s; a payment is never re-invoiced under a reused transaction id.', 'counterfoil' ), $differs ),
+				array( 'status' => 409 )
+			);
+		}
+		if ( $first ) {
+			$payment['amount']   = null === $first->amount ? null : (string) $first->amount;
+			$payment['currency'] = null === $first->currency ? null : (string) $first->currency;
 		}
 		$year   = Counterfoil_Rules::issuer_and_year( $record['scope_key'] );
 		$period = empty( $record['period'] ) ? null : array_map( 'intval', explode( '-', $record['period'] ) );
@@ -190,8 +189,10 @@ final class Counterfoil_Invoices {
 	 * @return array The backend's record, or status 'held'.
 	 */
 	private static function record( Counterfoil_Backend $backend, $scope, array $payment, array $now, $may_create ) {
-		$record = function () use ( $backend, $scope, $payment ) {
-			return $backend->record_payment( $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'] );
+		// The period is the instant this delivery arrived, recorded with the
+		// payment: a completion after midnight keeps it (design.md §7).
+		$record = function () use ( $backend, $scope, $payment, $now ) {
+			return $backend->record_payment( $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'], $now[0], $now[1] );
 		};
 		try {
 			return $record();

@@ -242,18 +242,22 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		);
 	}
 
-	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency ) {
+	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year = null, $month = null ) {
 		Counterfoil_Rules::scope_key( $scope );
 		Counterfoil_Rules::payment_ref( $gateway, $transaction_id );
 		Counterfoil_Rules::amount( $amount );
 		Counterfoil_Rules::currency( $currency );
+		if ( ( null === $year ) !== ( null === $month ) ) {
+			throw new InvalidArgumentException( 'invalid argument `month`: give the period\'s year and month together' );
+		}
+		$period = null === $year ? null : self::period( $year, $month );
 		return $this->attempt(
-			function () use ( $scope, $gateway, $transaction_id, $amount, $currency ) {
+			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
 				$this->check( $this->execute( 'START TRANSACTION' ) );
 				$r = $this->execute(
-					"INSERT INTO {$this->payments()} (gateway, transaction_id, scope_key, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
-					'sssss',
-					array( $gateway, $transaction_id, $scope, $amount, $currency )
+					"INSERT INTO {$this->payments()} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+					'ssssss',
+					array( $gateway, $transaction_id, $scope, $amount, $currency, $period )
 				);
 				if ( self::ER_DUP_ENTRY === $r['errno'] ) {
 					// Delivered before: that delivery committed its number, or
@@ -264,7 +268,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				}
 				try {
 					$this->check( $r );
-					$record = $this->number_payment( $r['insert_id'], $scope, $gateway, $transaction_id, null );
+					$record = $this->number_payment( $r['insert_id'], $scope, $gateway, $transaction_id, $period );
 					$this->check( $this->execute( 'COMMIT' ) );
 				} catch ( Throwable $e ) {
 					$this->rollback_quietly();

@@ -83,11 +83,15 @@ interface Counterfoil_Backend {
 	 * @param string      $transaction_id Transaction id.
 	 * @param string|null $amount         Amount.
 	 * @param string|null $currency       Currency.
+	 * @param int|null    $year           Local year at the instant the payment arrived (with $month).
+	 * @param int|null    $month          Local month at that instant: the period is recorded
+	 *                                    with the payment, and every later step takes year and
+	 *                                    month from it.
 	 * @return array scope_key, number, created, status, post_id, period
-	 *               (YYYY-MM for a payment that was held, else null). A held
+	 *               (YYYY-MM as recorded with the payment, or null). A held
 	 *               payment is numbered here from the series it was held for.
 	 */
-	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency );
+	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year = null, $month = null );
 
 	/**
 	 * Claims a reserved number to create its invoice, on the backend's own

@@ -454,7 +454,23 @@ impl PgStore {
         amount: Option<&str>,
         currency: Option<&str>,
     ) -> Result<PaymentRecord> {
+        self.record_payment_in(scope, payment, amount, currency, None)
+            .await
+    }
+
+    /// [`PgStore::record_payment`], with the period (the site's local year
+    /// and month when the payment arrived) recorded with the payment: every
+    /// later step takes year and month from this one instant.
+    pub async fn record_payment_in(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+        period: Option<crate::format::Period>,
+    ) -> Result<PaymentRecord> {
         crate::payment::check_payment_values(amount, currency)?;
+        let stored_period = period.map(|p| p.to_string());
         let key = scope.as_str().to_owned();
         let (gateway, txn) = (
             payment.gateway().to_owned(),
@@ -462,12 +478,13 @@ impl PgStore {
         );
         let (amount, currency) = (amount.map(str::to_owned), currency.map(str::to_owned));
         self.run("record_payment", move |client, sql| {
-            let (key, gateway, txn, amount, currency) = (
+            let (key, gateway, txn, amount, currency, stored_period) = (
                 key.clone(),
                 gateway.clone(),
                 txn.clone(),
                 amount.clone(),
                 currency.clone(),
+                stored_period.clone(),
             );
             Box::pin(async move {
                 let allocate = client.prepared(&sql.allocate).await?;
@@ -475,7 +492,10 @@ impl PgStore {
                 let insert_payment = client.prepared(&sql.insert_payment).await?;
                 let tx = client.begin().await?;
                 let inserted = tx
-                    .query_opt(&insert_payment, &[&gateway, &txn, &key, &amount, &currency])
+                    .query_opt(
+                        &insert_payment,
+                        &[&gateway, &txn, &key, &amount, &currency, &stored_period],
+                    )
                     .await?;
                 let Some(row) = inserted else {
                     // Delivered before: that delivery committed its number,
@@ -491,7 +511,7 @@ impl PgStore {
                 };
                 let payment_id: i64 = row.get(0);
                 let statements = (&allocate, &insert);
-                number_payment(tx, sql, statements, payment_id, key, &gateway, &txn, None).await
+                number_payment(tx, sql, statements, payment_id, key, &gateway, &txn, period).await
             })
         })
         .await

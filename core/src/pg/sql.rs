@@ -154,8 +154,8 @@ impl PgSql {
                  WHERE scope_key = $2 AND number = $3::text::numeric AND status = 'issued' AND claim = $4"
             ),
             insert_payment: format!(
-                "INSERT INTO \"{payments}\" (gateway, transaction_id, scope_key, amount, currency, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, timezone('UTC', now())) \
+                "INSERT INTO \"{payments}\" (gateway, transaction_id, scope_key, amount, currency, period, \
+                 created_at) VALUES ($1, $2, $3, $4, $5, $6, timezone('UTC', now())) \
                  ON CONFLICT (gateway, transaction_id) DO NOTHING RETURNING id"
             ),
             set_payment_number: format!(

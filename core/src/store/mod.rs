@@ -449,18 +449,38 @@ impl SeriesStore {
         amount: Option<&str>,
         currency: Option<&str>,
     ) -> Result<PaymentRecord> {
+        self.record_payment_in(scope, payment, amount, currency, None)
+            .await
+    }
+
+    /// [`SeriesStore::record_payment`], with the period recorded.
+    ///
+    /// `period` is the site's local year and month at the instant the
+    /// payment arrived, recorded with it: every later step (the invoice's
+    /// rendered number, a completion after midnight) takes year and month
+    /// from this one instant.
+    pub async fn record_payment_in(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+        period: Option<Period>,
+    ) -> Result<PaymentRecord> {
         crate::payment::check_payment_values(amount, currency)?;
+        let stored_period = period.map(|p| p.to_string());
         let (gateway, txn) = (
             payment.gateway().to_owned(),
             payment.transaction_id().to_owned(),
         );
         let (amount, currency) = (amount.map(str::to_owned), currency.map(str::to_owned));
         self.run("record_payment", scope.as_str(), move |conn, sql, key| {
-            let (gateway, txn, amount, currency) = (
+            let (gateway, txn, amount, currency, stored_period) = (
                 gateway.clone(),
                 txn.clone(),
                 amount.clone(),
                 currency.clone(),
+                stored_period.clone(),
             );
             Box::pin(async move {
                 let mut tx = Tx::begin(conn).await?;
@@ -468,7 +488,7 @@ impl SeriesStore {
                     let inserted = tx
                         .exec_drop(
                             &sql.registry.insert_payment,
-                            (&gateway, &txn, key, &amount, &currency),
+                            (&gateway, &txn, key, &amount, &currency, &stored_period),
                         )
                         .await;
                     match inserted {
@@ -480,7 +500,7 @@ impl SeriesStore {
                         Err(e) => return Err(e),
                     }
                     let payment_id = tx.last_insert_id().unwrap_or(0);
-                    number_payment(&mut tx, sql, payment_id, key, &gateway, &txn, None)
+                    number_payment(&mut tx, sql, payment_id, key, &gateway, &txn, period)
                         .await
                         .map(|numbered| numbered.map(Some))
                 }
