@@ -117,6 +117,13 @@ impl SeriesSql {
     }
 }
 
+/// The server a claim was taken on, as SQL: a claim's holder is judged
+/// alive by its connection id only on the server that issued that id (on
+/// Galera, or behind a proxy, another node's ids mean nothing here); a claim
+/// taken elsewhere is taken over only when its lease (`claimed_at` plus the
+/// caller's `stale_after`) has run out.
+pub const CLAIM_NODE: &str = "LEFT(CONCAT(@@hostname, ':', @@port, ':', @@server_id), 64)";
+
 /// The registry and payments tables and their statements, for one prefix.
 ///
 /// The plugin creates the same tables with `dbDelta` (see
@@ -157,6 +164,8 @@ pub struct RegistrySql {
     pub add_period: String,
     /// Adds `claim` and `claimed_at` to a numbers table created before them.
     pub add_claim: String,
+    /// Adds `claim_node` to a registry that has claims without it.
+    pub add_claim_node: String,
     /// Adds the books' indexes (counts per series, stale reservations, dates)
     /// to a numbers table created before them.
     pub add_book_indexes: String,
@@ -196,6 +205,7 @@ impl RegistrySql {
                  transaction_id VARCHAR(191) NULL,\n  \
                  claim VARCHAR(40) NULL,\n  \
                  claim_connection BIGINT UNSIGNED NULL,\n  \
+                 claim_node VARCHAR(64) NULL,\n  \
                  claimed_at DATETIME NULL,\n  \
                  created_at DATETIME NOT NULL,\n  \
                  updated_at DATETIME NOT NULL,\n  \
@@ -262,7 +272,11 @@ impl RegistrySql {
             add_claim: format!(
                 "ALTER TABLE `{numbers}` ADD COLUMN claim VARCHAR(40) NULL AFTER transaction_id, \
                  ADD COLUMN claim_connection BIGINT UNSIGNED NULL AFTER claim, \
-                 ADD COLUMN claimed_at DATETIME NULL AFTER claim_connection"
+                 ADD COLUMN claim_node VARCHAR(64) NULL AFTER claim_connection, \
+                 ADD COLUMN claimed_at DATETIME NULL AFTER claim_node"
+            ),
+            add_claim_node: format!(
+                "ALTER TABLE `{numbers}` ADD COLUMN claim_node VARCHAR(64) NULL AFTER claim_connection"
             ),
             add_book_indexes: format!(
                 "ALTER TABLE `{numbers}` ADD KEY scope_status (scope_key, status), \
@@ -271,16 +285,16 @@ impl RegistrySql {
             add_held_index: format!("ALTER TABLE `{payments}` ADD KEY number_id (number, id)"),
             claim_number: format!(
                 "UPDATE `{numbers}` SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), \
-                 claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() \
+                 claim_node = {CLAIM_NODE}, claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() \
                  WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' \
-                 AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR NOT EXISTS \
-                 (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection))))"
+                 AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR (claim_node = {CLAIM_NODE} AND NOT EXISTS \
+                 (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection)))))"
             ),
             number_state: format!(
                 "SELECT status, post_id, claim FROM `{numbers}` WHERE scope_key = ? AND number = ?"
             ),
             issue_claimed: format!(
-                "UPDATE `{numbers}` SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claimed_at = NULL, \
+                "UPDATE `{numbers}` SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, \
                  updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' \
                  AND claim = ?"
             ),
@@ -288,7 +302,7 @@ impl RegistrySql {
                 "UPDATE `{payments}` SET post_id = ? WHERE gateway = ? AND transaction_id = ?"
             ),
             release_claim: format!(
-                "UPDATE `{numbers}` SET status = 'reserved', claim = NULL, claim_connection = NULL, claimed_at = NULL, \
+                "UPDATE `{numbers}` SET status = 'reserved', claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, \
                  updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' \
                  AND claim = ?"
             ),

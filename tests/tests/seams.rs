@@ -487,3 +487,63 @@ fn issuing_a_claim_whose_commit_answer_was_lost_succeeds() {
         Some("77")
     );
 }
+
+/// A claim taken on another node (on Galera, or behind a proxy) is judged
+/// by its lease, not by this node's process list, where the holder's
+/// connection id means nothing (issue [seams] item 7). Failed before the
+/// fix: the live claim was taken over (two posts for one number). A dead
+/// holder on this node is still taken over at once.
+#[test]
+fn a_claim_taken_on_another_node_is_judged_by_its_lease() {
+    use counterfoil_core::Claim;
+    let url = fresh_database(Engine::MySql, "seam_claim_node");
+    let p = PaymentRef::new("stripe", "pi_node").unwrap();
+    let stale = Duration::from_secs(120);
+    let number = runtime().block_on(async {
+        let mut a = Store::connect(StoreConfig::new(&url)).await.unwrap();
+        a.ensure_registry_schema().await.unwrap();
+        a.initialize(&key("n:1"), 1).await.unwrap();
+        let r = a.record_payment(&key("n:1"), &p, None, None).await.unwrap();
+        assert_eq!(
+            a.claim_number(&key("n:1"), r.number, "holder-a", stale)
+                .await
+                .unwrap(),
+            Claim::Claimed
+        );
+        r.number
+    });
+    // As a claim taken a moment ago on another node looks from here: a
+    // connection id this server never issued.
+    exec(
+        &url,
+        "UPDATE wp_counterfoil_numbers SET claim_node = 'galera-node-2:3306:2', claim_connection = 4000000000",
+    );
+    runtime().block_on(async {
+        let mut b = Store::connect(StoreConfig::new(&url)).await.unwrap();
+        assert_eq!(
+            b.claim_number(&key("n:1"), number, "holder-b", stale)
+                .await
+                .unwrap(),
+            Claim::Busy,
+            "a fresh claim on another node is alive until its lease runs out"
+        );
+    });
+    // The same dead connection id on this node: the holder is gone.
+    exec(
+        &url,
+        &format!(
+            "UPDATE wp_counterfoil_numbers SET claim_node = {}",
+            counterfoil_core::schema::CLAIM_NODE
+        ),
+    );
+    runtime().block_on(async {
+        let mut b = Store::connect(StoreConfig::new(&url)).await.unwrap();
+        assert_eq!(
+            b.claim_number(&key("n:1"), number, "holder-b", stale)
+                .await
+                .unwrap(),
+            Claim::Claimed,
+            "a dead holder on this node is taken over at once"
+        );
+    });
+}

@@ -52,6 +52,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	const ER_DUP_ENTRY = 1062;
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
 	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
+	/** The server a claim was taken on (counterfoil_core::schema::CLAIM_NODE). */
+	const CLAIM_NODE = "LEFT(CONCAT(@@hostname, ':', @@port, ':', @@server_id), 64)";
 
 	/** @var string */
 	private $prefix;
@@ -330,7 +332,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		Counterfoil_Rules::claim_id( $claim );
 		return $this->attempt(
 			function () use ( $scope, $number, $claim, $stale_seconds ) {
-				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection))))", 'ssii', array( $claim, $scope, $number, $stale_seconds ) ) );
+				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), claim_node = " . self::CLAIM_NODE . ", claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR (claim_node = " . self::CLAIM_NODE . " AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection)))))", 'ssii', array( $claim, $scope, $number, $stale_seconds ) ) );
 				if ( 1 === $r['affected'] ) {
 					return array( 'status' => 'claimed', 'post_id' => null );
 				}
@@ -360,7 +362,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			function () use ( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
 				return $this->transaction(
 					function () use ( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
-						$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'isis', array( $post_id, $scope, $number, $claim ) ) );
+						$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'isis', array( $post_id, $scope, $number, $claim ) ) );
 						if ( 1 !== $r['affected'] ) {
 							// Lost, or issued by this call's earlier try whose
 							// COMMIT answer was lost (the core's payment::issued_to).
@@ -384,7 +386,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		Counterfoil_Rules::claim_id( $claim );
 		return $this->attempt(
 			function () use ( $scope, $number, $claim ) {
-				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'reserved', claim = NULL, claim_connection = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'sis', array( $scope, $number, $claim ) ) );
+				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'reserved', claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'sis', array( $scope, $number, $claim ) ) );
 				return 1 === $r['affected'];
 			}
 		);

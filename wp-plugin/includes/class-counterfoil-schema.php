@@ -35,7 +35,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 5;
+	const VERSION        = 6;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -114,6 +114,7 @@ final class Counterfoil_Schema {
   transaction_id varchar(191) NULL,
   claim varchar(40) NULL,
   claim_connection bigint(20) unsigned NULL,
+  claim_node varchar(64) NULL,
   claimed_at datetime NULL,
   created_at datetime NOT NULL,
   updated_at datetime NOT NULL,

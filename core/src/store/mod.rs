@@ -349,6 +349,8 @@ impl SeriesStore {
                     .await?;
                 if !columns.iter().any(|c| c.eq_ignore_ascii_case("claim")) {
                     conn.query_drop(&sql.registry.add_claim).await?;
+                } else if !columns.iter().any(|c| c.eq_ignore_ascii_case("claim_node")) {
+                    conn.query_drop(&sql.registry.add_claim_node).await?;
                 }
                 let indexes: Vec<String> = conn
                     .exec(
