@@ -487,3 +487,90 @@ fn bad_input_is_a_clear_error_exit_2_and_nothing_written() {
     assert_eq!(verify.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&verify.stdout).contains("is not in the registry"));
 }
+
+/// `verify` and the plugin's gap report at a million numbers in one series
+/// (issue [seams] item 8): both read the series in keyset chunks, so memory
+/// stays bounded; both find exactly the planted gaps. Before the fix the gap
+/// report loaded the whole series into PHP (a fatal error under a 64 MB
+/// memory limit) and `verify` held every row at once.
+#[test]
+fn a_million_numbers_in_one_series_verify_and_the_gap_report_in_bounded_memory() {
+    let wp = WordPress::install(MariaDb::shared(), "million_gaps", None).unwrap();
+    let url = wp.database_url().to_owned();
+    MariaDb::shared()
+        .exec(
+            wp.database(),
+            "INSERT INTO wp_invoice_sequences (scope_key, current_value, start_value) VALUES ('9:2026', 1000000, 1);
+             INSERT INTO wp_counterfoil_numbers (scope_key, number, status, source, created_at, updated_at)
+             SELECT '9:2026', seq, 'issued', 'test', UTC_TIMESTAMP(), UTC_TIMESTAMP() FROM seq_1_to_1000000
+             WHERE seq NOT IN (10000, 10001, 500000, 999999, 1000000)",
+        )
+        .unwrap();
+    // The gap report, under a memory limit far below the series' size.
+    let out = wp
+        .php(false)
+        .args(["-d", "memory_limit=64M", "-r"])
+        .arg(
+            "require './wp-load.php';
+             $g = Counterfoil_Books::gaps(array('scope' => '9:2026', 'year' => 0));
+             echo json_encode(array($g['missing'], $g['cut'], memory_get_peak_usage(true)));",
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(
+        v[0],
+        serde_json::json!([
+            ["9:2026", 10000, 10001],
+            ["9:2026", 500000, 500000],
+            ["9:2026", 999999, 1000000]
+        ])
+    );
+    assert_eq!(v[1], Value::Bool(false));
+    let php_peak = v[2].as_u64().unwrap();
+    eprintln!(
+        "gap report at 1M numbers: PHP peak memory {} MB",
+        php_peak / 1_048_576
+    );
+
+    // verify: its own process, its peak resident memory from wait4.
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below, which also gives its rusage
+    let mut child = Command::new(BIN)
+        .args(["verify", "--json"])
+        .env("DATABASE_URL", &url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut pipe, &mut text).unwrap();
+        text
+    });
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value; wait4 on our own child's
+    // pid with valid out-pointers (the Child is never waited for again).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    let stdout = reader.join().unwrap();
+    let peak_mb = usage.ru_maxrss as u64 / 1024;
+    eprintln!("verify at 1M numbers: peak resident memory {peak_mb} MB");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 1,
+        "findings: exit 1"
+    );
+    let gaps: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["detail"].as_str().map(str::to_owned))
+        .filter(|d| d.contains("unexplained gap"))
+        .collect();
+    assert_eq!(gaps.len(), 3, "{gaps:?}");
+    assert!(gaps[0].contains("10000–10001"), "{gaps:?}");
+    assert!(peak_mb < 64, "verify's memory is bounded: {peak_mb} MB");
+}

@@ -24,6 +24,10 @@ final class Counterfoil_Books {
 	const STALE_MINUTES  = 15;
 	const EXPORT_CHUNK   = 2000;
 	const MAX_GAP_SERIES = 100;
+	/** Registry rows read per query by the gap report (bounded memory). */
+	const GAP_CHUNK = 10000;
+	/** Most ranges the gap report lists. */
+	const MAX_GAP_RANGES = 1000;
 
 	/** Hooks. */
 	public static function init() {
@@ -159,7 +163,9 @@ final class Counterfoil_Books {
 	 * registry row, and numbers reserved for longer than STALE_MINUTES.
 	 *
 	 * @param array $f Filters (series, year).
-	 * @return array missing: list of [scope, from, to]; stale: rows.
+	 * @return array missing: list of [scope, from, to] (at most MAX_GAP_RANGES;
+	 *               cut: true when more exist); stale: rows; limited: true
+	 *               when more than MAX_GAP_SERIES series have gaps.
 	 */
 	public static function gaps( array $f ) {
 		global $wpdb;
@@ -178,18 +184,34 @@ final class Counterfoil_Books {
 				$params
 			)
 		);
+		// Each short series is walked in keyset chunks of GAP_CHUNK numbers
+		// (on the (scope_key, number) index), each chunk released before the
+		// next: memory stays bounded at a million numbers in one series.
 		$missing = array();
+		$cut     = false;
 		foreach ( $short as $s ) {
 			$expect = (int) $s->first;
-			$have   = array_map( 'intval', $wpdb->get_col( $wpdb->prepare( "SELECT number FROM {$t['numbers']} WHERE scope_key = %s AND number BETWEEN %d AND %d ORDER BY number", $s->scope_key, $s->first, $s->last ) ) );
-			foreach ( $have as $n ) {
-				if ( $n > $expect ) {
-					$missing[] = array( $s->scope_key, $expect, $n - 1 );
+			$last   = (int) $s->last;
+			do {
+				$have = $wpdb->get_col( $wpdb->prepare( "SELECT number FROM {$t['numbers']} WHERE scope_key = %s AND number >= %d AND number <= %d ORDER BY number LIMIT %d", $s->scope_key, $expect, $last, self::GAP_CHUNK ) );
+				$wpdb->flush();
+				foreach ( $have as $n ) {
+					$n = (int) $n;
+					if ( $n > $expect ) {
+						$missing[] = array( $s->scope_key, $expect, $n - 1 );
+					}
+					$expect = $n + 1;
 				}
-				$expect = $n + 1;
+				$cut = count( $missing ) >= self::MAX_GAP_RANGES;
+			} while ( count( $have ) === self::GAP_CHUNK && ! $cut );
+			unset( $have );
+			if ( ! $cut && $expect <= $last ) {
+				$missing[] = array( $s->scope_key, $expect, $last );
 			}
-			if ( $expect <= (int) $s->last ) {
-				$missing[] = array( $s->scope_key, $expect, (int) $s->last );
+			if ( count( $missing ) >= self::MAX_GAP_RANGES ) {
+				$cut     = true;
+				$missing = array_slice( $missing, 0, self::MAX_GAP_RANGES );
+				break;
 			}
 		}
 		list( $in_series, $stale_params ) = self::where( $series, 'n' );
@@ -199,6 +221,7 @@ final class Counterfoil_Books {
 			'missing' => $missing,
 			'stale'   => $stale,
 			'limited' => count( $short ) >= self::MAX_GAP_SERIES,
+			'cut'     => $cut,
 		);
 	}
 
@@ -226,6 +249,9 @@ final class Counterfoil_Books {
 				</ul>
 				<?php if ( $g['limited'] ) : ?>
 					<p><?php esc_html_e( 'Only the first 100 series with gaps are listed; filter by series or year to see the others.', 'counterfoil' ); ?></p>
+				<?php endif; ?>
+				<?php if ( $g['cut'] ) : ?>
+					<p id="counterfoil-gaps-cut"><?php esc_html_e( 'Only the first 1,000 gaps are listed; void them, or filter by series, to see the rest.', 'counterfoil' ); ?></p>
 				<?php endif; ?>
 			<?php endif; ?>
 			<?php if ( $g['stale'] ) : ?>
