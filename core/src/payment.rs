@@ -106,6 +106,11 @@ pub enum NumberStatus {
     Issued,
     /// Withdrawn, with a recorded reason.
     Void,
+    /// Taken by a recorded allocation whose caller may not have received
+    /// it: the answer to its COMMIT never arrived (a lost connection, the
+    /// deadline). A call that gets its answer marks its number `issued`;
+    /// the books list what stays unconfirmed.
+    Unconfirmed,
 }
 
 impl NumberStatus {
@@ -116,6 +121,7 @@ impl NumberStatus {
             NumberStatus::Creating => "creating",
             NumberStatus::Issued => "issued",
             NumberStatus::Void => "void",
+            NumberStatus::Unconfirmed => "unconfirmed",
         }
     }
 
@@ -126,6 +132,7 @@ impl NumberStatus {
             "creating" => Some(NumberStatus::Creating),
             "issued" => Some(NumberStatus::Issued),
             "void" => Some(NumberStatus::Void),
+            "unconfirmed" => Some(NumberStatus::Unconfirmed),
             _ => None,
         }
     }

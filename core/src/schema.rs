@@ -141,12 +141,15 @@ pub struct RegistrySql {
     pub create_payments: String,
     /// Records an allocated number (scope, number, status, source, gateway, transaction).
     pub insert_number: String,
-    /// Records a number issued by `allocate_recorded` with the call's mark in
-    /// `claim` (scope, number, source, mark).
-    pub insert_issued_by_call: String,
+    /// Records a number taken by `allocate_recorded` as `unconfirmed`, with
+    /// the call's mark in `claim` (scope, number, source, mark).
+    pub insert_unconfirmed_by_call: String,
+    /// Marks a call's number `issued` once the answer to its COMMIT has
+    /// arrived (scope, number, the call's mark); idempotent.
+    pub confirm_by_call: String,
     /// Voids a number whose call lost its answer while committing, in the
     /// retry that replaces it (reason, scope, number, the call's mark): only
-    /// if that commit landed (an issued row with this call's mark).
+    /// if that commit landed (a row with this call's mark).
     pub void_unanswered: String,
     /// Records a payment (gateway, transaction, scope, amount, currency).
     pub insert_payment: String,
@@ -243,13 +246,17 @@ impl RegistrySql {
                 "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, period, \
                  created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())"
             ),
-            insert_issued_by_call: format!(
+            insert_unconfirmed_by_call: format!(
                 "INSERT INTO `{numbers}` (scope_key, number, status, source, claim, created_at, updated_at) \
-                 VALUES (?, ?, 'issued', ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+                 VALUES (?, ?, 'unconfirmed', ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+            ),
+            confirm_by_call: format!(
+                "UPDATE `{numbers}` SET status = 'issued', updated_at = UTC_TIMESTAMP() \
+                 WHERE scope_key = ? AND number = ? AND claim = ? AND status = 'unconfirmed'"
             ),
             void_unanswered: format!(
                 "UPDATE `{numbers}` SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() \
-                 WHERE scope_key = ? AND number = ? AND status = 'issued' AND claim = ?"
+                 WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?"
             ),
             set_payment_number: format!("UPDATE `{payments}` SET number = ? WHERE id = ?"),
             find_payment: format!(

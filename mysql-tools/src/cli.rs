@@ -82,7 +82,7 @@ pub struct ExportArgs {
     /// Numbers handed out on or before this day (YYYY-MM-DD, UTC).
     #[arg(long)]
     pub to: Option<String>,
-    /// Only this status: reserved, creating, issued or void.
+    /// Only this status: reserved, creating, issued, unconfirmed or void.
     #[arg(long)]
     pub status: Option<String>,
     /// csv or jsonl.

@@ -4,7 +4,8 @@
 //!    number twice;
 //! 2. every counter is at or above its highest registry number;
 //! 3. every number start..current of every series is accounted for: issued,
-//!    void with a reason, or reserved for less than the grace period;
+//!    void with a reason, or reserved (or unconfirmed: its caller may not
+//!    have received it) for less than the grace period;
 //! 4. every invoice post is in the registry (or is a duplicate recorded by
 //!    `counterfoil adopt`).
 //!
@@ -320,6 +321,8 @@ async fn judge(
                     "void" => note(format!("series {scope}: number {n} is void without a reason")),
                     "reserved" | "creating" if (*age as u64) < args.reserved_grace_minutes => {}
                     "reserved" | "creating" => note(format!("series {scope}: number {n} has been {status} for {age} minutes: its invoice was never completed (deliver the payment again)")),
+                    "unconfirmed" if (*age as u64) < args.reserved_grace_minutes => {}
+                    "unconfirmed" => note(format!("series {scope}: number {n} is unconfirmed ({age} minutes): the call that took it never got the answer to its COMMIT, so its caller may not have received it (void it with a reason if it was not used)")),
                     other => note(format!("series {scope}: number {n} has unknown status `{other}`")),
                 }
             }

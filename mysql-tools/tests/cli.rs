@@ -201,6 +201,7 @@ fn postgres_stress_and_the_commands_that_are_mysql_only() {
             "UPDATE wp_invoice_sequences SET current_value = 5 WHERE scope_key = 'a:2026';\
              UPDATE wp_counterfoil_numbers SET status = 'void', reason = NULL WHERE scope_key = 'a:2026' AND number = 2;\
              UPDATE wp_counterfoil_numbers SET status = 'reserved', updated_at = updated_at - interval '1 hour' WHERE scope_key = 'a:2026' AND number = 3;\
+             UPDATE wp_counterfoil_numbers SET status = 'unconfirmed', updated_at = updated_at - interval '1 hour' WHERE scope_key = 'b:2026' AND number = 1;\
              UPDATE wp_invoice_sequences SET current_value = 2 WHERE scope_key = 'b:2026'",
         )
         .unwrap();
@@ -211,6 +212,7 @@ fn postgres_stress_and_the_commands_that_are_mysql_only() {
         "series a:2026: number(s) 4–5 are neither issued nor void",
         "series a:2026: number 2 is void without a reason",
         "series a:2026: number 3 has been reserved for 60 minutes",
+        "series b:2026: number 1 is unconfirmed (60 minutes)",
         "series b:2026: counter 2 is below its highest registry number 4",
     ] {
         assert!(text.contains(needle), "`{needle}` not in:\n{text}");

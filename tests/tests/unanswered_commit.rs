@@ -88,3 +88,62 @@ fn the_php_backend_voids_the_number_of_a_lost_commit_answer() {
         format!("1 void {UNANSWERED_REASON}\n2 issued -\n3 issued -")
     );
 }
+
+/// Every try of a call loses the answer to its COMMIT: the call fails with
+/// an unknown outcome, and its caller has no number. The books must say so:
+/// the numbers of the tries that a later try replaced are void with the
+/// reason, and the last one — whose caller may or may not have it — is
+/// `unconfirmed`, never `issued` (issue [seams] item 4; failed before the
+/// fix: it stayed `issued`). A call that gets its answer marks its number
+/// `issued`. The core and the pure-PHP backend alike.
+#[test]
+fn the_last_lost_answer_leaves_its_number_unconfirmed() {
+    let url = MariaDb::shared().fresh_database("unconfirmed").unwrap();
+    let db = MariaDb::database_name(&url);
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    let via_proxy = format!(
+        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
+        proxy.port()
+    );
+    let scope = ScopeKey::new("lost:2026").unwrap();
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(via_proxy.as_str()))
+            .await
+            .unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&scope, 1).await.unwrap();
+        proxy.arm(5);
+        let lost = s.allocate_recorded(&scope, "test").await;
+        assert!(lost.is_err(), "every try lost its answer: {lost:?}");
+        assert_eq!(s.allocate_recorded(&scope, "test").await.unwrap(), 6);
+    });
+    assert_eq!(proxy.cuts(), 5);
+    let void = format!("void {UNANSWERED_REASON}");
+    assert_eq!(
+        registry(&url, "wp_counterfoil_numbers", "lost:2026"),
+        format!("1 {void}\n2 {void}\n3 {void}\n4 {void}\n5 unconfirmed -\n6 issued -")
+    );
+
+    let wp = WordPress::install(MariaDb::shared(), "unconfirmed_php", None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}')", proxy.port()),
+    );
+    proxy.arm(5);
+    let out = wp
+        .eval(
+            false,
+            "try { allocate_invoice_number(1, 2026); echo 'numbered'; } catch (Throwable $e) { echo 'failed'; }
+             echo ' ', allocate_invoice_number(1, 2026);",
+        )
+        .unwrap();
+    assert_eq!(out, "failed 2026-0006");
+    assert_eq!(proxy.cuts(), 5);
+    assert_eq!(
+        registry(wp.database_url(), "wp_counterfoil_numbers", "1:2026"),
+        format!("1 {void}\n2 {void}\n3 {void}\n4 {void}\n5 unconfirmed -\n6 issued -")
+    );
+}

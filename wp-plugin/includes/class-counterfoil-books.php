@@ -77,7 +77,7 @@ final class Counterfoil_Books {
 		return array(
 			'scope'  => isset( $source['scope'] ) ? trim( sanitize_text_field( wp_unslash( $source['scope'] ) ) ) : '',
 			'year'   => $year >= 1 && $year <= 9999 ? $year : 0,
-			'status' => in_array( $status, array( 'reserved', 'creating', 'issued', 'void' ), true ) ? $status : '',
+			'status' => in_array( $status, array( 'reserved', 'creating', 'issued', 'void', 'unconfirmed' ), true ) ? $status : '',
 		);
 	}
 
@@ -128,7 +128,7 @@ final class Counterfoil_Books {
 				<label><?php esc_html_e( 'Status', 'counterfoil' ); ?>
 					<select name="status">
 						<option value=""><?php esc_html_e( 'any', 'counterfoil' ); ?></option>
-						<?php foreach ( array( 'issued', 'reserved', 'creating', 'void' ) as $s ) : ?>
+						<?php foreach ( array( 'issued', 'reserved', 'creating', 'unconfirmed', 'void' ) as $s ) : ?>
 							<option value="<?php echo esc_attr( $s ); ?>" <?php selected( $f['status'], $s ); ?>><?php echo esc_html( $s ); ?></option>
 						<?php endforeach; ?>
 					</select></label>
@@ -216,7 +216,7 @@ final class Counterfoil_Books {
 		}
 		list( $in_series, $stale_params ) = self::where( $series, 'n' );
 		array_unshift( $stale_params, self::STALE_MINUTES );
-		$stale = $wpdb->get_results( $wpdb->prepare( "SELECT n.scope_key, n.number, n.status, n.gateway, n.transaction_id, n.updated_at FROM {$t['numbers']} n WHERE n.status IN ('reserved', 'creating') AND n.updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE AND $in_series ORDER BY n.updated_at LIMIT 200", $stale_params ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
+		$stale = $wpdb->get_results( $wpdb->prepare( "SELECT n.scope_key, n.number, n.status, n.gateway, n.transaction_id, n.claim, n.updated_at FROM {$t['numbers']} n WHERE n.status IN ('reserved', 'creating', 'unconfirmed') AND n.updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE AND $in_series ORDER BY n.updated_at LIMIT 200", $stale_params ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
 		return array(
 			'missing' => $missing,
 			'stale'   => $stale,
@@ -253,6 +253,19 @@ final class Counterfoil_Books {
 				<?php if ( $g['cut'] ) : ?>
 					<p id="counterfoil-gaps-cut"><?php esc_html_e( 'Only the first 1,000 gaps are listed; void them, or filter by series, to see the rest.', 'counterfoil' ); ?></p>
 				<?php endif; ?>
+			<?php endif; ?>
+			<?php
+			$unconfirmed = array_values( array_filter( $g['stale'], fn ( $r ) => 'unconfirmed' === $r->status ) );
+			$g['stale']  = array_values( array_filter( $g['stale'], fn ( $r ) => 'unconfirmed' !== $r->status ) );
+			?>
+			<?php if ( $unconfirmed ) : ?>
+				<h3><?php esc_html_e( 'Unconfirmed', 'counterfoil' ); ?></h3>
+				<p><?php esc_html_e( 'These numbers were taken by a call that never got the database\'s answer (a lost connection, or its deadline): the caller may not have received them. If one was used, find it by its call mark; otherwise void it with a reason.', 'counterfoil' ); ?></p>
+				<ul class="counterfoil-unconfirmed">
+					<?php foreach ( $unconfirmed as $u ) : ?>
+						<li data-scope="<?php echo esc_attr( $u->scope_key ); ?>" data-number="<?php echo esc_attr( (string) $u->number ); ?>"><?php echo esc_html( sprintf( '%s: %d (since %s UTC, call %s)', $u->scope_key, $u->number, $u->updated_at, $u->claim ) ); ?></li>
+					<?php endforeach; ?>
+				</ul>
 			<?php endif; ?>
 			<?php if ( $g['stale'] ) : ?>
 				<h3><?php esc_html_e( 'Reserved for too long', 'counterfoil' ); ?></h3>
@@ -379,7 +392,7 @@ final class Counterfoil_Books {
 			$status            = 'creating' === $r->status ? 'reserved' : $r->status;
 			$counts[ $status ] = ( isset( $counts[ $status ] ) ? $counts[ $status ] : 0 ) + (int) $r->c;
 		}
-		$stale   = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$t['numbers']} WHERE status IN ('reserved', 'creating') AND updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE", self::STALE_MINUTES ) );
+		$stale   = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$t['numbers']} WHERE status IN ('reserved', 'creating', 'unconfirmed') AND updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE", self::STALE_MINUTES ) );
 		$summary = array(
 			'year'   => $year,
 			'counts' => $counts,

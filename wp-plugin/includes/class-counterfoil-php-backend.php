@@ -214,9 +214,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	}
 
 	/**
-	 * Allocates and records an issued number in one transaction. As the
-	 * core: a try whose COMMIT lost its answer may have committed; the retry
-	 * voids that number (if its row exists) with the reason
+	 * Allocates and records a number in one transaction, as the core: the
+	 * row is written unconfirmed and marked issued once the COMMIT was
+	 * answered; a try whose COMMIT lost its answer may have committed, and
+	 * the retry voids that number (if its row exists) with the reason
 	 * Counterfoil_Rules::UNANSWERED_REASON before taking its own.
 	 */
 	public function allocate_recorded( $scope, $source ) {
@@ -228,18 +229,26 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$committing = array();
 		return $this->attempt(
 			function () use ( $scope, $source, $call, &$committing ) {
-				return $this->transaction(
+				$number = $this->transaction(
 					function () use ( $scope, $source, $call, &$committing ) {
 						foreach ( $committing as $unanswered ) {
-							$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'issued' AND claim = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
+							$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
 						}
 						$number = $this->allocate_in( $scope, 1 );
-						$r      = $this->execute( "INSERT INTO {$this->numbers()} (scope_key, number, status, source, claim, created_at, updated_at) VALUES (?, ?, 'issued', ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())", 'siss', array( $scope, $number, $source, $call ) );
+						$r      = $this->execute( "INSERT INTO {$this->numbers()} (scope_key, number, status, source, claim, created_at, updated_at) VALUES (?, ?, 'unconfirmed', ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())", 'siss', array( $scope, $number, $source, $call ) );
 						$this->check_registry_insert( $r, $scope, $number );
 						$committing[] = $number;
 						return $number;
 					}
 				);
+				// The COMMIT was answered: this call has its number. As the
+				// core: idempotent, and a failure leaves it unconfirmed.
+				try {
+					$this->execute( "UPDATE {$this->numbers()} SET status = 'issued', updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND claim = ? AND status = 'unconfirmed'", 'sis', array( $scope, $number, $call ) );
+				} catch ( Counterfoil_Retryable $e ) {
+					unset( $e ); // Lost on the way: the number stays unconfirmed; the caller has it.
+				}
+				return $number;
 			}
 		);
 	}

@@ -423,7 +423,7 @@ impl PgStore {
                         &[
                             &key,
                             &number.to_string(),
-                            &NumberStatus::Issued.as_str(),
+                            &NumberStatus::Unconfirmed.as_str(),
                             &source,
                             &none,
                             &none,
@@ -436,6 +436,13 @@ impl PgStore {
                 }
                 committing.lock().expect("not poisoned").push(number);
                 tx.commit().await?;
+                // Answered: this call has its number (see the MySQL store).
+                if let Err(e) = client
+                    .execute(&sql.confirm_by_call, &[&key, &number.to_string(), &call])
+                    .await
+                {
+                    log::warn!("number {number} of `{key}` stays unconfirmed: {e}");
+                }
                 Ok(Ok(number))
             })
         })

@@ -40,6 +40,8 @@ pub struct PgSql {
     pub insert_number: String,
     /// (reason, scope, number, mark): voids an unanswered COMMIT's number.
     pub void_unanswered: String,
+    /// Marks a call's number `issued` once its COMMIT was answered.
+    pub confirm_by_call: String,
     /// (gateway, transaction, scope, amount, currency) → id, or none if
     /// the payment was recorded before.
     pub insert_payment: String,
@@ -151,7 +153,12 @@ impl PgSql {
             ),
             void_unanswered: format!(
                 "UPDATE \"{numbers}\" SET status = 'void', reason = $1, updated_at = timezone('UTC', now()) \
-                 WHERE scope_key = $2 AND number = $3::text::numeric AND status = 'issued' AND claim = $4"
+                 WHERE scope_key = $2 AND number = $3::text::numeric AND status IN ('issued', 'unconfirmed') \
+                 AND claim = $4"
+            ),
+            confirm_by_call: format!(
+                "UPDATE \"{numbers}\" SET status = 'issued', updated_at = timezone('UTC', now()) \
+                 WHERE scope_key = $1 AND number = $2::text::numeric AND claim = $3 AND status = 'unconfirmed'"
             ),
             insert_payment: format!(
                 "INSERT INTO \"{payments}\" (gateway, transaction_id, scope_key, amount, currency, period, \

@@ -382,12 +382,14 @@ impl SeriesStore {
     /// as issued (`source`, e.g. `api`), in one transaction: the number exists
     /// only if its registry row does (design.md §2 rule 4).
     ///
-    /// A try whose COMMIT lost its answer may have committed: the number it
-    /// took is then issued in the registry though nobody received it. The
-    /// retry that replaces it voids that row, if it exists (recognised by
-    /// the call's random mark in `claim`), with
-    /// [`crate::payment::UNANSWERED_REASON`], in its own transaction, so the
-    /// books explain the number.
+    /// The row is written `unconfirmed` with the call's random mark in
+    /// `claim`, and marked `issued` once the answer to the COMMIT has
+    /// arrived: a number whose caller may not have received it (the answer
+    /// lost, the deadline first) stays `unconfirmed`, and the books list it.
+    /// A try whose COMMIT lost its answer may have committed: the retry that
+    /// replaces it voids that row, if it exists (recognised by the call's
+    /// mark), with [`crate::payment::UNANSWERED_REASON`], so the books
+    /// explain the number.
     pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
         crate::payment::check_source(source)?;
         let source = source.to_owned();
@@ -420,7 +422,7 @@ impl SeriesStore {
                         let row = (key, number, &source, &call);
                         insert_registry_row(
                             &mut tx,
-                            &sql.registry.insert_issued_by_call,
+                            &sql.registry.insert_unconfirmed_by_call,
                             key,
                             number,
                             row,
@@ -432,7 +434,21 @@ impl SeriesStore {
                     if let Ok(Ok(number)) = &outcome {
                         committing.lock().expect("not poisoned").push(*number);
                     }
-                    tx.end(outcome).await
+                    let number = match tx.end(outcome).await? {
+                        Ok(number) => number,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    // The COMMIT was answered: this call has its number.
+                    // Marking it issued is idempotent; if this answer is
+                    // lost, or the deadline ends the call first, the number
+                    // stays unconfirmed, which is what the books must say.
+                    if let Err(e) = conn
+                        .exec_drop(&sql.registry.confirm_by_call, (key, number, &call))
+                        .await
+                    {
+                        log::warn!("number {number} of `{key}` stays unconfirmed: {e}");
+                    }
+                    Ok(Ok(number))
                 })
             },
         )
