@@ -62,7 +62,12 @@ namespace Counterfoil {
 
         /**
          * Hands out the next number of `$scope_key` and records it in the
-         * registry as issued (with `$source`), in one transaction.
+         * registry (with `$source`), in one transaction; the number is marked
+         * issued once the answer to the COMMIT arrived (else it stays
+         * unconfirmed, and the books list it). With `$request_key` (1–64
+         * letters, digits, `.`, `_`, `:`, `-`), a repeat of the call with the
+         * same key in the same series returns the same number: after a timeout
+         * or a lost connection, repeat the call to learn its fate.
          *
          * @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
          * @throws \Counterfoil\DatabaseUnavailableException when the registry already holds the number
@@ -71,9 +76,10 @@ namespace Counterfoil {
          *
          * @param string $scope_key
          * @param string $source
+         * @param string|null $request_key
          * @return int
          */
-        public function allocateRecorded(string $scope_key, string $source): int {}
+        public function allocateRecorded(string $scope_key, string $source, ?string $request_key = null): int {}
 
         /**
          * Claims reserved number `$number` of `$scope_key` to create its invoice

@@ -192,6 +192,17 @@ impl Store {
         both!(self, s => s.allocate_recorded(scope, source).await)
     }
 
+    /// A recorded allocation with a request key: a repeat with the same key
+    /// in the same series returns the same number.
+    pub async fn allocate_recorded_keyed(
+        &mut self,
+        scope: &ScopeKey,
+        source: &str,
+        request_key: &str,
+    ) -> Result<u64> {
+        both!(self, s => s.allocate_recorded_keyed(scope, source, request_key).await)
+    }
+
     /// Records a payment and gives it a number, once per payment.
     pub async fn record_payment(
         &mut self,

@@ -348,6 +348,43 @@ pub fn check_currency(currency: &str) -> Result<()> {
     })
 }
 
+/// Longest request key of a recorded allocation.
+pub const MAX_REQUEST_KEY: usize = 64;
+
+/// Checks a recorded allocation's request key: 1–64 ASCII letters, digits,
+/// `.`, `_`, `:` or `-` (a caller's idempotency key: a repeat of the call
+/// with the same key, in the same series, returns the same number).
+pub fn check_request_key(key: &str) -> Result<()> {
+    if key.is_empty()
+        || key.len() > MAX_REQUEST_KEY
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+    {
+        return Err(Error::InvalidArgument {
+            name: "request_key",
+            reason: format!(
+                "a request key is 1 to {MAX_REQUEST_KEY} letters, digits, `.`, `_`, `:` or `-`"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// What a repeat of a keyed recorded allocation answers, from the row its
+/// key already holds (`status`): the number, for an `issued` or
+/// `unconfirmed` one (the repeat's caller receives it now, so an
+/// unconfirmed one becomes issued); a voided number is never handed out.
+pub fn repeat_of_request(scope: &str, key: &str, number: u64, status: &str) -> Result<u64> {
+    match NumberStatus::parse(status) {
+        Some(NumberStatus::Issued | NumberStatus::Unconfirmed) => Ok(number),
+        _ => Err(Error::Unexpected(format!(
+            "request key `{key}` took number {number} of series `{scope}`, which is now `{status}`; \
+             it is not handed out again"
+        ))),
+    }
+}
+
 /// Checks what a payment records besides its reference: each value that is
 /// given must pass [`check_amount`] / [`check_currency`].
 pub fn check_payment_values(amount: Option<&str>, currency: Option<&str>) -> Result<()> {

@@ -169,6 +169,14 @@ pub struct RegistrySql {
     pub add_claim: String,
     /// Adds `claim_node` to a registry that has claims without it.
     pub add_claim_node: String,
+    /// Adds `request_key` and its unique key to a registry without them.
+    pub add_request_key: String,
+    /// Records a keyed recorded allocation as `unconfirmed` (scope, number,
+    /// source, the call's mark, request key).
+    pub insert_keyed_by_call: String,
+    /// The number a request key took in a series (scope, key): number,
+    /// status, the call's mark.
+    pub find_by_request: String,
     /// Adds the books' indexes (counts per series, stale reservations, dates)
     /// to a numbers table created before them.
     pub add_book_indexes: String,
@@ -210,10 +218,12 @@ impl RegistrySql {
                  claim_connection BIGINT UNSIGNED NULL,\n  \
                  claim_node VARCHAR(64) NULL,\n  \
                  claimed_at DATETIME NULL,\n  \
+                 request_key VARCHAR(64) NULL,\n  \
                  created_at DATETIME NOT NULL,\n  \
                  updated_at DATETIME NOT NULL,\n  \
                  PRIMARY KEY (id),\n  \
                  UNIQUE KEY scope_number (scope_key, number),\n  \
+                 UNIQUE KEY scope_request (scope_key, request_key),\n  \
                  KEY post_id (post_id),\n  \
                  KEY scope_status (scope_key, status),\n  \
                  KEY status_updated (status, updated_at),\n  \
@@ -281,6 +291,17 @@ impl RegistrySql {
                  ADD COLUMN claim_connection BIGINT UNSIGNED NULL AFTER claim, \
                  ADD COLUMN claim_node VARCHAR(64) NULL AFTER claim_connection, \
                  ADD COLUMN claimed_at DATETIME NULL AFTER claim_node"
+            ),
+            add_request_key: format!(
+                "ALTER TABLE `{numbers}` ADD COLUMN request_key VARCHAR(64) NULL AFTER claimed_at, \
+                 ADD UNIQUE KEY scope_request (scope_key, request_key)"
+            ),
+            insert_keyed_by_call: format!(
+                "INSERT INTO `{numbers}` (scope_key, number, status, source, claim, request_key, created_at, updated_at) \
+                 VALUES (?, ?, 'unconfirmed', ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+            ),
+            find_by_request: format!(
+                "SELECT number, status, claim FROM `{numbers}` WHERE scope_key = ? AND request_key = ?"
             ),
             add_claim_node: format!(
                 "ALTER TABLE `{numbers}` ADD COLUMN claim_node VARCHAR(64) NULL AFTER claim_connection"

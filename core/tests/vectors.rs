@@ -228,6 +228,7 @@ fn recorded_values() {
             "source" => counterfoil_core::payment::check_source(&value),
             "amount" => counterfoil_core::payment::check_amount(&value),
             "currency" => counterfoil_core::payment::check_currency(&value),
+            "request_key" => counterfoil_core::payment::check_request_key(&value),
             other => panic!("unknown field {other}"),
         };
         match (got, case["error"].as_str()) {

@@ -41,7 +41,9 @@ type Row = (
 pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
     let status = match &args.status {
         Some(s) => Some(NumberStatus::parse(s).ok_or_else(|| {
-            anyhow::anyhow!("invalid argument `status`: use reserved, creating, issued, unconfirmed or void")
+            anyhow::anyhow!(
+                "invalid argument `status`: use reserved, creating, issued, unconfirmed or void"
+            )
         })?),
         None => None,
     };

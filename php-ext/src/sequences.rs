@@ -269,16 +269,31 @@ impl Sequences {
     }
 
     /// Hands out the next number of `$scope_key` and records it in the
-    /// registry as issued (with `$source`), in one transaction.
+    /// registry (with `$source`), in one transaction; the number is marked
+    /// issued once the answer to the COMMIT arrived (else it stays
+    /// unconfirmed, and the books list it). With `$request_key` (1–64
+    /// letters, digits, `.`, `_`, `:`, `-`), a repeat of the call with the
+    /// same key in the same series returns the same number: after a timeout
+    /// or a lost connection, repeat the call to learn its fate.
     ///
     /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
     /// @throws \Counterfoil\DatabaseUnavailableException when the registry already holds the number
     ///   (the counter is behind: nothing was issued), or the database fails.
     /// @throws \Counterfoil\TimeoutException
-    pub fn allocate_recorded(&self, scope_key: String, source: String) -> PhpResult<i64> {
+    pub fn allocate_recorded(
+        &self,
+        scope_key: String,
+        source: String,
+        request_key: Option<String>,
+    ) -> PhpResult<i64> {
         let key = scope(&scope_key)?;
         let n = process::with_store(&self.settings, move |s| {
-            Box::pin(async move { s.allocate_recorded(&key, &source).await })
+            Box::pin(async move {
+                match request_key {
+                    None => s.allocate_recorded(&key, &source).await,
+                    Some(k) => s.allocate_recorded_keyed(&key, &source, &k).await,
+                }
+            })
         })?;
         to_php_int(&scope_key, n)
     }

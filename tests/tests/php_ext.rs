@@ -271,3 +271,79 @@ fn php_fpm_serves_a_thousand_allocations_on_one_connection_per_worker() {
         "a worker died or was replaced"
     );
 }
+
+/// Request keys under real concurrency (issue [seams] item 4): 6 PHP
+/// processes ask at the same moment for the numbers of the same 40 request
+/// keys in one series. Every key gets one number, the same in every process;
+/// the series moves by 40 (a losing try rolls its number back); every row is
+/// `issued`. On MariaDB and PostgreSQL.
+fn the_same_request_keys_from_six_processes_at_once(url: &str) {
+    let init = php()
+        .args([
+            "-r",
+            "$s = new Counterfoil\\Sequences(['database_url' => getenv('U')]); $s->ensureRegistrySchema(); $s->create('keys:2026', 1);",
+        ])
+        .env("U", url)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{init:?}");
+    let commands = (0..6)
+        .map(|_| {
+            let mut c = php();
+            c.arg(tests_dir().join("workers/allocate_keyed.php"))
+                .args(["keys:2026", "order", "40"])
+                .env("COUNTERFOIL_TEST_URL", url);
+            c
+        })
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
+    let mut by_key: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for f in &finished {
+        for line in f.stdout.lines().filter_map(|l| l.strip_prefix("k ")) {
+            let (key, n) = line.split_once(' ').unwrap();
+            by_key
+                .entry(key.to_owned())
+                .or_default()
+                .insert(n.parse().unwrap());
+        }
+    }
+    assert_eq!(by_key.len(), 40);
+    let numbers: BTreeSet<u64> = by_key
+        .values()
+        .map(|ns| {
+            assert_eq!(ns.len(), 1, "one number per key: {by_key:?}");
+            *ns.iter().next().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        numbers,
+        (1..=40).collect::<BTreeSet<u64>>(),
+        "no number lost, none twice"
+    );
+    let rows = counterfoil_tests::engines::scalar(
+        url,
+        "SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE status = 'issued' AND request_key IS NOT NULL",
+    );
+    assert_eq!(rows.as_deref(), Some("40"));
+    let current = counterfoil_tests::engines::scalar(
+        url,
+        "SELECT current_value FROM wp_invoice_sequences WHERE scope_key = 'keys:2026'",
+    );
+    assert_eq!(current.as_deref(), Some("40"), "losing tries rolled back");
+}
+
+#[test]
+fn the_same_request_keys_from_six_processes_at_once_mariadb() {
+    the_same_request_keys_from_six_processes_at_once(
+        &MariaDb::shared().fresh_database("keys").unwrap(),
+    );
+}
+
+#[test]
+fn the_same_request_keys_from_six_processes_at_once_postgres() {
+    the_same_request_keys_from_six_processes_at_once(
+        &counterfoil_tests::postgres::Postgres::shared()
+            .fresh_database("keys")
+            .unwrap(),
+    );
+}

@@ -147,3 +147,76 @@ fn the_last_lost_answer_leaves_its_number_unconfirmed() {
         format!("1 {void}\n2 {void}\n3 {void}\n4 {void}\n5 unconfirmed -\n6 issued -")
     );
 }
+
+/// A caller learns the fate of a call whose every try lost its answer by
+/// repeating it with the same request key: the repeat returns the number
+/// the lost call took (and marks it issued: its caller has it now), and
+/// takes no new one (issue [seams] item 4). The core and the pure-PHP
+/// backend alike.
+#[test]
+fn a_repeat_with_the_request_key_learns_the_fate_of_a_lost_call() {
+    let url = MariaDb::shared().fresh_database("request_key").unwrap();
+    let db = MariaDb::database_name(&url);
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    let via_proxy = format!(
+        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
+        proxy.port()
+    );
+    let scope = ScopeKey::new("keyed:2026").unwrap();
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(via_proxy.as_str()))
+            .await
+            .unwrap();
+        s.ensure_registry_schema().await.unwrap();
+        s.initialize(&scope, 1).await.unwrap();
+        proxy.arm(5);
+        let lost = s.allocate_recorded_keyed(&scope, "api", "order-7").await;
+        assert!(lost.is_err(), "every try lost its answer: {lost:?}");
+        assert_eq!(
+            s.allocate_recorded_keyed(&scope, "api", "order-7")
+                .await
+                .unwrap(),
+            1,
+            "the repeat learns the number the lost call took"
+        );
+        assert_eq!(
+            s.allocate_recorded_keyed(&scope, "api", "order-7")
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            s.allocate_recorded_keyed(&scope, "api", "order-8")
+                .await
+                .unwrap(),
+            2
+        );
+    });
+    assert_eq!(
+        registry(&url, "wp_counterfoil_numbers", "keyed:2026"),
+        "1 issued -\n2 issued -"
+    );
+
+    let wp = WordPress::install(MariaDb::shared(), "request_key_php", None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}')", proxy.port()),
+    );
+    proxy.arm(5);
+    let out = wp
+        .eval(
+            false,
+            "$b = counterfoil_backend();
+             try { $b->allocate_recorded('1:2026', 'api', 'order-7'); echo 'numbered'; } catch (Throwable $e) { echo 'failed'; }
+             echo ' ', $b->allocate_recorded('1:2026', 'api', 'order-7'), ' ', $b->allocate_recorded('1:2026', 'api', 'order-8');",
+        )
+        .unwrap();
+    assert_eq!(out, "failed 1 2");
+    assert_eq!(
+        registry(wp.database_url(), "wp_counterfoil_numbers", "1:2026"),
+        "1 issued -\n2 issued -"
+    );
+}

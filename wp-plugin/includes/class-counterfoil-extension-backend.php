@@ -73,8 +73,8 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		return $this->sequences->advance( $scope, $next );
 	}
 
-	public function allocate_recorded( $scope, $source ) {
-		return $this->sequences->allocateRecorded( $scope, $source );
+	public function allocate_recorded( $scope, $source, $request_key = null ) {
+		return $this->sequences->allocateRecorded( $scope, $source, $request_key );
 	}
 
 	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year = null, $month = null ) {

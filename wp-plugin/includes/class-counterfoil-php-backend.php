@@ -220,37 +220,78 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * the retry voids that number (if its row exists) with the reason
 	 * Counterfoil_Rules::UNANSWERED_REASON before taking its own.
 	 */
-	public function allocate_recorded( $scope, $source ) {
+	public function allocate_recorded( $scope, $source, $request_key = null ) {
 		Counterfoil_Rules::scope_key( $scope );
 		Counterfoil_Rules::source( $source );
+		if ( null !== $request_key ) {
+			Counterfoil_Rules::request_key( $request_key );
+		}
 		// This call's mark on its registry rows: a retry voids only rows
-		// with it, never a number another call issued after a rollback.
+		// with it, never a number another call issued after a rollback. (A
+		// keyed call finds its own committed row by its key instead.)
 		$call       = 'call-' . bin2hex( random_bytes( 16 ) );
 		$committing = array();
 		return $this->attempt(
-			function () use ( $scope, $source, $call, &$committing ) {
-				$number = $this->transaction(
-					function () use ( $scope, $source, $call, &$committing ) {
-						foreach ( $committing as $unanswered ) {
-							$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
-						}
-						$number = $this->allocate_in( $scope, 1 );
-						$r      = $this->execute( "INSERT INTO {$this->numbers()} (scope_key, number, status, source, claim, created_at, updated_at) VALUES (?, ?, 'unconfirmed', ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())", 'siss', array( $scope, $number, $source, $call ) );
-						$this->check_registry_insert( $r, $scope, $number );
-						$committing[] = $number;
-						return $number;
-					}
-				);
-				// The COMMIT was answered: this call has its number. As the
-				// core: idempotent, and a failure leaves it unconfirmed.
+			function () use ( $scope, $source, $call, $request_key, &$committing ) {
 				try {
-					$this->execute( "UPDATE {$this->numbers()} SET status = 'issued', updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND claim = ? AND status = 'unconfirmed'", 'sis', array( $scope, $number, $call ) );
+					$taken = $this->transaction(
+						function () use ( $scope, $source, $call, $request_key, &$committing ) {
+							if ( null !== $request_key ) {
+								$found = $this->by_request_key( $scope, $request_key );
+								if ( null !== $found ) {
+									return $found;
+								}
+							} else {
+								foreach ( $committing as $unanswered ) {
+									$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
+								}
+							}
+							$number = $this->allocate_in( $scope, 1 );
+							$r      = $this->execute( "INSERT INTO {$this->numbers()} (scope_key, number, status, source, claim, request_key, created_at, updated_at) VALUES (?, ?, 'unconfirmed', ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())", 'sisss', array( $scope, $number, $source, $call, $request_key ) );
+							if ( null !== $request_key && self::ER_DUP_ENTRY === $r['errno'] ) {
+								// The same key at the same moment: answered after the rollback.
+								throw new Counterfoil_Same_Request( $number );
+							}
+							$this->check_registry_insert( $r, $scope, $number );
+							$committing[] = $number;
+							return array( $number, $call );
+						}
+					);
+				} catch ( Counterfoil_Same_Request $e ) {
+					$taken = $this->by_request_key( $scope, $request_key );
+					if ( null === $taken ) {
+						$this->check_registry_insert( array( 'errno' => self::ER_DUP_ENTRY ), $scope, $e->number );
+					}
+				}
+				list( $number, $mark ) = $taken;
+				// The COMMIT was answered (or a repeat found its number): the
+				// caller has it. As the core: idempotent, and a failure leaves
+				// it unconfirmed.
+				try {
+					$this->execute( "UPDATE {$this->numbers()} SET status = 'issued', updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND claim = ? AND status = 'unconfirmed'", 'sis', array( $scope, $number, $mark ) );
 				} catch ( Counterfoil_Retryable $e ) {
 					unset( $e ); // Lost on the way: the number stays unconfirmed; the caller has it.
 				}
 				return $number;
 			}
 		);
+	}
+
+	/**
+	 * The number a request key took in a series, as [number, the call's
+	 * mark], or null (the core's payment::repeat_of_request: a voided number
+	 * is never handed out again).
+	 */
+	private function by_request_key( $scope, $request_key ) {
+		$rows = $this->select( "SELECT number, status, claim FROM {$this->numbers()} WHERE scope_key = ? AND request_key = ?", 'ss', array( $scope, $request_key ) );
+		if ( ! $rows ) {
+			return null;
+		}
+		list( $number, $status, $mark ) = $rows[0];
+		if ( ! in_array( $status, array( 'issued', 'unconfirmed' ), true ) ) {
+			throw new DatabaseUnavailableException( "unexpected answer from the database: request key `$request_key` took number $number of series `$scope`, which is now `$status`; it is not handed out again" );
+		}
+		return array( (int) $number, (string) $mark );
 	}
 
 	public function record_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year = null, $month = null ) {
@@ -883,6 +924,21 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 
 	private function select( $sql, $types = '', array $params = array() ) {
 		return $this->check( $this->execute( $sql, $types, $params ) )['rows'];
+	}
+}
+
+/**
+ * A keyed allocation met its own key in the registry (the same request at
+ * the same moment): rolled back, then answered with the other call's number.
+ */
+final class Counterfoil_Same_Request extends Exception {
+	/** @var int The number this try had taken (rolled back). */
+	public $number;
+
+	/** @param int $number The number this try had taken. */
+	public function __construct( $number ) {
+		parent::__construct( 'the same request key at the same moment' );
+		$this->number = $number;
 	}
 }
 

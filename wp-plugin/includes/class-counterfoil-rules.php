@@ -329,6 +329,20 @@ final class Counterfoil_Rules {
 	}
 
 	/**
+	 * Validates a recorded allocation's request key: 1 to 64 ASCII letters,
+	 * digits, `.`, `_`, `:` or `-`. The twin of
+	 * counterfoil_core::payment::check_request_key.
+	 *
+	 * @param mixed $key Request key.
+	 * @throws InvalidArgumentException Naming `request_key`.
+	 */
+	public static function request_key( $key ) {
+		if ( ! is_string( $key ) || ! preg_match( '/^[A-Za-z0-9._:-]{1,64}$/D', $key ) ) {
+			throw new InvalidArgumentException( 'invalid argument `request_key`: a request key is 1 to 64 letters, digits, `.`, `_`, `:` or `-`' );
+		}
+	}
+
+	/**
 	 * Validates a payment's amount as recorded: 1 to 12 digits, optionally a
 	 * point and 1 to 4 decimals. The twin of counterfoil_core::payment::check_amount.
 	 *

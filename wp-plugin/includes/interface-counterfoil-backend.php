@@ -66,14 +66,17 @@ interface Counterfoil_Backend {
 	public function advance( $scope, $next );
 
 	/**
-	 * Allocates the next number and records it as issued in the registry, in
-	 * one transaction.
+	 * Allocates the next number and records it in the registry, in one
+	 * transaction; it is marked issued once the COMMIT was answered (else it
+	 * stays unconfirmed). With a request key, a repeat with the same key in
+	 * the same series returns the same number.
 	 *
-	 * @param string $scope  Scope key.
-	 * @param string $source Who asked (e.g. "api").
+	 * @param string      $scope       Scope key.
+	 * @param string      $source      Who asked (e.g. "api").
+	 * @param string|null $request_key The caller's idempotency key, or null.
 	 * @return int
 	 */
-	public function allocate_recorded( $scope, $source );
+	public function allocate_recorded( $scope, $source, $request_key = null );
 
 	/**
 	 * Records a payment and gives it a number, once per (gateway, transaction).

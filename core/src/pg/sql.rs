@@ -42,6 +42,11 @@ pub struct PgSql {
     pub void_unanswered: String,
     /// Marks a call's number `issued` once its COMMIT was answered.
     pub confirm_by_call: String,
+    /// Records a keyed recorded allocation as `unconfirmed` (scope, number,
+    /// source, the call's mark, request key).
+    pub insert_keyed: String,
+    /// The number a request key took in a series: number, status, mark.
+    pub find_by_request: String,
     /// (gateway, transaction, scope, amount, currency) → id, or none if
     /// the payment was recorded before.
     pub insert_payment: String,
@@ -106,9 +111,12 @@ impl PgSql {
                  claim VARCHAR(40) NULL,\n  \
                  claim_connection BIGINT NULL,\n  \
                  claimed_at TIMESTAMP NULL,\n  \
+                 request_key VARCHAR(64) COLLATE \"C\" NULL,\n  \
                  created_at TIMESTAMP NOT NULL,\n  \
                  updated_at TIMESTAMP NOT NULL,\n  \
                  CONSTRAINT \"{numbers}_scope_number\" UNIQUE (scope_key, number)\n);\n\
+                 ALTER TABLE \"{numbers}\" ADD COLUMN IF NOT EXISTS request_key VARCHAR(64) COLLATE \"C\" NULL;\n\
+                 CREATE UNIQUE INDEX IF NOT EXISTS \"{numbers}_scope_request\" ON \"{numbers}\" (scope_key, request_key);\n\
                  CREATE INDEX IF NOT EXISTS \"{numbers}_scope_status\" ON \"{numbers}\" (scope_key, status);\n\
                  CREATE INDEX IF NOT EXISTS \"{numbers}_status_updated\" ON \"{numbers}\" (status, updated_at);\n\
                  CREATE TABLE IF NOT EXISTS \"{payments}\" (\n  \
@@ -155,6 +163,14 @@ impl PgSql {
                 "UPDATE \"{numbers}\" SET status = 'void', reason = $1, updated_at = timezone('UTC', now()) \
                  WHERE scope_key = $2 AND number = $3::text::numeric AND status IN ('issued', 'unconfirmed') \
                  AND claim = $4"
+            ),
+            insert_keyed: format!(
+                "INSERT INTO \"{numbers}\" (scope_key, number, status, source, claim, request_key, \
+                 created_at, updated_at) VALUES ($1, $2::text::numeric, 'unconfirmed', $3, $4, $5, \
+                 timezone('UTC', now()), timezone('UTC', now()))"
+            ),
+            find_by_request: format!(
+                "SELECT number::text, status, claim FROM \"{numbers}\" WHERE scope_key = $1 AND request_key = $2"
             ),
             confirm_by_call: format!(
                 "UPDATE \"{numbers}\" SET status = 'issued', updated_at = timezone('UTC', now()) \

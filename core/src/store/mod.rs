@@ -352,6 +352,12 @@ impl SeriesStore {
                 } else if !columns.iter().any(|c| c.eq_ignore_ascii_case("claim_node")) {
                     conn.query_drop(&sql.registry.add_claim_node).await?;
                 }
+                if !columns
+                    .iter()
+                    .any(|c| c.eq_ignore_ascii_case("request_key"))
+                {
+                    conn.query_drop(&sql.registry.add_request_key).await?;
+                }
                 let indexes: Vec<String> = conn
                     .exec(
                         "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
@@ -391,59 +397,134 @@ impl SeriesStore {
     /// mark), with [`crate::payment::UNANSWERED_REASON`], so the books
     /// explain the number.
     pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
+        self.recorded(scope, source, None).await
+    }
+
+    /// [`SeriesStore::allocate_recorded`] with a request key (see
+    /// [`crate::payment::check_request_key`]): the key is stored with the
+    /// number under a unique key per series, so a repeat of the call with
+    /// the same key — after a lost answer, a timeout, a crash — returns the
+    /// same number (and marks it issued: its caller has it now), and only a
+    /// key never seen takes a new one.
+    pub async fn allocate_recorded_keyed(
+        &mut self,
+        scope: &ScopeKey,
+        source: &str,
+        request_key: &str,
+    ) -> Result<u64> {
+        crate::payment::check_request_key(request_key)?;
+        self.recorded(scope, source, Some(request_key)).await
+    }
+
+    async fn recorded(
+        &mut self,
+        scope: &ScopeKey,
+        source: &str,
+        request_key: Option<&str>,
+    ) -> Result<u64> {
         crate::payment::check_source(source)?;
         let source = source.to_owned();
+        let request_key = request_key.map(str::to_owned);
         // This call's mark on its registry rows, and the numbers of its
         // tries that reached COMMIT: a retry voids only rows with this mark,
-        // never a number that another call issued after a rollback.
+        // never a number that another call issued after a rollback. (A
+        // keyed call finds its own committed row by its key instead.)
         let call = format!("call-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
         let committing = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
         self.run(
             "allocate_recorded",
             scope.as_str(),
             move |conn, sql, key| {
-                let (source, call) = (source.clone(), call.clone());
+                let (source, call, request_key) =
+                    (source.clone(), call.clone(), request_key.clone());
                 let committing = committing.clone();
                 Box::pin(async move {
                     let mut tx = Tx::begin(conn).await?;
                     let outcome = async {
-                        let unanswered = committing.lock().expect("not poisoned").clone();
-                        for number in unanswered {
-                            tx.exec_drop(
-                                &sql.registry.void_unanswered,
-                                (crate::payment::UNANSWERED_REASON, key, number, &call),
-                            )
-                            .await?;
+                        if let Some(k) = &request_key {
+                            let found: Option<(u64, String, Option<String>)> = tx
+                                .exec_first(&sql.registry.find_by_request, (key, k))
+                                .await?;
+                            if let Some((number, status, mark)) = found {
+                                return Ok(crate::payment::repeat_of_request(
+                                    key, k, number, &status,
+                                )
+                                .map(|n| (n, mark.unwrap_or_default())));
+                            }
+                        } else {
+                            let unanswered = committing.lock().expect("not poisoned").clone();
+                            for number in unanswered {
+                                tx.exec_drop(
+                                    &sql.registry.void_unanswered,
+                                    (crate::payment::UNANSWERED_REASON, key, number, &call),
+                                )
+                                .await?;
+                            }
                         }
                         let number = match allocate_in(&mut tx, &sql.series, key, 1).await? {
                             Ok(number) => number,
                             Err(e) => return Ok(Err(e)),
                         };
-                        let row = (key, number, &source, &call);
-                        insert_registry_row(
-                            &mut tx,
-                            &sql.registry.insert_unconfirmed_by_call,
-                            key,
-                            number,
-                            row,
-                        )
-                        .await
-                        .map(|inserted| inserted.map(|()| number))
+                        let inserted = match &request_key {
+                            None => {
+                                let row = (key, number, &source, &call);
+                                insert_registry_row(
+                                    &mut tx,
+                                    &sql.registry.insert_unconfirmed_by_call,
+                                    key,
+                                    number,
+                                    row,
+                                )
+                                .await?
+                            }
+                            Some(k) => {
+                                let row = (key, number, &source, &call, k);
+                                insert_registry_row(
+                                    &mut tx,
+                                    &sql.registry.insert_keyed_by_call,
+                                    key,
+                                    number,
+                                    row,
+                                )
+                                .await?
+                            }
+                        };
+                        Ok(inserted.map(|()| (number, call.clone())))
                     }
                     .await;
-                    if let Ok(Ok(number)) = &outcome {
+                    if let Ok(Ok((number, _))) = &outcome {
                         committing.lock().expect("not poisoned").push(*number);
                     }
-                    let number = match tx.end(outcome).await? {
-                        Ok(number) => number,
+                    let (number, mark) = match tx.end(outcome).await? {
+                        Ok(taken) => taken,
+                        // The same key at the same moment: the other call
+                        // committed first; this one rolled back and reads it.
+                        Err(e @ Error::DuplicateNumber { .. }) if request_key.is_some() => {
+                            let k = request_key.as_deref().unwrap_or_default();
+                            let found: Option<(u64, String, Option<String>)> = conn
+                                .exec_first(&sql.registry.find_by_request, (key, k))
+                                .await?;
+                            match found {
+                                Some((number, status, mark)) => {
+                                    match crate::payment::repeat_of_request(key, k, number, &status)
+                                    {
+                                        Ok(n) => (n, mark.unwrap_or_default()),
+                                        Err(e) => return Ok(Err(e)),
+                                    }
+                                }
+                                // Not the key: the registry's readable alarm.
+                                None => return Ok(Err(e)),
+                            }
+                        }
                         Err(e) => return Ok(Err(e)),
                     };
-                    // The COMMIT was answered: this call has its number.
-                    // Marking it issued is idempotent; if this answer is
-                    // lost, or the deadline ends the call first, the number
-                    // stays unconfirmed, which is what the books must say.
+                    // The COMMIT was answered (or a repeat found its number):
+                    // this caller has the number. Marking it issued is
+                    // idempotent; if this answer is lost, or the deadline
+                    // ends the call first, the number stays unconfirmed,
+                    // which is what the books must say.
                     if let Err(e) = conn
-                        .exec_drop(&sql.registry.confirm_by_call, (key, number, &call))
+                        .exec_drop(&sql.registry.confirm_by_call, (key, number, &mark))
                         .await
                     {
                         log::warn!("number {number} of `{key}` stays unconfirmed: {e}");
