@@ -26,23 +26,47 @@ fn registry(url: &str, table: &str, scope: &str) -> String {
     .unwrap_or_default()
 }
 
-#[test]
-fn the_core_voids_the_number_of_a_lost_commit_answer() {
-    let url = MariaDb::shared().fresh_database("unanswered").unwrap();
+/// A fresh database behind a [`CommitCut`] proxy: (database URL, proxy,
+/// the URL through the proxy).
+fn database_behind_a_proxy(label: &str) -> (String, CommitCut, String) {
+    let url = MariaDb::shared().fresh_database(label).unwrap();
     let db = MariaDb::database_name(&url);
     let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
     let via_proxy = format!(
         "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
         proxy.port()
     );
+    (url, proxy, via_proxy)
+}
+
+/// A core store on `url` with its schema and series `scope` from 1.
+async fn store_with_series(url: &str, scope: &ScopeKey) -> SeriesStore {
+    let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
+    s.ensure_registry_schema().await.unwrap();
+    s.initialize(scope, 1).await.unwrap();
+    s
+}
+
+/// A WordPress site (series 1:2026 from 1) whose plugin connection goes
+/// through a [`CommitCut`] proxy; WordPress's own does not.
+fn site_behind_a_proxy(name: &str) -> (WordPress, CommitCut) {
+    let wp = WordPress::install(MariaDb::shared(), name, None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}')", proxy.port()),
+    );
+    (wp, proxy)
+}
+
+#[test]
+fn the_core_voids_the_number_of_a_lost_commit_answer() {
     let scope = ScopeKey::new("cut:2026").unwrap();
+    let (url, proxy, via_proxy) = database_behind_a_proxy("unanswered");
     let got = block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(via_proxy.as_str()))
-            .await
-            .unwrap();
-        s.ensure_schema().await.unwrap();
-        s.ensure_registry_schema().await.unwrap();
-        s.initialize(&scope, 1).await.unwrap();
+        let mut s = store_with_series(&via_proxy, &scope).await;
         assert_eq!(s.allocate_recorded(&scope, "test").await.unwrap(), 1);
         proxy.arm(1);
         let got = s.allocate_recorded(&scope, "test").await.unwrap();
@@ -62,15 +86,7 @@ fn the_core_voids_the_number_of_a_lost_commit_answer() {
 
 #[test]
 fn the_php_backend_voids_the_number_of_a_lost_commit_answer() {
-    let wp = WordPress::install(MariaDb::shared(), "unanswered_php", None).unwrap();
-    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
-        .unwrap();
-    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
-    wp.config_set(
-        "COUNTERFOIL_DB_NODES",
-        &format!("array('127.0.0.1:{}')", proxy.port()),
-    );
-    // The plugin's own connection goes through the proxy; WordPress's does not.
+    let (wp, proxy) = site_behind_a_proxy("unanswered_php");
     proxy.arm(1);
     let out = wp
         .eval(
@@ -98,20 +114,10 @@ fn the_php_backend_voids_the_number_of_a_lost_commit_answer() {
 /// `issued`. The core and the pure-PHP backend alike.
 #[test]
 fn the_last_lost_answer_leaves_its_number_unconfirmed() {
-    let url = MariaDb::shared().fresh_database("unconfirmed").unwrap();
-    let db = MariaDb::database_name(&url);
-    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
-    let via_proxy = format!(
-        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
-        proxy.port()
-    );
     let scope = ScopeKey::new("lost:2026").unwrap();
+    let (url, proxy, via_proxy) = database_behind_a_proxy("unconfirmed");
     block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(via_proxy.as_str()))
-            .await
-            .unwrap();
-        s.ensure_registry_schema().await.unwrap();
-        s.initialize(&scope, 1).await.unwrap();
+        let mut s = store_with_series(&via_proxy, &scope).await;
         proxy.arm(5);
         let lost = s.allocate_recorded(&scope, "test").await;
         assert!(lost.is_err(), "every try lost its answer: {lost:?}");
@@ -124,14 +130,7 @@ fn the_last_lost_answer_leaves_its_number_unconfirmed() {
         format!("1 {void}\n2 {void}\n3 {void}\n4 {void}\n5 unconfirmed -\n6 issued -")
     );
 
-    let wp = WordPress::install(MariaDb::shared(), "unconfirmed_php", None).unwrap();
-    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
-        .unwrap();
-    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
-    wp.config_set(
-        "COUNTERFOIL_DB_NODES",
-        &format!("array('127.0.0.1:{}')", proxy.port()),
-    );
+    let (wp, proxy) = site_behind_a_proxy("unconfirmed_php");
     proxy.arm(5);
     let out = wp
         .eval(
@@ -155,20 +154,10 @@ fn the_last_lost_answer_leaves_its_number_unconfirmed() {
 /// backend alike.
 #[test]
 fn a_repeat_with_the_request_key_learns_the_fate_of_a_lost_call() {
-    let url = MariaDb::shared().fresh_database("request_key").unwrap();
-    let db = MariaDb::database_name(&url);
-    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
-    let via_proxy = format!(
-        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
-        proxy.port()
-    );
     let scope = ScopeKey::new("keyed:2026").unwrap();
+    let (url, proxy, via_proxy) = database_behind_a_proxy("request_key");
     block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(via_proxy.as_str()))
-            .await
-            .unwrap();
-        s.ensure_registry_schema().await.unwrap();
-        s.initialize(&scope, 1).await.unwrap();
+        let mut s = store_with_series(&via_proxy, &scope).await;
         proxy.arm(5);
         let lost = s.allocate_recorded_keyed(&scope, "api", "order-7").await;
         assert!(lost.is_err(), "every try lost its answer: {lost:?}");
@@ -197,14 +186,7 @@ fn a_repeat_with_the_request_key_learns_the_fate_of_a_lost_call() {
         "1 issued -\n2 issued -"
     );
 
-    let wp = WordPress::install(MariaDb::shared(), "request_key_php", None).unwrap();
-    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
-        .unwrap();
-    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
-    wp.config_set(
-        "COUNTERFOIL_DB_NODES",
-        &format!("array('127.0.0.1:{}')", proxy.port()),
-    );
+    let (wp, proxy) = site_behind_a_proxy("request_key_php");
     proxy.arm(5);
     let out = wp
         .eval(

@@ -11,18 +11,8 @@ Counterfoil\configure([
 ]);
 // Connect before the start line.
 (new Counterfoil\Sequences())->current(Counterfoil\Sequences::scopeFor((int) $user, (int) $year));
-$dir = getenv('COUNTERFOIL_START_DIR');
-if ($dir) {
-    touch("$dir/ready." . getmypid());
-    $until = microtime(true) + 120;
-    while (!file_exists("$dir/go")) {
-        if (microtime(true) > $until) {
-            fwrite(STDERR, "never released\n");
-            exit(1);
-        }
-        usleep(1000);
-    }
-}
+require __DIR__ . '/start_line.php';
+counterfoil_test_start_line();
 $out = fopen('php://stdout', 'w');
 fwrite($out, 'start ' . (int) (microtime(true) * 1e9) . "\n");
 for ($i = 0; $i < (int) $count; $i++) {

@@ -8,18 +8,8 @@
 [, $scope, $key, $count] = $argv;
 $s = new Counterfoil\Sequences(['database_url' => getenv('COUNTERFOIL_TEST_URL')]);
 $s->current($scope); // Connect before the start line.
-$dir = getenv('COUNTERFOIL_START_DIR');
-if ($dir) {
-    touch("$dir/ready." . getmypid());
-    $until = microtime(true) + 120;
-    while (!file_exists("$dir/go")) {
-        if (microtime(true) > $until) {
-            fwrite(STDERR, "never released\n");
-            exit(1);
-        }
-        usleep(1000);
-    }
-}
+require __DIR__ . '/start_line.php';
+counterfoil_test_start_line();
 $out = fopen('php://stdout', 'w');
 fwrite($out, 'start ' . (int) (microtime(true) * 1e9) . "\n");
 for ($i = 0; $i < (int) $count; $i++) {
