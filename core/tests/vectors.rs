@@ -242,6 +242,27 @@ fn recorded_values() {
 }
 
 #[test]
+fn number_states() {
+    use counterfoil_core::payment::{issued_to, repeat_of_request};
+    let cases = load("number_states.json");
+    let repeats = cases["repeat_of_request"].as_array().unwrap();
+    let issued = cases["issued_to"].as_array().unwrap();
+    assert!(repeats.len() >= 6 && issued.len() >= 6);
+    for case in repeats {
+        let got = repeat_of_request("s:1", "k", 7, case["status"].as_str().unwrap());
+        assert_eq!(got.is_ok(), case["handed_out"].as_bool().unwrap(), "{case}");
+    }
+    for case in issued {
+        let got = issued_to(
+            case["status"].as_str().unwrap(),
+            case["issued_post"].as_u64(),
+            case["post"].as_u64().unwrap(),
+        );
+        assert_eq!(got, case["ours"].as_bool().unwrap(), "{case}");
+    }
+}
+
+#[test]
 fn minor_units() {
     for case in load("minor_units.json").as_array().unwrap() {
         let got = counterfoil_core::money::amount_from_minor_units(

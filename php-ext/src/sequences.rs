@@ -36,6 +36,11 @@ fn build_error(e: ext_php_rs::error::Error) -> PhpException {
     crate::exceptions::invalid_argument(format!("cannot build the result: {e}"))
 }
 
+/// The period of PHP's `$year` and `$month` (1..=9999, 1..=12).
+fn period_of(year: i64, month: i64) -> PhpResult<Period> {
+    Period::new(small("year", year)?, small("month", month)?).map_err(|e| to_php(e.into()))
+}
+
 /// A payment record as the PHP array `recordPayment()` returns: `scope_key`,
 /// `number`, `created`, `status`, `post_id`, `period` (`YYYY-MM` or null).
 fn record_array(r: &PaymentRecord) -> PhpResult<ZBox<ZendHashTable>> {
@@ -326,10 +331,7 @@ impl Sequences {
         let payment = PaymentRef::new(&gateway, &transaction_id).map_err(to_php)?;
         let period = match (year, month) {
             (None, None) => None,
-            (Some(year), Some(month)) => Some(
-                Period::new(small("year", year)?, small("month", month)?)
-                    .map_err(|e| to_php(e.into()))?,
-            ),
+            (Some(year), Some(month)) => Some(period_of(year, month)?),
             _ => {
                 return Err(crate::exceptions::invalid_argument(
                     "invalid argument `month`: give the period's year and month together".into(),
@@ -373,8 +375,7 @@ impl Sequences {
     ) -> PhpResult<ZBox<ZendHashTable>> {
         let key = scope(&scope_key)?;
         let payment = PaymentRef::new(&gateway, &transaction_id).map_err(to_php)?;
-        let period = Period::new(small("year", year)?, small("month", month)?)
-            .map_err(|e| to_php(e.into()))?;
+        let period = period_of(year, month)?;
         let held = process::with_store(&self.settings, move |s| {
             Box::pin(async move {
                 s.hold_payment(

@@ -29,23 +29,45 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
-/// A trigger that makes every registry INSERT fail, as a lock wait timeout
-/// or a full disk would, after the counter's row is locked.
-fn plant_failing_registry(engine: Engine, url: &str) {
+/// Plants trigger `name`, `BEFORE {event} ON {table} FOR EACH ROW`, whose
+/// body is `mysql` on MySQL/MariaDB and the plpgsql `pg` on PostgreSQL.
+fn plant_trigger(
+    engine: Engine,
+    url: &str,
+    name: &str,
+    event: &str,
+    table: &str,
+    mysql: &str,
+    pg: &str,
+) {
     match engine {
         Engine::MySql => exec(
             url,
-            "CREATE TRIGGER planted_failure BEFORE INSERT ON wp_counterfoil_numbers \
-             FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'planted failure'",
+            &format!("CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW {mysql}"),
         ),
         Engine::Postgres => exec(
             url,
-            "CREATE OR REPLACE FUNCTION planted_failure() RETURNS trigger LANGUAGE plpgsql AS \
-             $$ BEGIN RAISE EXCEPTION 'planted failure'; END $$; \
-             CREATE TRIGGER planted_failure BEFORE INSERT ON wp_counterfoil_numbers \
-             FOR EACH ROW EXECUTE FUNCTION planted_failure()",
+            &format!(
+                "CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS \
+                 $$ BEGIN {pg}; END $$; \
+                 CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW EXECUTE FUNCTION {name}()"
+            ),
         ),
     }
+}
+
+/// A trigger that makes every registry INSERT fail, as a lock wait timeout
+/// or a full disk would, after the counter's row is locked.
+fn plant_failing_registry(engine: Engine, url: &str) {
+    plant_trigger(
+        engine,
+        url,
+        "planted_failure",
+        "INSERT",
+        "wp_counterfoil_numbers",
+        "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'planted failure'",
+        "RAISE EXCEPTION 'planted failure'",
+    );
 }
 
 fn remove_failing_registry(engine: Engine, url: &str) {
@@ -360,20 +382,15 @@ fn a_payment_row_that_does_not_take_its_number(engine: Engine) {
         s.initialize(&key("p:1"), 1).await.unwrap();
         s
     });
-    match engine {
-        Engine::MySql => exec(
-            &url,
-            "CREATE TRIGGER keep_number BEFORE UPDATE ON wp_counterfoil_payments \
-             FOR EACH ROW SET NEW.number = OLD.number",
-        ),
-        Engine::Postgres => exec(
-            &url,
-            "CREATE OR REPLACE FUNCTION keep_number() RETURNS trigger LANGUAGE plpgsql AS \
-             $$ BEGIN RETURN NULL; END $$; \
-             CREATE TRIGGER keep_number BEFORE UPDATE ON wp_counterfoil_payments \
-             FOR EACH ROW EXECUTE FUNCTION keep_number()",
-        ),
-    }
+    plant_trigger(
+        engine,
+        &url,
+        "keep_number",
+        "UPDATE",
+        "wp_counterfoil_payments",
+        "SET NEW.number = OLD.number",
+        "RETURN NULL",
+    );
     let p = PaymentRef::new("stripe", "pi_keep").unwrap();
     let got = rt.block_on(s.record_payment(&key("p:1"), &p, None, None));
     assert!(

@@ -288,7 +288,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			return null;
 		}
 		list( $number, $status, $mark ) = $rows[0];
-		if ( ! in_array( $status, array( 'issued', 'unconfirmed' ), true ) ) {
+		if ( ! Counterfoil_Rules::repeat_returns( $status ) ) {
 			throw new DatabaseUnavailableException( "unexpected answer from the database: request key `$request_key` took number $number of series `$scope`, which is now `$status`; it is not handed out again" );
 		}
 		return array( (int) $number, (string) $mark );
@@ -417,7 +417,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 							// Lost, or issued by this call's earlier try whose
 							// COMMIT answer was lost (the core's payment::issued_to).
 							$state = $this->select( "SELECT status, post_id, claim FROM {$this->numbers()} WHERE scope_key = ? AND number = ?", 'si', array( $scope, $number ) );
-							if ( ! $state || 'issued' !== $state[0][0] || (int) $state[0][1] !== (int) $post_id ) {
+							if ( ! $state || ! Counterfoil_Rules::issued_to( $state[0][0], $state[0][1], $post_id ) ) {
 								return false;
 							}
 						}

@@ -343,6 +343,33 @@ final class Counterfoil_Rules {
 	}
 
 	/**
+	 * Whether a repeat of a keyed recorded allocation gets the number its key
+	 * holds in state $status: an issued or unconfirmed one, never a voided
+	 * one. The twin of counterfoil_core::payment::repeat_of_request
+	 * (tests/vectors/number_states.json).
+	 *
+	 * @param string $status The row's status.
+	 * @return bool
+	 */
+	public static function repeat_returns( $status ) {
+		return in_array( $status, array( 'issued', 'unconfirmed' ), true );
+	}
+
+	/**
+	 * After issuing a claimed number changed no row: whether the number is
+	 * already issued to $post_id (this call's earlier try, whose answer was
+	 * lost). The twin of counterfoil_core::payment::issued_to.
+	 *
+	 * @param string   $status      The row's status.
+	 * @param int|null $issued_post The row's post id.
+	 * @param int      $post_id     This call's post.
+	 * @return bool
+	 */
+	public static function issued_to( $status, $issued_post, $post_id ) {
+		return 'issued' === $status && null !== $issued_post && (int) $issued_post === (int) $post_id;
+	}
+
+	/**
 	 * Validates a payment's amount as recorded: 1 to 12 digits, optionally a
 	 * point and 1 to 4 decimals. The twin of counterfoil_core::payment::check_amount.
 	 *

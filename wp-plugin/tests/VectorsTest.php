@@ -154,6 +154,17 @@ final class VectorsTest extends TestCase {
 		$this->assertGreaterThan( 20, $ran );
 	}
 
+	public function test_number_states() {
+		$cases = self::load( 'number_states.json' );
+		$this->assertGreaterThanOrEqual( 6, count( $cases['repeat_of_request'] ) );
+		foreach ( $cases['repeat_of_request'] as $case ) {
+			$this->assertSame( $case['handed_out'], Counterfoil_Rules::repeat_returns( $case['status'] ), json_encode( $case ) );
+		}
+		foreach ( $cases['issued_to'] as $case ) {
+			$this->assertSame( $case['ours'], Counterfoil_Rules::issued_to( $case['status'], $case['issued_post'], $case['post'] ), json_encode( $case ) );
+		}
+	}
+
 	public function test_recorded_values() {
 		$cases = self::load( 'recorded_values.json' );
 		$this->assertGreaterThanOrEqual( 30, count( $cases ) );

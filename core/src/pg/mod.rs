@@ -42,7 +42,8 @@ use crate::payment::{NumberStatus, PaymentRecord, PaymentRef, UNANSWERED_REASON}
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
 use crate::series_life::{self, MissingSeries, PlannedSeries};
-use crate::store::{Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats};
+use crate::store::writer::Writer;
+use crate::store::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
 
 use classify::{classify, is_state};
 
@@ -133,11 +134,9 @@ pub struct PgStore {
     backend_pid: Option<u32>,
     durability: Option<Durability>,
     stats: StoreStats,
-    /// The `system_identifier` of the first node of a list vetted.
-    cluster: Option<String>,
-    /// Why the last node passed over was skipped, and how many were.
-    last_skip: Option<String>,
-    skips: u64,
+    /// The list's cluster identity (one `system_identifier`) and the
+    /// nodes passed over: the same bookkeeping as on MySQL.
+    writer: Writer,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -181,9 +180,7 @@ impl PgStore {
             backend_pid: None,
             durability: None,
             stats: StoreStats::default(),
-            cluster: None,
-            last_skip: None,
-            skips: 0,
+            writer: Writer::default(),
         })
     }
 
@@ -205,7 +202,7 @@ impl PgStore {
     /// Why the last node passed over (down, a standby) was skipped, and how
     /// many times one was.
     pub fn skipped_nodes(&self) -> (u64, Option<&str>) {
-        (self.skips, self.last_skip.as_deref())
+        (self.writer.skips(), self.writer.last_skip())
     }
 
     /// What the store has done so far.
@@ -750,9 +747,7 @@ impl PgStore {
                 }
                 Err(e @ Error::UnsafeSetting { .. }) | Err(e @ Error::Config(_)) => return Err(e),
                 Err(e) => {
-                    log::warn!("node {} skipped: {e}", node + 1);
-                    self.skips += 1;
-                    self.last_skip = Some(format!("node {}: {e}", node + 1));
+                    self.writer.skipped(node, &e);
                     last = Some(e);
                 }
             }
@@ -804,20 +799,8 @@ impl PgStore {
             });
         }
         let system: String = settings.get(5);
-        if self.nodes.len() > 1 && self.config.node_list == NodeListPolicy::OneCluster {
-            match &self.cluster {
-                None => self.cluster = Some(system),
-                Some(known) if *known == system => {}
-                Some(known) => {
-                    return Err(Error::Config(format!(
-                        "node {} is PostgreSQL system {system}, the list's other nodes system {known}: \
-                         independent servers in one list are independent counters; list one primary \
-                         and its standbys",
-                        node + 1
-                    )))
-                }
-            }
-        }
+        let identity = (self.nodes.len() > 1).then(|| format!("PostgreSQL system {system}"));
+        self.writer.admit(node, identity, self.config.node_list)?;
         let (fsync, sync_commit, standbys): (String, String, String) =
             (settings.get(0), settings.get(1), settings.get(2));
         self.backend_pid = u32::try_from(settings.get::<_, i32>(3)).ok();

@@ -24,7 +24,7 @@ mod lane;
 mod lane_exchange;
 mod session;
 mod vetting;
-mod writer;
+pub(crate) mod writer;
 
 use std::future::Future;
 use std::ops::RangeInclusive;
@@ -442,14 +442,8 @@ impl SeriesStore {
                     let mut tx = Tx::begin(conn).await?;
                     let outcome = async {
                         if let Some(k) = &request_key {
-                            let found: Option<(u64, String, Option<String>)> = tx
-                                .exec_first(&sql.registry.find_by_request, (key, k))
-                                .await?;
-                            if let Some((number, status, mark)) = found {
-                                return Ok(crate::payment::repeat_of_request(
-                                    key, k, number, &status,
-                                )
-                                .map(|n| (n, mark.unwrap_or_default())));
+                            if let Some(found) = by_request_key(&mut tx, sql, key, k).await? {
+                                return Ok(found);
                             }
                         } else {
                             let unanswered = committing.lock().expect("not poisoned").clone();
@@ -501,17 +495,9 @@ impl SeriesStore {
                         // committed first; this one rolled back and reads it.
                         Err(e @ Error::DuplicateNumber { .. }) if request_key.is_some() => {
                             let k = request_key.as_deref().unwrap_or_default();
-                            let found: Option<(u64, String, Option<String>)> = conn
-                                .exec_first(&sql.registry.find_by_request, (key, k))
-                                .await?;
-                            match found {
-                                Some((number, status, mark)) => {
-                                    match crate::payment::repeat_of_request(key, k, number, &status)
-                                    {
-                                        Ok(n) => (n, mark.unwrap_or_default()),
-                                        Err(e) => return Ok(Err(e)),
-                                    }
-                                }
+                            match by_request_key(conn, sql, key, k).await? {
+                                Some(Ok(found)) => found,
+                                Some(Err(refused)) => return Ok(Err(refused)),
                                 // Not the key: the registry's readable alarm.
                                 None => return Ok(Err(e)),
                             }
@@ -973,6 +959,24 @@ impl SeriesStore {
 /// A failure while connecting: no statement of the caller ran.
 fn before_any_statement(e: mysql_async::Error) -> Error {
     vetting::before_any_statement(classify(e).error)
+}
+
+/// The number request key `k` took in series `key`, with its call's mark
+/// (`None`: the key is new); a number no longer handed out is refused
+/// ([`crate::payment::repeat_of_request`]).
+async fn by_request_key(
+    conn: &mut Conn,
+    sql: &Sql,
+    key: &str,
+    k: &str,
+) -> std::result::Result<Option<Result<(u64, String)>>, mysql_async::Error> {
+    let found: Option<(u64, String, Option<String>)> = conn
+        .exec_first(&sql.registry.find_by_request, (key, k))
+        .await?;
+    Ok(found.map(|(number, status, mark)| {
+        crate::payment::repeat_of_request(key, k, number, &status)
+            .map(|n| (n, mark.unwrap_or_default()))
+    }))
 }
 
 /// Reads one series; `SeriesNotFound` when it does not exist.
