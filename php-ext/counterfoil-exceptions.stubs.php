@@ -14,6 +14,7 @@ namespace Counterfoil {
 
     /** The series already exists (Sequences::create); it was left unchanged. */
     class SeriesExistsException extends \RuntimeException {}
+    class SeriesClosedException extends \RuntimeException {}
 
     /** The counter would pass the largest number; nothing changed. Start a new series. */
     class OverflowException extends \OverflowException {}

@@ -219,6 +219,18 @@ pub enum Error {
         /// The scope key.
         scope: String,
     },
+    /// The series was closed when the issuer's next period's series was
+    /// created from it under the `continue` plan (design.md §7): it hands out
+    /// no more numbers, so that the two never print the same one. A payment's
+    /// number comes from the successor instead; a caller naming the series
+    /// itself gets this error, and nothing was written.
+    #[error("series `{scope}` is closed: series `{successor}` continues it and hands out its numbers; nothing was written")]
+    SeriesClosed {
+        /// The scope key.
+        scope: String,
+        /// The series that continues it.
+        successor: String,
+    },
     /// The series already exists (for callers that asked for strict creation).
     #[error("series `{scope}` already exists (current value {current}); it was left unchanged")]
     SeriesExists {
@@ -365,6 +377,7 @@ impl Error {
             Error::InvalidFormat(_) => "invalid_format",
             Error::InvalidArgument { .. } => "invalid_argument",
             Error::SeriesNotFound { .. } => "series_not_found",
+            Error::SeriesClosed { .. } => "series_closed",
             Error::SeriesExists { .. } => "series_exists",
             Error::Overflow { .. } => "overflow",
             Error::DuplicateNumber { .. } => "duplicate_number",

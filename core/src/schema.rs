@@ -68,9 +68,24 @@ pub struct SeriesSql {
     pub initialize: String,
     /// Moves a counter up, never down (parameters: counter, scope).
     pub advance: String,
+    /// Adds the `closed_by` column to a table from before it.
+    pub add_closed_by: String,
     /// Allocates `?` numbers; the new counter comes back in the OK packet
-    /// (parameters: count, scope).
+    /// (parameters: count, scope). Knows nothing of closed series: the
+    /// article's two columns are all it needs.
     pub allocate: String,
+    /// [`SeriesSql::allocate`] of an open series only: zero rows when the
+    /// series is missing or closed (parameters: count, scope).
+    pub allocate_open: String,
+    /// The series that continues a closed one (parameter: scope).
+    pub successor: String,
+    /// Locks a series' row and reads its counter and successor, so that no
+    /// allocation of it is in flight while a successor is made (parameter:
+    /// scope).
+    pub lock_series: String,
+    /// Closes a series in favour of its successor (parameters: successor,
+    /// scope); one row when it was open.
+    pub close: String,
     /// Reads a series (parameter: scope).
     pub current: String,
     /// Every series whose key starts with a prefix (LIKE pattern, `\\` escapes).
@@ -88,6 +103,7 @@ impl SeriesSql {
                  current_value BIGINT UNSIGNED NOT NULL,\n  \
                  start_value BIGINT UNSIGNED NULL,\n  \
                  created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,\n  \
+                 closed_by VARCHAR(191) NULL,\n  \
                  PRIMARY KEY (scope_key)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
             ),
             list_columns: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
@@ -96,6 +112,7 @@ impl SeriesSql {
             add_start_value: format!(
                 "ALTER TABLE `{table}` ADD COLUMN start_value BIGINT UNSIGNED NULL"
             ),
+            add_closed_by: format!("ALTER TABLE `{table}` ADD COLUMN closed_by VARCHAR(191) NULL"),
             initialize: format!(
                 "INSERT INTO `{table}` (scope_key, current_value, start_value) VALUES (?, ?, ?)"
             ),
@@ -105,6 +122,17 @@ impl SeriesSql {
             allocate: format!(
                 "UPDATE `{table}` SET current_value = LAST_INSERT_ID(current_value + ?) \
                  WHERE scope_key = ?"
+            ),
+            allocate_open: format!(
+                "UPDATE `{table}` SET current_value = LAST_INSERT_ID(current_value + ?) \
+                 WHERE scope_key = ? AND closed_by IS NULL"
+            ),
+            successor: format!("SELECT closed_by FROM `{table}` WHERE scope_key = ?"),
+            lock_series: format!(
+                "SELECT current_value, closed_by FROM `{table}` WHERE scope_key = ? FOR UPDATE"
+            ),
+            close: format!(
+                "UPDATE `{table}` SET closed_by = ? WHERE scope_key = ? AND closed_by IS NULL"
             ),
             current: format!(
                 "SELECT current_value, start_value FROM `{table}` WHERE scope_key = ?"
@@ -153,7 +181,9 @@ pub struct RegistrySql {
     pub void_unanswered: String,
     /// Records a payment (gateway, transaction, scope, amount, currency).
     pub insert_payment: String,
-    /// Stores the number a payment received (number, payment id).
+    /// Stores the number a payment received and the series it came from
+    /// (number, scope, payment id): a closed series' payment is numbered
+    /// by its successor.
     pub set_payment_number: String,
     /// Reads a payment and its number's registry row (gateway, transaction).
     pub find_payment: String,
@@ -268,7 +298,9 @@ impl RegistrySql {
                 "UPDATE `{numbers}` SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() \
                  WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?"
             ),
-            set_payment_number: format!("UPDATE `{payments}` SET number = ? WHERE id = ?"),
+            set_payment_number: format!(
+                "UPDATE `{payments}` SET number = ?, scope_key = ? WHERE id = ?"
+            ),
             find_payment: format!(
                 "SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period \
                  FROM `{payments}` p LEFT JOIN `{numbers}` n \

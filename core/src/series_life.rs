@@ -10,7 +10,13 @@
 //!   earlier year (the configured start when there is none); under
 //!   [`MissingSeries::Hold`] nothing is created and the payment waits;
 //! - the issuer of `"{issuer}:{year}"` is everything before the last `:`, and
-//!   only a four-digit year counts, so `42:2026` never continues `420:2025`.
+//!   only a four-digit year counts, so `42:2026` never continues `420:2025`;
+//! - a series continued under `Continue` is closed in the same transaction
+//!   that creates its successor, under its row lock: it hands out no number
+//!   after that, so the two never hand out the same number (a format without
+//!   the year would print both alike). A payment of a closed series' period
+//!   is numbered by its successor (at most [`MAX_SUCCESSORS`] steps along the
+//!   chain); a series closed by another is never continued a second time.
 //!
 //! The pure-PHP twin (`Counterfoil_Rules::start_for_new_series`,
 //! `previous_series`) passes the same vectors (`tests/vectors/series_plans.json`).
@@ -109,6 +115,54 @@ pub fn start_for_new_series(
     })
 }
 
+/// The longest chain of closed series a payment is passed along.
+pub const MAX_SUCCESSORS: u32 = 16;
+
+/// What a zero-row allocation of an open series means: the series is
+/// missing (`successor` is `None`: no row), or closed in favour of its
+/// successor. An open series that changed no row is unexpected.
+pub fn closed_or_missing(scope: &str, successor: Option<Option<String>>) -> Error {
+    match successor {
+        None => Error::SeriesNotFound {
+            scope: scope.to_owned(),
+        },
+        Some(Some(successor)) => Error::SeriesClosed {
+            scope: scope.to_owned(),
+            successor,
+        },
+        Some(None) => Error::Unexpected(format!(
+            "series `{scope}` is open but its allocation changed no row"
+        )),
+    }
+}
+
+/// Whether a payment's allocation moves on to a closed series' successor:
+/// the successor's key, counting the step in `hops`; any other error (and
+/// a chain longer than [`MAX_SUCCESSORS`]) is returned as it is.
+pub fn forward_to(error: Error, hops: &mut u32) -> std::result::Result<String, Error> {
+    match error {
+        Error::SeriesClosed { successor, .. } if *hops < MAX_SUCCESSORS => {
+            *hops += 1;
+            Ok(successor)
+        }
+        e => Err(e),
+    }
+}
+
+/// Whether `scope` may be created continuing `previous`, which is closed by
+/// `closed_by` (or open): a series continues only once, so a series that a
+/// later one already continues is never continued again (both would start at
+/// its counter + 1).
+pub fn may_continue(previous: &str, closed_by: Option<&str>, scope: &str) -> Result<()> {
+    match closed_by {
+        Some(successor) if successor != scope => Err(Error::SeriesClosed {
+            scope: previous.to_owned(),
+            successor: successor.to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// What creating a series under a plan did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlannedSeries {
@@ -131,6 +185,38 @@ mod tests {
         }
         assert!(MissingSeries::parse("Create").is_err());
         assert_eq!(MissingSeries::default(), MissingSeries::Create);
+    }
+
+    #[test]
+    fn a_closed_series_passes_its_payments_on_a_bounded_chain() {
+        assert!(matches!(
+            closed_or_missing("5:2025", None),
+            Error::SeriesNotFound { .. }
+        ));
+        let closed = || closed_or_missing("5:2025", Some(Some("5:2026".into())));
+        let mut hops = 0;
+        assert_eq!(forward_to(closed(), &mut hops).unwrap(), "5:2026");
+        assert_eq!(hops, 1);
+        hops = MAX_SUCCESSORS;
+        assert!(matches!(
+            forward_to(closed(), &mut hops),
+            Err(Error::SeriesClosed { .. })
+        ));
+        assert!(matches!(
+            closed_or_missing("5:2025", Some(None)),
+            Error::Unexpected(_)
+        ));
+        assert!(forward_to(Error::Refused("x".into()), &mut 0).is_err());
+    }
+
+    #[test]
+    fn a_series_is_continued_once() {
+        assert!(may_continue("5:2025", None, "5:2026").is_ok());
+        assert!(may_continue("5:2025", Some("5:2026"), "5:2026").is_ok());
+        assert!(matches!(
+            may_continue("5:2025", Some("5:2027"), "5:2026"),
+            Err(Error::SeriesClosed { ref successor, .. }) if successor == "5:2027"
+        ));
     }
 
     #[test]

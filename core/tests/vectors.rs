@@ -154,6 +154,35 @@ fn series_plans() {
             .map(|e| (e[0].as_str().unwrap(), e[1].as_u64().unwrap()));
         assert_eq!(got, expect, "{case}");
     }
+    // A zero-row allocation of an open series: missing, closed (the payment
+    // moves on to the successor, at most MAX_SUCCESSORS steps), or wrong.
+    let closed = plans["closed"].as_array().unwrap();
+    for case in closed {
+        let scope = case["scope"].as_str().unwrap();
+        let row = case["row"]
+            .as_bool()
+            .unwrap()
+            .then(|| case["successor"].as_str().map(str::to_owned));
+        let mut hops = case["hops"].as_u64().unwrap() as u32;
+        let got = series_life::forward_to(series_life::closed_or_missing(scope, row), &mut hops);
+        match (got, &case["expect"]) {
+            (Ok(next), e) if e["forward"].is_string() => {
+                assert_eq!(next, e["forward"].as_str().unwrap(), "{case}")
+            }
+            (Err(err), e) => assert_eq!(err.kind_name(), e["error"].as_str().unwrap(), "{case}"),
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+    let once = plans["continue_once"].as_array().unwrap();
+    for case in once {
+        let got = series_life::may_continue(
+            case["previous"].as_str().unwrap(),
+            case["closed_by"].as_str(),
+            case["scope"].as_str().unwrap(),
+        );
+        assert_eq!(got.is_ok(), case["ok"].as_bool().unwrap(), "{case}");
+    }
+    assert!(closed.len() >= 5 && once.len() >= 3);
 }
 
 #[test]

@@ -27,7 +27,10 @@ pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
                 .ok_or_else(|| anyhow!("the plan created nothing"))?;
             let after = match planned.continued_from {
                 Some(previous) => {
-                    format!(" (continuing the previous year, whose last number is {previous})")
+                    format!(
+                        " (continuing the previous year, whose last number is {previous}; \
+                         that series is closed now: its later payments take their numbers here)"
+                    )
                 }
                 None => String::new(),
             };

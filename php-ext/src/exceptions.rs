@@ -9,6 +9,7 @@
 //! | `InvalidArgumentException`       | `\InvalidArgumentException`  | bad scope, template, start, count, year, user id, option |
 //! | `SeriesNotFoundException`        | `\RuntimeException`          | allocating from / moving a series that does not exist |
 //! | `SeriesExistsException`          | `\RuntimeException`          | `Sequences::create()` of an existing series |
+//! | `SeriesClosedException`          | `\RuntimeException`          | allocating from a series that a later one continues (the `continue` plan) |
 //! | `OverflowException`              | `\OverflowException`         | a counter that would pass the largest number |
 //! | `DatabaseUnavailableException`   | `\RuntimeException`          | cannot connect, connection lost, server error, unsafe durability |
 //! | `TimeoutException`               | `\RuntimeException`          | the call did not finish within `counterfoil.timeout_ms` |
@@ -63,11 +64,12 @@ pub enum Kind {
     Overflow = 3,
     DatabaseUnavailable = 4,
     Timeout = 5,
+    SeriesClosed = 6,
 }
 
 type ParentFn = fn() -> &'static ClassEntry;
 
-const CLASSES: [(Kind, &str, ParentFn, &str); 6] = [
+const CLASSES: [(Kind, &str, ParentFn, &str); 7] = [
     (
         Kind::InvalidArgument,
         "Counterfoil\\InvalidArgumentException",
@@ -104,9 +106,16 @@ const CLASSES: [(Kind, &str, ParentFn, &str); 6] = [
         runtime_ce,
         "\\RuntimeException",
     ),
+    (
+        Kind::SeriesClosed,
+        "Counterfoil\\SeriesClosedException",
+        runtime_ce,
+        "\\RuntimeException",
+    ),
 ];
 
-static REGISTERED: [AtomicPtr<ClassEntry>; 6] = [
+static REGISTERED: [AtomicPtr<ClassEntry>; 7] = [
+    AtomicPtr::new(std::ptr::null_mut()),
     AtomicPtr::new(std::ptr::null_mut()),
     AtomicPtr::new(std::ptr::null_mut()),
     AtomicPtr::new(std::ptr::null_mut()),
@@ -119,13 +128,14 @@ fn remember<const K: usize>(ce: &'static mut ClassEntry, _: ArgInfoTables) {
     REGISTERED[K].store(ce, Ordering::Release);
 }
 
-const REMEMBER: [fn(&'static mut ClassEntry, ArgInfoTables); 6] = [
+const REMEMBER: [fn(&'static mut ClassEntry, ArgInfoTables); 7] = [
     remember::<0>,
     remember::<1>,
     remember::<2>,
     remember::<3>,
     remember::<4>,
     remember::<5>,
+    remember::<6>,
 ];
 
 /// Registers the exception classes (module start-up only).
@@ -159,6 +169,7 @@ pub fn to_php(err: Error) -> PhpException {
         e if e.is_invalid_input() => Kind::InvalidArgument,
         Error::SeriesNotFound { .. } => Kind::SeriesNotFound,
         Error::SeriesExists { .. } => Kind::SeriesExists,
+        Error::SeriesClosed { .. } => Kind::SeriesClosed,
         Error::Overflow { .. } => Kind::Overflow,
         Error::Timeout { .. } => Kind::Timeout,
         _ => Kind::DatabaseUnavailable,

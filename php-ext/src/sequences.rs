@@ -282,6 +282,8 @@ impl Sequences {
     /// or a lost connection, repeat the call to learn its fate.
     ///
     /// @throws \Counterfoil\SeriesNotFoundException when the series does not exist.
+    /// @throws \Counterfoil\SeriesClosedException when a later series continues it (the
+    ///   `continue` plan closed it; nothing was issued).
     /// @throws \Counterfoil\DatabaseUnavailableException when the registry already holds the number
     ///   (the counter is behind: nothing was issued), or the database fails.
     /// @throws \Counterfoil\TimeoutException

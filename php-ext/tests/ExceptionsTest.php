@@ -22,7 +22,7 @@ final class ExceptionsTest extends TestCase
     {
         $src = file_get_contents(__DIR__ . '/../counterfoil-exceptions.stubs.php');
         preg_match_all('/class (\w+) extends \\\\(\w+)/', $src, $m, PREG_SET_ORDER);
-        $this->assertCount(6, $m);
+        $this->assertCount(7, $m);
         foreach ($m as [, $class, $parent]) {
             $fq = "Counterfoil\\$class";
             $this->assertTrue(class_exists($fq), $fq);
@@ -65,6 +65,22 @@ final class ExceptionsTest extends TestCase
         $this->expectException(Counterfoil\SeriesExistsException::class);
         $this->expectExceptionMessage('left unchanged');
         $this->s->create('k', 5);
+    }
+
+    public function testSeriesClosed(): void
+    {
+        // The continue plan closes the previous year's series: it hands out
+        // no recorded number after that (its payments go to the successor).
+        $this->s->ensureRegistrySchema();
+        $this->s->create('c:2025', 41);
+        $this->s->initializePlanned('c:2026', 'continue', 1);
+        try {
+            $this->s->allocateRecorded('c:2025', 'api');
+            $this->fail('nothing thrown');
+        } catch (Counterfoil\SeriesClosedException $e) {
+            $this->assertStringContainsString('`c:2026` continues it', $e->getMessage());
+        }
+        $this->assertSame(41, $this->s->allocateRecorded('c:2026', 'api'));
     }
 
     public function testInvalidArgumentThrownWhereDocumented(): void

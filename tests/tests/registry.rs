@@ -169,6 +169,98 @@ fn deliver_from_eight_processes(
     (number_of, created)
 }
 
+/// Issue 24 item 5: New Year under the `continue` plan with a format that
+/// prints no year. 4 OS processes deliver payments of the old period (series
+/// `7:2025`, at 100) while 4 others deliver the new period's, whose series
+/// `7:2026` is missing and is made from `7:2025` by whichever comes first.
+/// Every payment gets one number, and no number is handed out twice across
+/// the two series (they print alike): the new series starts after every
+/// number the old one gave, and the old one's later payments are numbered
+/// by the new one. The old period's deliveries must overlap the creation
+/// (some of them numbered by `7:2026`), or the test proves nothing and fails.
+#[test]
+fn continue_at_new_year_from_overlapping_processes() {
+    continue_at_new_year(Engine::MySql);
+}
+
+#[test]
+fn continue_at_new_year_from_overlapping_processes_postgres() {
+    continue_at_new_year(Engine::Postgres);
+}
+
+fn continue_at_new_year(engine: Engine) {
+    let url = fresh_database(engine, "newyear");
+    block_on(async {
+        let mut s = store(&url).await;
+        s.initialize(&key("7:2025"), 101).await.unwrap();
+    });
+    let per_worker = 60;
+    let commands = (0..8)
+        .map(|w| {
+            let (scope, period) = if w % 2 == 0 {
+                ("7:2025", "old")
+            } else {
+                ("7:2026", "new")
+            };
+            let mut c = Command::new(env!("CARGO_BIN_EXE_payment-worker"));
+            c.args([url.as_str(), "wp_", scope, "stripe"])
+                .args((0..per_worker).map(|i| format!("{period}-{w}-{i:03}")))
+                .env("PAYMENT_PLAN", "continue");
+            c
+        })
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
+    let mut numbered: BTreeMap<u64, String> = BTreeMap::new();
+    let mut old_numbered_by_new = 0;
+    let mut deliveries = 0;
+    for line in finished.iter().flat_map(|f| f.stdout.lines()) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.first() != Some(&"p") {
+            continue;
+        }
+        deliveries += 1;
+        let (txn, n, scope) = (parts[1], parts[2].parse::<u64>().unwrap(), parts[4]);
+        assert_eq!(parts[3], "true", "{line}: each payment delivered once");
+        if let Some(other) = numbered.insert(n, format!("{txn} in {scope}")) {
+            panic!("number {n} handed out twice: {other} and {txn} in {scope}");
+        }
+        old_numbered_by_new += usize::from(txn.starts_with("old-") && scope == "7:2026");
+    }
+    assert_eq!(deliveries, 8 * per_worker);
+    // No gap either: 101 ..= 580, each once.
+    let expected: Vec<u64> = (101..101 + 8 * per_worker as u64).collect();
+    assert_eq!(numbered.keys().copied().collect::<Vec<_>>(), expected);
+    // The database agrees: no number in both series' registries, every
+    // payment row names the series whose registry row it has.
+    assert_eq!(
+        scalar(
+            &url,
+            "SELECT COUNT(*) FROM wp_counterfoil_numbers a JOIN wp_counterfoil_numbers b \
+             ON a.number = b.number AND a.scope_key = '7:2025' AND b.scope_key = '7:2026'"
+        ),
+        Some("0".into())
+    );
+    assert_eq!(
+        scalar(
+            &url,
+            "SELECT COUNT(*) FROM wp_counterfoil_payments p JOIN wp_counterfoil_numbers n \
+             ON n.scope_key = p.scope_key AND n.number = p.number"
+        ),
+        Some((8 * per_worker).to_string())
+    );
+    assert_eq!(
+        scalar(
+            &url,
+            "SELECT closed_by FROM wp_invoice_sequences WHERE scope_key = '7:2025'"
+        ),
+        Some("7:2026".into())
+    );
+    assert!(
+        old_numbered_by_new > 0,
+        "no old-period payment came after the new series was made: no overlap, nothing proved"
+    );
+}
+
 #[test]
 fn concurrent_duplicate_deliveries_from_eight_processes() {
     duplicate_deliveries(Engine::MySql);

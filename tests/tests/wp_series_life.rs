@@ -118,6 +118,92 @@ fn sixteen_first_payments_of_a_new_series_pure_php() {
     first_payments_of_a_new_series_at_once(false);
 }
 
+/// Issue 24 item 5, through the plugin over HTTP: the `continue` plan with a
+/// format that prints no year (`{seq:04}`). 3 callback clients deliver
+/// payments of 2030 (series `77:2030`, at 100) while 3 others deliver the
+/// first payments of 2031, whose series is made from 2030's: every delivery
+/// 201, 180 invoices numbered 0101..0280, none printed twice, and some 2030
+/// payments numbered by 2031's series (the overlap happened). Failed before
+/// the fix: the same invoice number printed twice.
+fn continue_at_new_year_over_http(extension: bool) {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension { "cont_ext" } else { "cont_php" },
+        None,
+    )
+    .unwrap();
+    wp.eval(
+        false,
+        "update_option('counterfoil_missing_series', 'continue'); \
+         update_option('counterfoil_format', '{seq:04}'); \
+         initialize_invoice_sequence(77, 2030, 101);",
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(extension, 4).unwrap();
+    let per_client = 30;
+    let commands = (0..6)
+        .map(|i| {
+            let year = if i % 2 == 0 { "2030" } else { "2031" };
+            let env = [("CALLBACK_YEAR", year.to_owned())];
+            client(
+                site.port(),
+                &secret,
+                &format!("y{year}c{i}"),
+                "77",
+                per_client,
+                0,
+                &env,
+            )
+        })
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(300))
+        .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
+    let got = deliveries(&finished);
+    assert_eq!(got.len(), 6 * per_client);
+    let mut printed: BTreeMap<String, String> = BTreeMap::new();
+    let mut old_by_new = 0;
+    for d in &got {
+        assert_eq!(d.status, 201, "{}: {}", d.txn, d.body);
+        let number = d.body["number"].as_str().unwrap().to_owned();
+        let scope = d.body["scope_key"].as_str().unwrap().to_owned();
+        if let Some(other) = printed.insert(number.clone(), d.txn.clone()) {
+            panic!(
+                "invoice number {number} printed twice: {other} and {}",
+                d.txn
+            );
+        }
+        old_by_new += usize::from(d.txn.starts_with("y2030") && scope == "77:2031");
+    }
+    let expected: Vec<String> = (101..101 + 6 * per_client)
+        .map(|n| format!("{n:04}"))
+        .collect();
+    assert_eq!(printed.keys().cloned().collect::<Vec<_>>(), expected);
+    assert_eq!(
+        scalar(
+            &wp,
+            "SELECT closed_by FROM wp_invoice_sequences WHERE scope_key = '77:2030'"
+        ),
+        "77:2031"
+    );
+    let check = burst::check_site(wp.database_url()).unwrap();
+    assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
+    assert!(
+        old_by_new > 0,
+        "no 2030 payment came after 2031's series was made: no overlap, nothing proved"
+    );
+}
+
+#[test]
+fn continue_at_new_year_over_http_extension() {
+    continue_at_new_year_over_http(true);
+}
+
+#[test]
+fn continue_at_new_year_over_http_pure_php() {
+    continue_at_new_year_over_http(false);
+}
+
 /// Under `hold`: 503 with Retry-After, the payment recorded without a number,
 /// the same on a repeat; after the series is created, the repeat gets 201
 /// with a number; nothing lost, nothing twice.

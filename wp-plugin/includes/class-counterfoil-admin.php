@@ -388,7 +388,7 @@ final class Counterfoil_Admin {
 			return;
 		endif;
 		?>
-		<p><?php esc_html_e( 'Create next year\'s series now to review their first numbers before they are used. Under "create" a daily job does this from 1 December. Under "continue" each first number is this year\'s last number + 1 as of now: numbers issued later this year are not counted, so prefer letting the first payment create it.', 'counterfoil' ); ?></p>
+		<p><?php esc_html_e( 'Create next year\'s series now to review their first numbers before they are used. Under "create" a daily job does this from 1 December. Under "continue" each first number is this year\'s last number + 1 as of now: numbers issued later this year are not counted, and a series created here does not close this year\'s, so with a format without {year} give it a start above every number this year will still issue, or let the first payment of next year create it (that closes this year\'s series: its later payments are numbered by next year\'s, and no number is printed twice).', 'counterfoil' ); ?></p>
 		<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped by the caller. ?>" id="counterfoil-next-year">
 			<input type="hidden" name="action" value="counterfoil_create_next_year">
 			<?php wp_nonce_field( 'counterfoil_create_next_year' ); ?>
@@ -524,7 +524,7 @@ final class Counterfoil_Admin {
 					<?php
 					$labels = array(
 						'create'   => __( 'Create the series at the first number below, then number the payment (recommended).', 'counterfoil' ),
-						'continue' => __( "Create the series continuing the issuer's previous year (its last number + 1), then number the payment.", 'counterfoil' ),
+						'continue' => __( "Create the series continuing the issuer's previous year (its last number + 1), then number the payment. The previous year's series is closed then: its later payments are numbered by the new one, so no number is printed twice.", 'counterfoil' ),
 						'hold'     => __( 'Record the payment without a number and answer 503 (the gateway delivers it again later) until an admin creates the series; it is listed under "Payments waiting for a series".', 'counterfoil' ),
 					);
 					foreach ( $labels as $value => $label ) :

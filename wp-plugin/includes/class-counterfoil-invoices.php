@@ -203,7 +203,14 @@ final class Counterfoil_Invoices {
 		$missing = self::held_scope( $payment ) ?? $scope;
 		$plan    = counterfoil_missing_series_plan();
 		if ( $may_create && 'hold' !== $plan ) {
-			$backend->initialize_planned( $missing, $plan, counterfoil_new_series_start() );
+			try {
+				$backend->initialize_planned( $missing, $plan, counterfoil_new_series_start() );
+			} catch ( Counterfoil\SeriesClosedException $e ) {
+				// The previous period's series is continued by a later one
+				// already (made before this one): nothing is created, and the
+				// payment is held for the site owner rather than numbered twice.
+				unset( $e );
+			}
 			try {
 				return $record();
 			} catch ( Counterfoil\SeriesNotFoundException $e ) {

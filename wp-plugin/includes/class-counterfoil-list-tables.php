@@ -96,7 +96,7 @@ final class Counterfoil_Series_Table extends WP_List_Table {
 		$total = (int) $wpdb->get_var( $params ? $wpdb->prepare( "SELECT COUNT(*) FROM {$t['sequences']} WHERE $where", $params ) : "SELECT COUNT(*) FROM {$t['sequences']}" ); // phpcs:ignore WordPress.DB.PreparedSQL -- $where holds placeholders only.
 		$rows  = $wpdb->get_results(
 			$wpdb->prepare(
-				"SELECT scope_key, current_value, start_value, created_at FROM {$t['sequences']} WHERE $where ORDER BY $orderby $order, scope_key ASC LIMIT %d OFFSET %d", // phpcs:ignore WordPress.DB.PreparedSQL -- whitelisted order, placeholders.
+				"SELECT scope_key, current_value, start_value, created_at, closed_by FROM {$t['sequences']} WHERE $where ORDER BY $orderby $order, scope_key ASC LIMIT %d OFFSET %d", // phpcs:ignore WordPress.DB.PreparedSQL -- whitelisted order, placeholders.
 				array_merge( $params, array( self::PER_PAGE, ( $page - 1 ) * self::PER_PAGE ) )
 			)
 		);
@@ -137,6 +137,10 @@ final class Counterfoil_Series_Table extends WP_List_Table {
 				$url = add_query_arg( array( 'post_type' => Counterfoil_Invoice_Type::POST_TYPE, 'page' => Counterfoil_Books::REGISTRY_SLUG, 'scope' => rawurlencode( $item->scope_key ) ), admin_url( 'edit.php' ) );
 				return '<a href="' . esc_url( $url ) . '">' . esc_html( $item->scope_key ) . '</a>';
 			case 'next':
+				if ( null !== $item->closed_by ) {
+					/* translators: %s: the series that continues this one */
+					return esc_html( sprintf( __( 'closed: %s continues it', 'counterfoil' ), $item->closed_by ) );
+				}
 				return esc_html( (string) ( (int) $item->current_value + 1 ) );
 			case 'start':
 				return esc_html( null === $item->start_value ? '—' : (string) $item->start_value );

@@ -152,12 +152,50 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				}
 			);
 			$found    = Counterfoil_Rules::previous_series( $scope, array_map( function ( $r ) { return array( $r[0], (int) $r[1] ); }, $rows ) );
-			$previous = null === $found ? null : $found[1];
+			$previous = null === $found ? null : $found[0];
 		}
-		$first = Counterfoil_Rules::start_for_new_series( $plan, $start, $previous );
-		return array(
-			'start'   => $first,
-			'created' => null === $first ? false : $this->initialize( $scope, $first ),
+		if ( null === $previous ) {
+			$first = Counterfoil_Rules::start_for_new_series( $plan, $start, null );
+			return array(
+				'start'   => $first,
+				'created' => null === $first ? false : $this->initialize( $scope, $first ),
+			);
+		}
+		// As the core: one transaction under the previous series' row lock
+		// (no allocation of it in flight), the new series at its counter + 1,
+		// the previous series closed in favour of the new one.
+		return $this->attempt(
+			function () use ( $scope, $start, $previous ) {
+				return $this->transaction(
+					function () use ( $scope, $start, $previous ) {
+						$rows = $this->select( "SELECT current_value, closed_by FROM {$this->sequences()} WHERE scope_key = ? FOR UPDATE", 's', array( $previous ) );
+						if ( ! $rows ) {
+							throw new DatabaseUnavailableException( "unexpected answer from the database: series `$previous` disappeared while `$scope` was made from it" );
+						}
+						Counterfoil_Rules::may_continue( $previous, $rows[0][1], $scope );
+						$first   = Counterfoil_Rules::start_for_new_series( 'continue', $start, (int) $rows[0][0] );
+						$counter = Counterfoil_Rules::counter_for_start( $first );
+						$r       = $this->execute( "INSERT INTO {$this->sequences()} (scope_key, current_value, start_value) VALUES (?, ?, ?)", 'sii', array( $scope, $counter, $first ) );
+						if ( self::ER_DUP_ENTRY === $r['errno'] ) {
+							return array(
+								'start'   => $first,
+								'created' => false,
+							);
+						}
+						$this->check( $r );
+						if ( null === $rows[0][1] ) {
+							$r = $this->check( $this->execute( "UPDATE {$this->sequences()} SET closed_by = ? WHERE scope_key = ? AND closed_by IS NULL", 'ss', array( $scope, $previous ) ) );
+							if ( 1 !== $r['affected'] ) {
+								throw new DatabaseUnavailableException( "unexpected answer from the database: closing the previous series changed {$r['affected']} rows, not one; nothing was kept" );
+							}
+						}
+						return array(
+							'start'   => $first,
+							'created' => true,
+						);
+					}
+				);
+			}
 		);
 	}
 
@@ -246,7 +284,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 									$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
 								}
 							}
-							$number = $this->allocate_in( $scope, 1 );
+							$number = $this->allocate_open_in( $scope, 1 );
 							$r      = $this->execute( "INSERT INTO {$this->numbers()} (scope_key, number, status, source, claim, request_key, created_at, updated_at) VALUES (?, ?, 'unconfirmed', ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())", 'sisss', array( $scope, $number, $source, $call, $request_key ) );
 							if ( null !== $request_key && self::ER_DUP_ENTRY === $r['errno'] ) {
 								// The same key at the same moment: answered after the rollback.
@@ -339,9 +377,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * @return array The payment's record, as record_payment() returns it.
 	 */
 	private function number_payment( $payment_id, $scope, $gateway, $transaction_id, $period ) {
-		$number = $this->allocate_in( $scope, 1 );
+		// A closed series' payment is numbered by the series that continues it.
+		list( $scope, $number ) = $this->allocate_for_payment( $scope );
 		$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
-		$r = $this->check( $this->execute( "UPDATE {$this->payments()} SET number = ? WHERE id = ?", 'ii', array( $number, $payment_id ) ) );
+		$r = $this->check( $this->execute( "UPDATE {$this->payments()} SET number = ?, scope_key = ? WHERE id = ?", 'isi', array( $number, $scope, $payment_id ) ) );
 		if ( 1 !== $r['affected'] ) {
 			// As the core's payment::exactly_one_row: the transaction rolls back.
 			throw new DatabaseUnavailableException( "unexpected answer from the database: the payment's number changed {$r['affected']} rows, not one; nothing was kept" );
@@ -462,12 +501,13 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * The allocation statement: the new counter from its own result, only
 	 * when exactly one row changed.
 	 *
-	 * @param string $scope Scope key.
-	 * @param int    $count Numbers.
+	 * @param string $scope     Scope key.
+	 * @param int    $count     Numbers.
+	 * @param string $only_open ' AND closed_by IS NULL' for the core's allocate_open.
 	 * @return int
 	 */
-	private function allocate_in( $scope, $count ) {
-		$r = $this->execute( "UPDATE {$this->sequences()} SET current_value = LAST_INSERT_ID(current_value + ?) WHERE scope_key = ?", 'is', array( $count, $scope ) );
+	private function allocate_in( $scope, $count, $only_open = '' ) {
+		$r = $this->execute( "UPDATE {$this->sequences()} SET current_value = LAST_INSERT_ID(current_value + ?) WHERE scope_key = ?{$only_open}", 'is', array( $count, $scope ) );
 		if ( 1690 === $r['errno'] ) {
 			throw new OverflowException( sprintf( 'series `%s` cannot hand out %d more number(s) without passing 18446744073709551615; the counter was left unchanged; start a new series', $scope, $count ) );
 		}
@@ -479,6 +519,42 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			throw new DatabaseUnavailableException( sprintf( 'unexpected answer from the database: allocation changed %d rows and returned %s', $r['affected'], var_export( $r['insert_id'], true ) ) );
 		}
 		return $r['insert_id'];
+	}
+
+	/**
+	 * allocate_in() of an open series (the core's allocate_open): a closed
+	 * series hands out nothing and throws SeriesClosedException naming its
+	 * successor.
+	 *
+	 * @param string $scope Scope key.
+	 * @param int    $count Numbers.
+	 * @return int
+	 */
+	private function allocate_open_in( $scope, $count ) {
+		try {
+			return $this->allocate_in( $scope, $count, ' AND closed_by IS NULL' );
+		} catch ( SeriesNotFoundException $e ) {
+			$rows = $this->select( "SELECT closed_by FROM {$this->sequences()} WHERE scope_key = ?", 's', array( $scope ) );
+			throw Counterfoil_Rules::closed_or_missing( $scope, (bool) $rows, $rows ? $rows[0][0] : null );
+		}
+	}
+
+	/**
+	 * The payment's allocation from $scope, or, when it is closed, from the
+	 * series that continues it (Counterfoil_Rules::forward_to).
+	 *
+	 * @return array [scope key, number].
+	 */
+	private function allocate_for_payment( $scope ) {
+		$hops = 0;
+		for ( ;; ) {
+			try {
+				return array( $scope, $this->allocate_in( $scope, 1, ' AND closed_by IS NULL' ) );
+			} catch ( SeriesNotFoundException $e ) {
+				$rows  = $this->select( "SELECT closed_by FROM {$this->sequences()} WHERE scope_key = ?", 's', array( $scope ) );
+				$scope = Counterfoil_Rules::forward_to( $scope, (bool) $rows, $rows ? $rows[0][0] : null, $hops );
+			}
+		}
 	}
 
 	private function record_number( $scope, $number, $status, $source, $gateway, $transaction_id ) {

@@ -238,6 +238,61 @@ final class Counterfoil_Rules {
 		return $start;
 	}
 
+	/** The longest chain of closed series a payment is passed along (series_life::MAX_SUCCESSORS). */
+	const MAX_SUCCESSORS = 16;
+
+	/**
+	 * What a zero-row allocation of an open series means (the core's
+	 * series_life::closed_or_missing): the series is missing ($row false),
+	 * closed in favour of $successor, or open and wrong.
+	 *
+	 * @return Throwable The exception to throw or to pass to forward_to().
+	 */
+	public static function closed_or_missing( $scope, $row, $successor ) {
+		if ( ! $row ) {
+			return new Counterfoil\SeriesNotFoundException( sprintf( 'series `%s` does not exist; create it with initialize(scope, start) first', $scope ) );
+		}
+		if ( null !== $successor ) {
+			return new Counterfoil\SeriesClosedException( sprintf( 'series `%s` is closed: series `%s` continues it and hands out its numbers; nothing was written', $scope, $successor ) );
+		}
+		return new Counterfoil\DatabaseUnavailableException( sprintf( 'unexpected answer from the database: series `%s` is open but its allocation changed no row', $scope ) );
+	}
+
+	/**
+	 * After a zero-row allocation of an open series: whether a payment's
+	 * allocation moves on to the closed series' successor (the core's
+	 * series_life::forward_to of closed_or_missing): the successor's key,
+	 * counting the step in $hops; otherwise closed_or_missing()'s exception
+	 * (a closed series also once the chain is longer than MAX_SUCCESSORS).
+	 *
+	 * @param string      $scope     The series.
+	 * @param bool        $row       Whether its row exists.
+	 * @param string|null $successor Its closed_by.
+	 * @param int         $hops      Steps taken so far.
+	 * @return string
+	 * @throws Throwable When it is not a step along the chain.
+	 */
+	public static function forward_to( $scope, $row, $successor, &$hops ) {
+		if ( $row && null !== $successor && $hops < self::MAX_SUCCESSORS ) {
+			++$hops;
+			return $successor;
+		}
+		throw self::closed_or_missing( $scope, $row, $successor );
+	}
+
+	/**
+	 * Whether $scope may be created continuing $previous, closed by
+	 * $closed_by or open (the core's series_life::may_continue): a series
+	 * continues only once.
+	 *
+	 * @throws Counterfoil\SeriesClosedException When a later series continues it already.
+	 */
+	public static function may_continue( $previous, $closed_by, $scope ) {
+		if ( null !== $closed_by && $closed_by !== $scope ) {
+			throw new Counterfoil\SeriesClosedException( sprintf( 'series `%s` is closed: series `%s` continues it and hands out its numbers; nothing was written', $previous, $closed_by ) );
+		}
+	}
+
 	/** The registry export's columns, in order (the core's export::COLUMNS). */
 	const EXPORT_COLUMNS = array( 'scope_key', 'number', 'rendered', 'status', 'reason', 'gateway', 'transaction_id', 'amount', 'currency', 'post_id', 'created_at', 'updated_at' );
 

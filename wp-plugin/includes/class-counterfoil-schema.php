@@ -5,7 +5,8 @@
  * (activation hooks do not run on updates).
  *
  * - {prefix}invoice_sequences: the article's table (scope_key, current_value)
- *   plus start_value and created_at. An existing article table is adopted:
+ *   plus start_value, created_at and closed_by (the series that continues a
+ *   closed one). An existing article table is adopted:
  *   dbDelta only adds the missing columns; its rows are untouched.
  * - {prefix}counterfoil_numbers: the registry, one row per allocated number,
  *   unique per (scope_key, number), status reserved / issued / void + reason.
@@ -21,7 +22,9 @@
  * reservations, dates) and on payments (those held for a series);
  * 5 {prefix}counterfoil_refunds: refunds reported by a gateway (Stripe's
  * charge.refunded), one row per (gateway, transaction_id, refund_ref) with
- * the largest refunded amount seen; plugin-only (the core has no refunds).
+ * the largest refunded amount seen; plugin-only (the core has no refunds);
+ * 6 the registry's claim_node and request_key; 7 invoice_sequences.closed_by
+ * (a series closed when the `continue` plan makes its successor).
  *
  * The definitions of the first three equal counterfoil-core's
  * (core/src/schema.rs); a test compares SHOW CREATE TABLE of both.
@@ -35,7 +38,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 6;
+	const VERSION        = 7;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -100,6 +103,7 @@ final class Counterfoil_Schema {
   current_value bigint(20) unsigned NOT NULL,
   start_value bigint(20) unsigned NULL,
   created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  closed_by varchar(191) NULL,
   PRIMARY KEY  (scope_key)
 ) ENGINE=InnoDB $charset;",
 			"CREATE TABLE {$prefix}counterfoil_numbers (

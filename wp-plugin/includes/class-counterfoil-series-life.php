@@ -14,7 +14,10 @@
  * `create` plan only: under `continue` the new year starts right after the
  * old year's last number, which is known only when the old year has ended,
  * so those series are created by their first payment (or by hand, with the
- * start the admin reviews, on the settings page).
+ * start the admin reviews, on the settings page). A first payment's creation
+ * closes the old year's series (the core's series_life rule): its later
+ * payments are numbered by the new one. A series created by hand closes
+ * nothing; its start is the admin's.
  *
  * @package Counterfoil
  */

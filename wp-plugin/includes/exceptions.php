@@ -25,3 +25,7 @@ if ( ! class_exists( InvalidArgumentException::class, false ) ) {
 	/** The call did not finish within its deadline. */
 	class TimeoutException extends \RuntimeException {}
 }
+if ( ! class_exists( SeriesClosedException::class, false ) ) {
+	/** The series is closed: the series that continues it hands out its numbers. */
+	class SeriesClosedException extends \RuntimeException {}
+}

@@ -95,6 +95,21 @@ final class SeriesLifeTest extends TestCase {
 		$this->assertSame( 154, $r['sequence'] );
 		$this->assertSame( '2026-0154', $r['number'] );
 		$this->assertSame( array( 'current_value' => '154', 'start_value' => '154' ), self::series( "$u:2026" ) );
+		// 2025's series is closed now: a late payment of 2025 is numbered by
+		// 2026's series (a format without the year never prints a number
+		// twice), and nothing is allocated from 2025 any more.
+		global $wpdb;
+		$this->assertSame( "$u:2026", $wpdb->get_var( $wpdb->prepare( 'SELECT closed_by FROM wp_invoice_sequences WHERE scope_key = %s', "$u:2025" ) ) );
+		$late = Counterfoil_Invoices::for_payment( $this->payment( $u, "late-$u", 2025 ) );
+		$this->assertIsArray( $late, is_wp_error( $late ) ? $late->get_error_message() : '' );
+		$this->assertSame( array( 155, "$u:2026" ), array( $late['sequence'], $late['scope_key'] ) );
+		try {
+			allocate_invoice_number( $u, 2025 );
+			$this->fail( 'a closed series handed out a number' );
+		} catch ( Counterfoil\SeriesClosedException $e ) {
+			$this->assertStringContainsString( "`$u:2026` continues it", $e->getMessage() );
+		}
+		$this->assertSame( array( 'current_value' => '153', 'start_value' => '1' ), self::series( "$u:2025" ) );
 		// No earlier year: the configured start.
 		update_option( 'counterfoil_new_series_start', 7 );
 		$v = Counterfoil_Test::user();

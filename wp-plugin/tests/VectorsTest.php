@@ -123,7 +123,31 @@ final class VectorsTest extends TestCase {
 			$this->assertSame( $case['expect'], Counterfoil_Rules::previous_series( $case['scope'], $case['existing'] ), json_encode( $case ) );
 			++$ran;
 		}
-		$this->assertGreaterThan( 18, $ran );
+		foreach ( $plans['closed'] as $case ) {
+			$hops = $case['hops'];
+			try {
+				$next = Counterfoil_Rules::forward_to( $case['scope'], $case['row'], $case['successor'], $hops );
+				$this->assertSame( $case['expect']['forward'] ?? null, $next, json_encode( $case ) );
+				$this->assertSame( $case['hops'] + 1, $hops );
+			} catch ( Counterfoil\SeriesNotFoundException $e ) {
+				$this->assertSame( 'series_not_found', $case['expect']['error'] ?? null, json_encode( $case ) );
+			} catch ( Counterfoil\SeriesClosedException $e ) {
+				$this->assertSame( 'series_closed', $case['expect']['error'] ?? null, json_encode( $case ) );
+			} catch ( Counterfoil\DatabaseUnavailableException $e ) {
+				$this->assertSame( 'unexpected', $case['expect']['error'] ?? null, json_encode( $case ) );
+			}
+			++$ran;
+		}
+		foreach ( $plans['continue_once'] as $case ) {
+			try {
+				Counterfoil_Rules::may_continue( $case['previous'], $case['closed_by'], $case['scope'] );
+				$this->assertTrue( $case['ok'], json_encode( $case ) );
+			} catch ( Counterfoil\SeriesClosedException $e ) {
+				$this->assertFalse( $case['ok'], json_encode( $case ) );
+			}
+			++$ran;
+		}
+		$this->assertGreaterThan( 26, $ran );
 	}
 
 	public function test_export_encodings() {

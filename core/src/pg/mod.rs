@@ -274,8 +274,9 @@ impl PgStore {
 
     /// Creates the series `scope` under a plan (design.md §7), as on MySQL:
     /// at `configured_start` (`Create`), right after the issuer's latest
-    /// earlier year (`Continue`), or not at all (`Hold`). One `INSERT`: an
-    /// existing series is reported, never reset.
+    /// earlier year (`Continue`: in one transaction under the previous
+    /// series' row lock, which closes it in favour of the new one), or not at
+    /// all (`Hold`). An existing series is reported, never reset.
     pub async fn initialize_planned(
         &mut self,
         scope: &ScopeKey,
@@ -308,20 +309,43 @@ impl PgStore {
                     })
                     .await?;
                 series_life::previous_series(scope, rows.iter().map(|(k, c)| (k.as_str(), *c)))
-                    .map(|(_, current)| current)
+                    .map(|(key, _)| key.to_owned())
             }
             _ => None,
         };
-        let start = series_life::start_for_new_series(plan, configured_start, previous)?;
-        let outcome = match start {
-            Some(start) => Some(self.initialize(scope, start).await?),
-            None => None,
+        let Some(previous) = previous else {
+            let start = series_life::start_for_new_series(plan, configured_start, None)?;
+            let outcome = match start {
+                Some(start) => Some(self.initialize(scope, start).await?),
+                None => None,
+            };
+            return Ok(PlannedSeries {
+                start,
+                continued_from: None,
+                outcome,
+            });
         };
-        Ok(PlannedSeries {
-            start,
-            continued_from: previous,
-            outcome,
+        // A table from before `closed_by` gains it here, once.
+        self.ensure_schema().await?;
+        let key = scope.as_str().to_owned();
+        self.run("initialize_planned", move |client, sql| {
+            let (key, previous) = (key.clone(), previous.clone());
+            Box::pin(async move {
+                let tx = client.begin().await?;
+                let outcome = continue_series(&tx, sql, &key, &previous, configured_start).await?;
+                match outcome {
+                    Ok(planned) => {
+                        tx.commit().await?;
+                        Ok(Ok(planned))
+                    }
+                    Err(e) => {
+                        tx.rollback().await?;
+                        Ok(Err(e))
+                    }
+                }
+            })
         })
+        .await
     }
 
     /// Moves the series so that its next number is at least `next`. Never
@@ -425,7 +449,7 @@ impl PgStore {
             );
             let committing = committing.clone();
             Box::pin(async move {
-                let allocate = client.prepared(&sql.allocate).await?;
+                let allocate = client.prepared(&sql.allocate_open).await?;
                 let insert = client.prepared(&sql.insert_number).await?;
                 let found_by_key =
                     |row: Option<tokio_postgres::Row>, k: &str| -> Result<Option<(u64, String)>> {
@@ -460,7 +484,7 @@ impl PgStore {
                         .await?;
                     }
                 }
-                let number = match allocate_in(&tx, &allocate, &key, 1).await? {
+                let number = match allocate_open_in(&tx, sql, &allocate, &key, 1).await? {
                     Ok(n) => n,
                     Err(e) => return Ok(Err(e)),
                 };
@@ -561,7 +585,7 @@ impl PgStore {
                 stored_period.clone(),
             );
             Box::pin(async move {
-                let allocate = client.prepared(&sql.allocate).await?;
+                let allocate = client.prepared(&sql.allocate_open).await?;
                 let insert = client.prepared(&sql.insert_number).await?;
                 let insert_payment = client.prepared(&sql.insert_payment).await?;
                 let tx = client.begin().await?;
@@ -858,9 +882,17 @@ async fn number_payment(
     period: Option<crate::format::Period>,
 ) -> PgResult<PaymentRecord> {
     let (allocate, insert) = statements;
-    let number = match allocate_in(&tx, allocate, &scope, 1).await? {
-        Ok(n) => n,
-        Err(e) => return Ok(Err(e)),
+    // A closed series' payment is numbered by the series that continues it.
+    let mut scope = scope;
+    let mut hops = 0;
+    let number = loop {
+        match allocate_open_in(&tx, sql, allocate, &scope, 1).await? {
+            Ok(n) => break n,
+            Err(e) => match series_life::forward_to(e, &mut hops) {
+                Ok(successor) => scope = successor,
+                Err(e) => return Ok(Err(e)),
+            },
+        }
     };
     let reserved = [
         &scope as &(dyn tokio_postgres::types::ToSql + Sync),
@@ -875,7 +907,10 @@ async fn number_payment(
         return duplicate_or(e, &scope, number);
     }
     let changed = tx
-        .execute(&sql.set_payment_number, &[&number.to_string(), &payment_id])
+        .execute(
+            &sql.set_payment_number,
+            &[&number.to_string(), &scope, &payment_id],
+        )
         .await?;
     if let Err(e) = crate::payment::exactly_one_row("the payment's number", changed) {
         return Ok(Err(e));
@@ -939,6 +974,97 @@ async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
             }
         }
     })
+}
+
+/// [`allocate_in`] with `allocate` = [`PgSql::allocate_open`]: a closed
+/// series hands out nothing and names its successor.
+async fn allocate_open_in<C: tokio_postgres::GenericClient + Sync>(
+    client: &C,
+    sql: &PgSql,
+    allocate: &Statement,
+    key: &str,
+    count: u64,
+) -> PgResult<u64> {
+    match allocate_in(client, allocate, key, count).await? {
+        Err(Error::SeriesNotFound { .. }) => {
+            let row = client.query_opt(&sql.successor, &[&key]).await?;
+            let successor = row.map(|r| r.get::<_, Option<String>>(0));
+            Ok(Err(series_life::closed_or_missing(key, successor)))
+        }
+        other => Ok(other),
+    }
+}
+
+/// Creates `key` continuing `previous` on `tx` (see the MySQL store's
+/// `continue_series`): the previous series' row locked, the new series at
+/// its counter + 1, the previous series closed in favour of the new one.
+async fn continue_series(
+    tx: &tokio_postgres::Transaction<'_>,
+    sql: &PgSql,
+    key: &str,
+    previous: &str,
+    configured_start: u64,
+) -> PgResult<PlannedSeries> {
+    let Some(row) = tx.query_opt(&sql.lock_series, &[&previous]).await? else {
+        return Ok(Err(Error::Unexpected(format!(
+            "series `{previous}` disappeared while `{key}` was made from it"
+        ))));
+    };
+    let (current, closed_by): (String, Option<String>) = (row.get(0), row.get(1));
+    let Ok(current) = current.parse::<u64>() else {
+        return Ok(Err(Error::Unexpected(format!(
+            "counter {current} is not a u64"
+        ))));
+    };
+    if let Err(e) = series_life::may_continue(previous, closed_by.as_deref(), key) {
+        return Ok(Err(e));
+    }
+    let start = match series_life::start_for_new_series(
+        MissingSeries::Continue,
+        configured_start,
+        Some(current),
+    ) {
+        Ok(Some(start)) => start,
+        Ok(None) => unreachable!("continue always starts somewhere"),
+        Err(e) => return Ok(Err(e)),
+    };
+    let counter = match series::counter_for_start(start) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    let created = tx
+        .query_opt(
+            &sql.initialize,
+            &[&key, &counter.to_string(), &start.to_string()],
+        )
+        .await?;
+    if created.is_none() {
+        let row = tx.query_opt(&sql.current, &[&key]).await?;
+        let existing = row.and_then(|r| r.get::<_, String>(0).parse::<u64>().ok());
+        return Ok(match existing {
+            Some(current_of_key) => Ok(PlannedSeries {
+                start: Some(start),
+                continued_from: Some(current),
+                outcome: Some(Initialized::Exists {
+                    current: current_of_key,
+                }),
+            }),
+            None => Err(Error::Unexpected(format!(
+                "series `{key}` exists but cannot be read"
+            ))),
+        });
+    }
+    if closed_by.is_none() {
+        let changed = tx.execute(&sql.close, &[&key, &previous]).await?;
+        if let Err(e) = crate::payment::exactly_one_row("closing the previous series", changed) {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(PlannedSeries {
+        start: Some(start),
+        continued_from: Some(current),
+        outcome: Some(Initialized::Created { next: start }),
+    }))
 }
 
 /// Reads a series.

@@ -198,7 +198,7 @@ pub(super) async fn complete_held(
     gateway: &str,
     txn: &str,
 ) -> PgResult<PaymentRecord> {
-    let allocate = client.prepared(&sql.allocate).await?;
+    let allocate = client.prepared(&sql.allocate_open).await?;
     let insert = client.prepared(&sql.insert_number).await?;
     let tx = client.begin().await?;
     let Some(row) = tx.query_opt(&sql.lock_payment, &[&gateway, &txn]).await? else {

@@ -30,6 +30,14 @@ pub struct PgSql {
     pub initialize: String,
     /// (scope, count) → the new counter, one row, or none (no series).
     pub allocate: String,
+    /// [`PgSql::allocate`] of an open series: none when missing or closed.
+    pub allocate_open: String,
+    /// (scope) → the series that continues a closed one.
+    pub successor: String,
+    /// (scope) → counter, successor, under the series' row lock.
+    pub lock_series: String,
+    /// (successor, scope): closes an open series.
+    pub close: String,
     /// (scope, counter) → one row if it moved up.
     pub advance: String,
     /// (scope) → counter, start.
@@ -50,7 +58,7 @@ pub struct PgSql {
     /// (gateway, transaction, scope, amount, currency) → id, or none if
     /// the payment was recorded before.
     pub insert_payment: String,
-    /// (number, id).
+    /// (number, scope, id): the number and the series it came from.
     pub set_payment_number: String,
     /// (gateway, transaction) → scope, number, status, post id, period.
     pub find_payment: String,
@@ -89,12 +97,15 @@ impl PgSql {
                 "CREATE TABLE IF NOT EXISTS \"{sequences}\" (\n  \
                  scope_key VARCHAR(191) COLLATE \"C\" NOT NULL PRIMARY KEY,\n  \
                  {},\n  \
-                 {}\n)",
+                 {},\n  \
+                 closed_by VARCHAR(191) COLLATE \"C\" NULL\n)",
                 counter("current_value", "NOT NULL DEFAULT 0"),
                 counter("start_value", "NULL"),
             ) + &format!(
-                // An adopted table from before Counterfoil lacks start_value.
-                ";\nALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS {}",
+                // An adopted table from before Counterfoil lacks start_value,
+                // a table from before series were closed lacks closed_by.
+                ";\nALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS {};\n\
+                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS closed_by VARCHAR(191) COLLATE \"C\" NULL",
                 counter("start_value", "NULL")
             ),
             create_registry: format!(
@@ -144,6 +155,17 @@ impl PgSql {
                 "UPDATE \"{sequences}\" SET current_value = current_value + $2::text::numeric \
                  WHERE scope_key = $1 RETURNING current_value::text"
             ),
+            allocate_open: format!(
+                "UPDATE \"{sequences}\" SET current_value = current_value + $2::text::numeric \
+                 WHERE scope_key = $1 AND closed_by IS NULL RETURNING current_value::text"
+            ),
+            successor: format!("SELECT closed_by FROM \"{sequences}\" WHERE scope_key = $1"),
+            lock_series: format!(
+                "SELECT current_value::text, closed_by FROM \"{sequences}\" WHERE scope_key = $1 FOR UPDATE"
+            ),
+            close: format!(
+                "UPDATE \"{sequences}\" SET closed_by = $1 WHERE scope_key = $2 AND closed_by IS NULL"
+            ),
             advance: format!(
                 "UPDATE \"{sequences}\" SET current_value = $2::text::numeric \
                  WHERE scope_key = $1 AND current_value < $2::text::numeric RETURNING 1"
@@ -182,7 +204,7 @@ impl PgSql {
                  ON CONFLICT (gateway, transaction_id) DO NOTHING RETURNING id"
             ),
             set_payment_number: format!(
-                "UPDATE \"{payments}\" SET number = $1::text::numeric WHERE id = $2"
+                "UPDATE \"{payments}\" SET number = $1::text::numeric, scope_key = $2 WHERE id = $3"
             ),
             find_payment: format!(
                 "SELECT p.scope_key, p.number::text, n.status, n.post_id, p.period \

@@ -203,8 +203,9 @@ impl SeriesStore {
         .await
     }
 
-    /// Creates the sequences table if missing, and adds `start_value` to an
-    /// adopted article table that lacks it. Existing rows are untouched.
+    /// Creates the sequences table if missing, and adds `start_value` and
+    /// `closed_by` to a table that lacks them (an adopted article table, or
+    /// one from before series were closed). Existing rows are untouched.
     pub async fn ensure_schema(&mut self) -> Result<()> {
         self.run("ensure_schema", "", |conn, sql, _| {
             Box::pin(async move {
@@ -217,6 +218,9 @@ impl SeriesStore {
                     .any(|c| c.eq_ignore_ascii_case("start_value"))
                 {
                     conn.query_drop(&sql.series.add_start_value).await?;
+                }
+                if !columns.iter().any(|c| c.eq_ignore_ascii_case("closed_by")) {
+                    conn.query_drop(&sql.series.add_closed_by).await?;
                 }
                 Ok(Ok(()))
             })
@@ -249,8 +253,16 @@ impl SeriesStore {
 
     /// Creates the series `scope` under a plan (design.md §7): at
     /// `configured_start` (`Create`), right after the issuer's latest earlier
-    /// year (`Continue`, see [`series_life::previous_series`]), or not at all
-    /// (`Hold`). One `INSERT`: an existing series is reported, never reset.
+    /// period (`Continue`, see [`series_life::previous_series`]), or not at
+    /// all (`Hold`). An existing series is reported, never reset.
+    ///
+    /// Under `Continue` the new series is made in one transaction that holds
+    /// the previous series' row lock: its first number follows the counter
+    /// once no allocation of the previous series is in flight, and the
+    /// previous series is closed in favour of the new one, so that it never
+    /// hands out a number the new one hands out too (a format without the
+    /// year prints both alike). A payment of the closed series' period is
+    /// numbered by its successor ([`SeriesStore::record_payment`]).
     pub async fn initialize_planned(
         &mut self,
         scope: &ScopeKey,
@@ -269,20 +281,39 @@ impl SeriesStore {
                     })
                     .await?;
                 series_life::previous_series(scope, rows.iter().map(|(k, c)| (k.as_str(), *c)))
-                    .map(|(_, current)| current)
+                    .map(|(key, _)| key.to_owned())
             }
             _ => None,
         };
-        let start = series_life::start_for_new_series(plan, configured_start, previous)?;
-        let outcome = match start {
-            Some(start) => Some(self.initialize(scope, start).await?),
-            None => None,
+        let Some(previous) = previous else {
+            let start = series_life::start_for_new_series(plan, configured_start, None)?;
+            let outcome = match start {
+                Some(start) => Some(self.initialize(scope, start).await?),
+                None => None,
+            };
+            return Ok(PlannedSeries {
+                start,
+                continued_from: None,
+                outcome,
+            });
         };
-        Ok(PlannedSeries {
-            start,
-            continued_from: previous,
-            outcome,
-        })
+        // A table from before `closed_by` gains it here, once.
+        self.ensure_schema().await?;
+        self.run(
+            "initialize_planned",
+            scope.as_str(),
+            move |conn, sql, key| {
+                let previous = previous.clone();
+                Box::pin(async move {
+                    let mut tx = Tx::begin(conn).await?;
+                    let outcome =
+                        continue_series(&mut tx, &sql.series, key, &previous, configured_start)
+                            .await;
+                    tx.end(outcome).await
+                })
+            },
+        )
+        .await
     }
 
     /// Moves the series so that its next number is at least `next`. Never
@@ -455,7 +486,7 @@ impl SeriesStore {
                                 .await?;
                             }
                         }
-                        let number = match allocate_in(&mut tx, &sql.series, key, 1).await? {
+                        let number = match allocate_open_in(&mut tx, &sql.series, key, 1).await? {
                             Ok(number) => number,
                             Err(e) => return Ok(Err(e)),
                         };
@@ -1009,7 +1040,93 @@ async fn allocate_in(
     key: &str,
     count: u64,
 ) -> AttemptResult<u64> {
-    match conn.exec_drop(&sql.allocate, (count, key)).await {
+    run_allocation(conn, &sql.allocate, key, count).await
+}
+
+/// [`allocate_in`] of an open series: a closed one hands out nothing and
+/// names its successor ([`Error::SeriesClosed`]).
+async fn allocate_open_in(
+    conn: &mut Conn,
+    sql: &SeriesSql,
+    key: &str,
+    count: u64,
+) -> AttemptResult<u64> {
+    match run_allocation(conn, &sql.allocate_open, key, count).await? {
+        Err(Error::SeriesNotFound { .. }) => {
+            let row: Option<(Option<String>,)> = conn.exec_first(&sql.successor, (key,)).await?;
+            Ok(Err(series_life::closed_or_missing(key, row.map(|(s,)| s))))
+        }
+        other => Ok(other),
+    }
+}
+
+/// Creates `key` continuing `previous`, on a transaction the caller opened:
+/// the previous series' row locked, the new series at its counter + 1, the
+/// previous series closed in favour of the new one.
+async fn continue_series(
+    conn: &mut Conn,
+    sql: &SeriesSql,
+    key: &str,
+    previous: &str,
+    configured_start: u64,
+) -> AttemptResult<PlannedSeries> {
+    let locked: Option<(u64, Option<String>)> =
+        conn.exec_first(&sql.lock_series, (previous,)).await?;
+    let Some((current, closed_by)) = locked else {
+        return Ok(Err(Error::Unexpected(format!(
+            "series `{previous}` disappeared while `{key}` was made from it"
+        ))));
+    };
+    if let Err(e) = series_life::may_continue(previous, closed_by.as_deref(), key) {
+        return Ok(Err(e));
+    }
+    let start = match series_life::start_for_new_series(
+        MissingSeries::Continue,
+        configured_start,
+        Some(current),
+    ) {
+        Ok(Some(start)) => start,
+        Ok(None) => unreachable!("continue always starts somewhere"),
+        Err(e) => return Ok(Err(e)),
+    };
+    let counter = match series::counter_for_start(start) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    let outcome = match conn.exec_drop(&sql.initialize, (key, counter, start)).await {
+        Ok(()) => Initialized::Created { next: start },
+        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
+            return Ok(read_current(conn, sql, key).await?.map(|s| PlannedSeries {
+                start: Some(start),
+                continued_from: Some(current),
+                outcome: Some(Initialized::Exists { current: s.current }),
+            }));
+        }
+        Err(e) => return Err(e),
+    };
+    if closed_by.is_none() {
+        conn.exec_drop(&sql.close, (key, previous)).await?;
+        if let Err(e) =
+            crate::payment::exactly_one_row("closing the previous series", conn.affected_rows())
+        {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(PlannedSeries {
+        start: Some(start),
+        continued_from: Some(current),
+        outcome: Some(outcome),
+    }))
+}
+
+/// Runs one allocation statement (`count`, `key`) and judges its OK packet.
+async fn run_allocation(
+    conn: &mut Conn,
+    statement: &str,
+    key: &str,
+    count: u64,
+) -> AttemptResult<u64> {
+    match conn.exec_drop(statement, (count, key)).await {
         Ok(()) => {}
         Err(mysql_async::Error::Server(e)) => {
             if let Some(refused) = vetting::allocation_refused(e.code, key, count) {
@@ -1037,7 +1154,7 @@ async fn allocate_and_record(
     source: &str,
     payment: Option<(&str, &str)>,
 ) -> AttemptResult<u64> {
-    let number = match allocate_in(conn, &sql.series, key, 1).await? {
+    let number = match allocate_open_in(conn, &sql.series, key, 1).await? {
         Ok(n) => n,
         Err(e) => return Ok(Err(e)),
     };
@@ -1148,26 +1265,37 @@ async fn number_payment(
     txn: &str,
     period: Option<Period>,
 ) -> AttemptResult<PaymentRecord> {
-    let number = match allocate_and_record(
-        conn,
-        sql,
-        key,
-        NumberStatus::Reserved,
-        "payment",
-        Some((gateway, txn)),
-    )
-    .await?
-    {
-        Ok(n) => n,
-        Err(e) => return Ok(Err(e)),
+    // A closed series' payment is numbered by the series that continues it.
+    let mut scope = key.to_owned();
+    let mut hops = 0;
+    let number = loop {
+        match allocate_and_record(
+            conn,
+            sql,
+            &scope,
+            NumberStatus::Reserved,
+            "payment",
+            Some((gateway, txn)),
+        )
+        .await?
+        {
+            Ok(n) => break n,
+            Err(e) => match series_life::forward_to(e, &mut hops) {
+                Ok(successor) => scope = successor,
+                Err(e) => return Ok(Err(e)),
+            },
+        }
     };
-    conn.exec_drop(&sql.registry.set_payment_number, (number, payment_id))
-        .await?;
+    conn.exec_drop(
+        &sql.registry.set_payment_number,
+        (number, &scope, payment_id),
+    )
+    .await?;
     if let Err(e) = crate::payment::exactly_one_row("the payment's number", conn.affected_rows()) {
         return Ok(Err(e));
     }
     Ok(Ok(PaymentRecord {
-        scope: key.to_owned(),
+        scope,
         number,
         created: true,
         status: NumberStatus::Reserved,

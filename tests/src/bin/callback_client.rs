@@ -4,7 +4,8 @@
 //! stamps with the fake time, as php-fpm under the same fake clock expects.
 //!
 //! Usage: `callback-client PORT SECRET PREFIX USERS COUNT PAUSE_MS` (USERS
-//! comma-separated). Each payment has no `year`: the site's clock decides.
+//! comma-separated). Each payment has no `year` (the site's clock decides),
+//! unless `CALLBACK_YEAR` is set: then every payment carries that year.
 //! Prints `start <ns>`, one JSON line per delivery (`txn`, `user`, `status`,
 //! `before` and `after`: Unix seconds around the request, `body`), `end <ns>`.
 
@@ -34,15 +35,22 @@ fn main() -> Result<()> {
         .collect::<Result<_>>()?;
     let count: usize = count.parse().context("COUNT")?;
     let pause = Duration::from_millis(pause_ms.parse().context("PAUSE_MS")?);
+    let year: Option<u32> = match std::env::var("CALLBACK_YEAR") {
+        Ok(y) => Some(y.parse().context("CALLBACK_YEAR")?),
+        Err(_) => None,
+    };
     wait_at_start_line()?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     writeln!(out, "start {}", now_ns())?;
     for i in 0..count {
         let txn = format!("{prefix}-{i:03}");
         let user = users[i % users.len()];
-        let body = json!({"gateway": "stripe", "transaction_id": txn, "user_id": user,
-                          "amount": "12.00", "currency": "EUR"})
-        .to_string();
+        let mut body = json!({"gateway": "stripe", "transaction_id": txn, "user_id": user,
+                              "amount": "12.00", "currency": "EUR"});
+        if let Some(year) = year {
+            body["year"] = json!(year);
+        }
+        let body = body.to_string();
         let before = unix_now();
         let r = deliver(port, secret, body.as_bytes(), 0)?;
         let after = unix_now();
