@@ -158,7 +158,7 @@ impl Store {
         both!(self, s => s.initialize(scope, start).await)
     }
 
-    /// Creates a series under a plan (design.md §7).
+    /// Creates a series under a plan (docs/design.md §7).
     pub async fn initialize_planned(
         &mut self,
         scope: &ScopeKey,

@@ -220,7 +220,7 @@ pub enum Error {
         scope: String,
     },
     /// The series was closed when the issuer's next period's series was
-    /// created from it under the `continue` plan (design.md §7): it hands out
+    /// created from it under the `continue` plan (docs/design.md §7): it hands out
     /// no more numbers, so that the two never print the same one. A payment's
     /// number comes from the successor instead; a caller naming the series
     /// itself gets this error, and nothing was written.
@@ -241,7 +241,7 @@ pub enum Error {
     },
     /// The registry already holds this number: the counter is behind the
     /// registry (lowered by hand, or restored from an old backup). Nothing was
-    /// issued; the unique index refused it (design.md §2 rule 7).
+    /// issued; the unique index refused it (docs/design.md §2 rule 7).
     #[error("number {number} of series `{scope}` is already in the registry: the counter is behind the numbers already issued (lowered by hand or restored from an old backup?); nothing was issued; run `counterfoil verify` and advance the series past its highest number")]
     DuplicateNumber {
         /// The scope key.

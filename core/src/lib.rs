@@ -1,6 +1,7 @@
 //! Counterfoil core: sequential business numbers that are never issued twice.
 //!
-//! The design in one paragraph: a series is one row (`scope_key`,
+//! The design in one paragraph (the whole of it: `docs/design.md`, and where
+//! each rule lives: `docs/architecture.md`): a series is one row (`scope_key`,
 //! `current_value`); allocation is one atomic statement,
 //! `UPDATE … SET current_value = LAST_INSERT_ID(current_value + n) WHERE
 //! scope_key = ?`, and the number is read from that statement's own OK packet,
@@ -18,7 +19,10 @@
 //! - `pg` (feature `postgres`, on by default): the same on PostgreSQL
 //!   (tokio-postgres, `UPDATE … RETURNING`), and `engine`: [`Store`], one API
 //!   over both engines, chosen by the URL's scheme.
-#![deny(unsafe_code)] // one audited exception: the lane's socket timeouts (store/lane.rs)
+// Four audited exceptions, each `#[allow(unsafe_code)]` with its SAFETY
+// note: the lane's socket timeout (store/lane.rs) and its poll, receive and
+// send on that socket (store/lane_exchange.rs).
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod audit;

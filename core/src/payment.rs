@@ -4,7 +4,7 @@
 //! `[a-z0-9_-]`; the transaction id is 1–191 bytes with no control character
 //! and no surrounding whitespace (the unique index compares it with a PAD
 //! SPACE collation). The pair is unique in the payments table: a callback
-//! delivered twice finds the first delivery's row (design.md §2 rule 8). A
+//! delivered twice finds the first delivery's row (docs/design.md §2 rule 8). A
 //! payment held for a missing series has a row without a number ([`Held`]);
 //! the delivery that finds its series gives it one.
 
@@ -284,7 +284,7 @@ pub const MAX_AMOUNT_DECIMALS: usize = 4;
 /// Checks the `source` recorded with a number (`api`, `payment`, a plugin's
 /// name): 1–32 characters, no control character, no surrounding whitespace.
 /// Checked before anything is sent, so a bad one is a typed refusal that
-/// changes nothing (design.md §9), never a database error.
+/// changes nothing (docs/design.md §9), never a database error.
 pub fn check_source(source: &str) -> Result<()> {
     let bad = |reason: String| {
         Err(Error::InvalidArgument {

@@ -152,6 +152,44 @@ impl SeriesSql {
 /// caller's `stale_after`) has run out.
 pub const CLAIM_NODE: &str = "LEFT(CONCAT(@@hostname, ':', @@port, ':', @@server_id), 64)";
 
+/// The statements a caller sends while numbering (no DDL), by name
+/// (`series.allocate`, `registry.insert_payment`, …), for one prefix: the
+/// text the pure-PHP twin must send too. `tests/vectors/mysql_statements.json`
+/// holds them for the prefix `wp_`; the core's vector test keeps the file
+/// equal to this list and the twin's test compares its own statements with
+/// it.
+pub fn numbering_statements(prefix: &TablePrefix) -> Vec<(&'static str, String)> {
+    let s = SeriesSql::new(prefix);
+    let r = RegistrySql::new(prefix);
+    vec![
+        ("series.initialize", s.initialize),
+        ("series.advance", s.advance),
+        ("series.allocate", s.allocate),
+        ("series.allocate_open", s.allocate_open),
+        ("series.successor", s.successor),
+        ("series.lock_series", s.lock_series),
+        ("series.close", s.close),
+        ("series.current", s.current),
+        ("series.list_like", s.list_like),
+        ("registry.insert_number", r.insert_number),
+        ("registry.insert_unconfirmed_by_call", r.insert_unconfirmed_by_call),
+        ("registry.insert_keyed_by_call", r.insert_keyed_by_call),
+        ("registry.confirm_by_call", r.confirm_by_call),
+        ("registry.void_unanswered", r.void_unanswered),
+        ("registry.find_by_request", r.find_by_request),
+        ("registry.insert_payment", r.insert_payment),
+        ("registry.insert_held_payment", r.insert_held_payment),
+        ("registry.set_payment_number", r.set_payment_number),
+        ("registry.find_payment", r.find_payment),
+        ("registry.lock_payment", r.lock_payment),
+        ("registry.claim_number", r.claim_number),
+        ("registry.number_state", r.number_state),
+        ("registry.issue_claimed", r.issue_claimed),
+        ("registry.set_payment_post", r.set_payment_post),
+        ("registry.release_claim", r.release_claim),
+    ]
+}
+
 /// The registry and payments tables and their statements, for one prefix.
 ///
 /// The plugin creates the same tables with `dbDelta` (see

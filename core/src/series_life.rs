@@ -1,4 +1,4 @@
-//! A series' life (design.md §7): what happens when a payment's series does
+//! A series' life (docs/design.md §7): what happens when a payment's series does
 //! not exist yet, and which number a new series starts at.
 //!
 //! Invariants:

@@ -358,3 +358,32 @@ fn awb_single_digit_substitutions() {
     // Prefix changes keep the serial (so pass); most serial and check changes are caught.
     assert!(caught > 60, "caught {caught}, kept {kept}");
 }
+
+/// The statements the pure-PHP twin must send as they are: the file is the
+/// core's list for the prefix `wp_` (`schema::numbering_statements`). After a
+/// change of a statement, write the file anew with
+/// `COUNTERFOIL_WRITE_VECTORS=1 cargo test -p counterfoil-core --test vectors
+/// mysql_statements`; the twin's test (`VectorsTest::test_mysql_statements`)
+/// then shows where the twin differs.
+#[test]
+fn mysql_statements() {
+    use counterfoil_core::schema::{numbering_statements, TablePrefix};
+    let ours: serde_json::Map<String, serde_json::Value> =
+        numbering_statements(&TablePrefix::new("wp_").unwrap())
+            .into_iter()
+            .map(|(name, text)| (name.to_owned(), serde_json::Value::String(text)))
+            .collect();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/mysql_statements.json");
+    if std::env::var_os("COUNTERFOIL_WRITE_VECTORS").is_some() {
+        let text = serde_json::to_string_pretty(&ours).unwrap() + "\n";
+        std::fs::write(path, text).unwrap();
+    }
+    let file = load("mysql_statements.json");
+    assert_eq!(
+        file.as_object().unwrap(),
+        &ours,
+        "tests/vectors/mysql_statements.json differs from the core's statements: \
+         COUNTERFOIL_WRITE_VECTORS=1 cargo test -p counterfoil-core --test vectors mysql_statements"
+    );
+    assert!(ours.len() >= 25);
+}

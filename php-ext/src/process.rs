@@ -1,7 +1,7 @@
 //! One tokio runtime, one store and one allocation lane per store settings,
 //! per process.
 //!
-//! Invariants (design.md §3, fork safety): nothing is created at module
+//! Invariants (docs/design.md §3, fork safety): nothing is created at module
 //! start-up; the runtime (current-thread: no threads), the stores and the
 //! lanes are created on first use and remembered with the fork generation
 //! that created them; a process that has forked since (a php-fpm child, a

@@ -38,7 +38,7 @@ pub struct Settings {
     pub registry: bool,
     /// Accept a node list of independent servers (option
     /// `unsafe_allow_independent_nodes`): only for failover tests between
-    /// throw-away servers (design.md §9).
+    /// throw-away servers (docs/design.md §9).
     pub independent_nodes: bool,
 }
 

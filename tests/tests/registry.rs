@@ -303,7 +303,7 @@ fn duplicate_deliveries(engine: Engine) {
     );
 }
 
-/// A payment whose series is missing is held without a number (design.md
+/// A payment whose series is missing is held without a number (docs/design.md
 /// §7), and the first delivery after the series exists numbers it, from the
 /// series it was held for; plans create at the right start.
 #[test]

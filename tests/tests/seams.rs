@@ -1,4 +1,4 @@
-//! The seams between features (issue [seams], design.md §9): nothing a
+//! The seams between features (issue [seams], docs/design.md §9): nothing a
 //! failed call does may outlive it, on both engines.
 //!
 //! Each test was written to fail on the code before its fix:

@@ -1,7 +1,7 @@
 //! A year in a real shop, over HTTP (php-fpm + nginx, real WordPress and
 //! MariaDB): the first payments of a new issuer arriving together, a payment
 //! held for a missing series, and New Year's night under a fake clock in two
-//! time zones, on both backends (design.md §7).
+//! time zones, on both backends (docs/design.md §7).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;

@@ -2,7 +2,7 @@
 /**
  * The payment flow: one invoice per payment, every number accounted for.
  *
- * Order (design.md §2 rules 4, 5, 8):
+ * Order (docs/design.md §2 rules 4, 5, 8):
  * 1. the backend records the payment row, allocates and records the number
  *    as reserved, in one transaction, and commits (a repeated delivery finds
  *    the first delivery's row and number);
@@ -180,7 +180,7 @@ final class Counterfoil_Invoices {
 	}
 
 	/**
-	 * Phase 1 with the site's plan for a missing series (design.md §7): the
+	 * Phase 1 with the site's plan for a missing series (docs/design.md §7): the
 	 * series is created in its own statement (the primary key decides, so
 	 * concurrent first payments never race and an existing series is never
 	 * reset), then the payment is recorded as usual; under `hold`, or when no
@@ -190,7 +190,7 @@ final class Counterfoil_Invoices {
 	 */
 	private static function record( Counterfoil_Backend $backend, $scope, array $payment, array $now, $may_create ) {
 		// The period is the instant this delivery arrived, recorded with the
-		// payment: a completion after midnight keeps it (design.md §7).
+		// payment: a completion after midnight keeps it (docs/design.md §7).
 		$record = function () use ( $backend, $scope, $payment, $now ) {
 			return $backend->record_payment( $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'], $now[0], $now[1] );
 		};

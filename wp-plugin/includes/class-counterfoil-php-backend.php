@@ -4,7 +4,7 @@
  * It sends the same SQL as the Rust core (same text; the values the core
  * binds are written into it, escaped by the connection, so that it can be
  * sent asynchronously)
- * and keeps the same rules (design.md §1–2):
+ * and keeps the same rules (docs/design.md §1–2):
  *
  * - the number is read from the UPDATE's own result (mysqli insert_id), only
  *   when exactly one row changed; an unknown series is an error, never a number;
@@ -55,6 +55,64 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	/** The server a claim was taken on (counterfoil_core::schema::CLAIM_NODE). */
 	const CLAIM_NODE = "LEFT(CONCAT(@@hostname, ':', @@port, ':', @@server_id), 64)";
 
+	/**
+	 * Every statement this backend sends while numbering, by the core's name
+	 * (counterfoil_core::schema::numbering_statements), with `{sequences}`,
+	 * `{numbers}`, `{payments}` and `{claim_node}` for the prefixed tables and
+	 * CLAIM_NODE. VectorsTest compares statements('wp_') with
+	 * tests/vectors/mysql_statements.json, the core's own text.
+	 */
+	const SQL = array(
+		'series.initialize'                   => 'INSERT INTO {sequences} (scope_key, current_value, start_value) VALUES (?, ?, ?)',
+		'series.advance'                      => 'UPDATE {sequences} SET current_value = GREATEST(current_value, ?) WHERE scope_key = ?',
+		'series.allocate'                     => 'UPDATE {sequences} SET current_value = LAST_INSERT_ID(current_value + ?) WHERE scope_key = ?',
+		'series.allocate_open'                => 'UPDATE {sequences} SET current_value = LAST_INSERT_ID(current_value + ?) WHERE scope_key = ? AND closed_by IS NULL',
+		'series.successor'                    => 'SELECT closed_by FROM {sequences} WHERE scope_key = ?',
+		'series.lock_series'                  => 'SELECT current_value, closed_by FROM {sequences} WHERE scope_key = ? FOR UPDATE',
+		'series.close'                        => 'UPDATE {sequences} SET closed_by = ? WHERE scope_key = ? AND closed_by IS NULL',
+		'series.current'                      => 'SELECT current_value, start_value FROM {sequences} WHERE scope_key = ?',
+		'series.list_like'                    => 'SELECT scope_key, current_value FROM {sequences} WHERE scope_key LIKE ?',
+		'registry.insert_number'              => 'INSERT INTO {numbers} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
+		'registry.insert_unconfirmed_by_call' => "INSERT INTO {numbers} (scope_key, number, status, source, claim, created_at, updated_at) VALUES (?, ?, 'unconfirmed', ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())",
+		'registry.insert_keyed_by_call'       => "INSERT INTO {numbers} (scope_key, number, status, source, claim, request_key, created_at, updated_at) VALUES (?, ?, 'unconfirmed', ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())",
+		'registry.confirm_by_call'            => "UPDATE {numbers} SET status = 'issued', updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND claim = ? AND status = 'unconfirmed'",
+		'registry.void_unanswered'            => "UPDATE {numbers} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?",
+		'registry.find_by_request'            => 'SELECT number, status, claim FROM {numbers} WHERE scope_key = ? AND request_key = ?',
+		'registry.insert_payment'             => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
+		'registry.set_payment_number'         => 'UPDATE {payments} SET number = ?, scope_key = ? WHERE id = ?',
+		'registry.find_payment'               => 'SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period FROM {payments} p LEFT JOIN {numbers} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?',
+		'registry.lock_payment'               => 'SELECT id, scope_key, number, period FROM {payments} WHERE gateway = ? AND transaction_id = ? FOR UPDATE',
+		'registry.claim_number'               => "UPDATE {numbers} SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), claim_node = {claim_node}, claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR (claim_node = {claim_node} AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection)))))",
+		'registry.number_state'               => 'SELECT status, post_id, claim FROM {numbers} WHERE scope_key = ? AND number = ?',
+		'registry.issue_claimed'              => "UPDATE {numbers} SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?",
+		'registry.set_payment_post'           => 'UPDATE {payments} SET post_id = ? WHERE gateway = ? AND transaction_id = ?',
+		'registry.release_claim'              => "UPDATE {numbers} SET status = 'reserved', claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?",
+	);
+
+	/**
+	 * SQL for $prefix: the statements this backend sends, by name.
+	 *
+	 * @param string $prefix Table prefix (letters, digits, _).
+	 * @return string[]
+	 */
+	public static function statements( $prefix ) {
+		$names = array(
+			'{sequences}'  => "`{$prefix}invoice_sequences`",
+			'{numbers}'    => "`{$prefix}counterfoil_numbers`",
+			'{payments}'   => "`{$prefix}counterfoil_payments`",
+			'{claim_node}' => self::CLAIM_NODE,
+		);
+		return array_map(
+			function ( $sql ) use ( $names ) {
+				return strtr( $sql, $names );
+			},
+			self::SQL
+		);
+	}
+
+	/** @var string[] This prefix's statements (statements()). */
+	private $sql;
+
 	/** @var string */
 	private $prefix;
 	/** @var string */
@@ -95,6 +153,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 		Counterfoil_Rules::parse_format( $format );
 		$this->prefix     = $table_prefix;
+		$this->sql        = self::statements( $table_prefix );
 		$this->format     = $format;
 		$this->timeout_ms         = max( 1, (int) apply_filters( 'counterfoil_timeout_ms', 5000 ) );
 		// At most half the deadline by default, so that a dark first node
@@ -128,7 +187,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$counter = Counterfoil_Rules::counter_for_start( $start );
 		return $this->attempt(
 			function () use ( $scope, $counter, $start ) {
-				$r = $this->execute( "INSERT INTO {$this->sequences()} (scope_key, current_value, start_value) VALUES (?, ?, ?)", 'sii', array( $scope, $counter, $start ) );
+				$r = $this->execute( $this->sql['series.initialize'], 'sii', array( $scope, $counter, $start ) );
 				if ( self::ER_DUP_ENTRY === $r['errno'] ) {
 					return false;
 				}
@@ -148,7 +207,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			$pattern  = addcslashes( $mine[0], '\\%_' ) . ':%';
 			$rows     = $this->attempt(
 				function () use ( $pattern ) {
-					return $this->select( "SELECT scope_key, current_value FROM {$this->sequences()} WHERE scope_key LIKE ?", 's', array( $pattern ) );
+					return $this->select( $this->sql['series.list_like'], 's', array( $pattern ) );
 				}
 			);
 			$found    = Counterfoil_Rules::previous_series( $scope, array_map( function ( $r ) { return array( $r[0], (int) $r[1] ); }, $rows ) );
@@ -168,14 +227,14 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			function () use ( $scope, $start, $previous ) {
 				return $this->transaction(
 					function () use ( $scope, $start, $previous ) {
-						$rows = $this->select( "SELECT current_value, closed_by FROM {$this->sequences()} WHERE scope_key = ? FOR UPDATE", 's', array( $previous ) );
+						$rows = $this->select( $this->sql['series.lock_series'], 's', array( $previous ) );
 						if ( ! $rows ) {
 							throw new DatabaseUnavailableException( "unexpected answer from the database: series `$previous` disappeared while `$scope` was made from it" );
 						}
 						Counterfoil_Rules::may_continue( $previous, $rows[0][1], $scope );
 						$first   = Counterfoil_Rules::start_for_new_series( 'continue', $start, (int) $rows[0][0] );
 						$counter = Counterfoil_Rules::counter_for_start( $first );
-						$r       = $this->execute( "INSERT INTO {$this->sequences()} (scope_key, current_value, start_value) VALUES (?, ?, ?)", 'sii', array( $scope, $counter, $first ) );
+						$r       = $this->execute( $this->sql['series.initialize'], 'sii', array( $scope, $counter, $first ) );
 						if ( self::ER_DUP_ENTRY === $r['errno'] ) {
 							return array(
 								'start'   => $first,
@@ -184,7 +243,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 						}
 						$this->check( $r );
 						if ( null === $rows[0][1] ) {
-							$r = $this->check( $this->execute( "UPDATE {$this->sequences()} SET closed_by = ? WHERE scope_key = ? AND closed_by IS NULL", 'ss', array( $scope, $previous ) ) );
+							$r = $this->check( $this->execute( $this->sql['series.close'], 'ss', array( $scope, $previous ) ) );
 							if ( 1 !== $r['affected'] ) {
 								throw new DatabaseUnavailableException( "unexpected answer from the database: closing the previous series changed {$r['affected']} rows, not one; nothing was kept" );
 							}
@@ -208,7 +267,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		return $this->attempt(
 			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
 				$r = $this->execute(
-					"INSERT INTO {$this->payments()} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+					$this->sql['registry.insert_payment'],
 					'ssssss',
 					array( $gateway, $transaction_id, $scope, $amount, $currency, $period )
 				);
@@ -241,7 +300,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$counter = Counterfoil_Rules::counter_for_next( $next );
 		return $this->attempt(
 			function () use ( $scope, $counter ) {
-				$r = $this->check( $this->execute( "UPDATE {$this->sequences()} SET current_value = GREATEST(current_value, ?) WHERE scope_key = ?", 'is', array( $counter, $scope ) ) );
+				$r = $this->check( $this->execute( $this->sql['series.advance'], 'is', array( $counter, $scope ) ) );
 				if ( 1 === $r['affected'] ) {
 					return true;
 				}
@@ -281,11 +340,13 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 								}
 							} else {
 								foreach ( $committing as $unanswered ) {
-									$this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?", 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
+									$this->check( $this->execute( $this->sql['registry.void_unanswered'], 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
 								}
 							}
 							$number = $this->allocate_open_in( $scope, 1 );
-							$r      = $this->execute( "INSERT INTO {$this->numbers()} (scope_key, number, status, source, claim, request_key, created_at, updated_at) VALUES (?, ?, 'unconfirmed', ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())", 'sisss', array( $scope, $number, $source, $call, $request_key ) );
+							$r      = null === $request_key
+								? $this->execute( $this->sql['registry.insert_unconfirmed_by_call'], 'siss', array( $scope, $number, $source, $call ) )
+								: $this->execute( $this->sql['registry.insert_keyed_by_call'], 'sisss', array( $scope, $number, $source, $call, $request_key ) );
 							if ( null !== $request_key && self::ER_DUP_ENTRY === $r['errno'] ) {
 								// The same key at the same moment: answered after the rollback.
 								throw new Counterfoil_Same_Request( $number );
@@ -306,7 +367,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				// caller has it. As the core: idempotent, and a failure leaves
 				// it unconfirmed.
 				try {
-					$this->execute( "UPDATE {$this->numbers()} SET status = 'issued', updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND claim = ? AND status = 'unconfirmed'", 'sis', array( $scope, $number, $mark ) );
+					$this->execute( $this->sql['registry.confirm_by_call'], 'sis', array( $scope, $number, $mark ) );
 				} catch ( Counterfoil_Retryable $e ) {
 					unset( $e ); // Lost on the way: the number stays unconfirmed; the caller has it.
 				}
@@ -321,7 +382,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * is never handed out again).
 	 */
 	private function by_request_key( $scope, $request_key ) {
-		$rows = $this->select( "SELECT number, status, claim FROM {$this->numbers()} WHERE scope_key = ? AND request_key = ?", 'ss', array( $scope, $request_key ) );
+		$rows = $this->select( $this->sql['registry.find_by_request'], 'ss', array( $scope, $request_key ) );
 		if ( ! $rows ) {
 			return null;
 		}
@@ -345,7 +406,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
 				$this->check( $this->execute( 'START TRANSACTION' ) );
 				$r = $this->execute(
-					"INSERT INTO {$this->payments()} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())",
+					$this->sql['registry.insert_payment'],
 					'ssssss',
 					array( $gateway, $transaction_id, $scope, $amount, $currency, $period )
 				);
@@ -380,7 +441,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// A closed series' payment is numbered by the series that continues it.
 		list( $scope, $number ) = $this->allocate_for_payment( $scope );
 		$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
-		$r = $this->check( $this->execute( "UPDATE {$this->payments()} SET number = ?, scope_key = ? WHERE id = ?", 'isi', array( $number, $scope, $payment_id ) ) );
+		$r = $this->check( $this->execute( $this->sql['registry.set_payment_number'], 'isi', array( $number, $scope, $payment_id ) ) );
 		if ( 1 !== $r['affected'] ) {
 			// As the core's payment::exactly_one_row: the transaction rolls back.
 			throw new DatabaseUnavailableException( "unexpected answer from the database: the payment's number changed {$r['affected']} rows, not one; nothing was kept" );
@@ -403,7 +464,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private function complete_held( $gateway, $transaction_id ) {
 		return $this->transaction(
 			function () use ( $gateway, $transaction_id ) {
-				$rows = $this->select( "SELECT id, scope_key, number, period FROM {$this->payments()} WHERE gateway = ? AND transaction_id = ? FOR UPDATE", 'ss', array( $gateway, $transaction_id ) );
+				$rows = $this->select( $this->sql['registry.lock_payment'], 'ss', array( $gateway, $transaction_id ) );
 				if ( ! $rows ) {
 					throw new DatabaseUnavailableException( "unexpected answer from the database: payment $gateway/$transaction_id disappeared" );
 				}
@@ -421,11 +482,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		Counterfoil_Rules::claim_id( $claim );
 		return $this->attempt(
 			function () use ( $scope, $number, $claim, $stale_seconds ) {
-				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), claim_node = " . self::CLAIM_NODE . ", claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR (claim_node = " . self::CLAIM_NODE . " AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection)))))", 'ssii', array( $claim, $scope, $number, $stale_seconds ) ) );
+				$r = $this->check( $this->execute( $this->sql['registry.claim_number'], 'ssii', array( $claim, $scope, $number, $stale_seconds ) ) );
 				if ( 1 === $r['affected'] ) {
 					return array( 'status' => 'claimed', 'post_id' => null );
 				}
-				$rows = $this->select( "SELECT status, post_id, claim FROM {$this->numbers()} WHERE scope_key = ? AND number = ?", 'si', array( $scope, $number ) );
+				$rows = $this->select( $this->sql['registry.number_state'], 'si', array( $scope, $number ) );
 				if ( ! $rows ) {
 					throw new DatabaseUnavailableException( sprintf( 'unexpected answer from the database: number %d of series `%s` is not in the registry', $number, $scope ) );
 				}
@@ -451,17 +512,17 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			function () use ( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
 				return $this->transaction(
 					function () use ( $scope, $number, $claim, $post_id, $gateway, $transaction_id ) {
-						$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'isis', array( $post_id, $scope, $number, $claim ) ) );
+						$r = $this->check( $this->execute( $this->sql['registry.issue_claimed'], 'isis', array( $post_id, $scope, $number, $claim ) ) );
 						if ( 1 !== $r['affected'] ) {
 							// Lost, or issued by this call's earlier try whose
 							// COMMIT answer was lost (the core's payment::issued_to).
-							$state = $this->select( "SELECT status, post_id, claim FROM {$this->numbers()} WHERE scope_key = ? AND number = ?", 'si', array( $scope, $number ) );
+							$state = $this->select( $this->sql['registry.number_state'], 'si', array( $scope, $number ) );
 							if ( ! $state || ! Counterfoil_Rules::issued_to( $state[0][0], $state[0][1], $post_id ) ) {
 								return false;
 							}
 						}
 						if ( null !== $gateway && null !== $transaction_id ) {
-							$this->check( $this->execute( "UPDATE {$this->payments()} SET post_id = ? WHERE gateway = ? AND transaction_id = ?", 'iss', array( $post_id, $gateway, $transaction_id ) ) );
+							$this->check( $this->execute( $this->sql['registry.set_payment_post'], 'iss', array( $post_id, $gateway, $transaction_id ) ) );
 						}
 						return true;
 					}
@@ -475,7 +536,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		Counterfoil_Rules::claim_id( $claim );
 		return $this->attempt(
 			function () use ( $scope, $number, $claim ) {
-				$r = $this->check( $this->execute( "UPDATE {$this->numbers()} SET status = 'reserved', claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?", 'sis', array( $scope, $number, $claim ) ) );
+				$r = $this->check( $this->execute( $this->sql['registry.release_claim'], 'sis', array( $scope, $number, $claim ) ) );
 				return 1 === $r['affected'];
 			}
 		);
@@ -503,11 +564,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 *
 	 * @param string $scope     Scope key.
 	 * @param int    $count     Numbers.
-	 * @param string $only_open ' AND closed_by IS NULL' for the core's allocate_open.
+	 * @param bool   $only_open The core's allocate_open: a closed series changes no row.
 	 * @return int
 	 */
-	private function allocate_in( $scope, $count, $only_open = '' ) {
-		$r = $this->execute( "UPDATE {$this->sequences()} SET current_value = LAST_INSERT_ID(current_value + ?) WHERE scope_key = ?{$only_open}", 'is', array( $count, $scope ) );
+	private function allocate_in( $scope, $count, $only_open = false ) {
+		$r = $this->execute( $this->sql[ $only_open ? 'series.allocate_open' : 'series.allocate' ], 'is', array( $count, $scope ) );
 		if ( 1690 === $r['errno'] ) {
 			throw new OverflowException( sprintf( 'series `%s` cannot hand out %d more number(s) without passing 18446744073709551615; the counter was left unchanged; start a new series', $scope, $count ) );
 		}
@@ -532,9 +593,9 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 */
 	private function allocate_open_in( $scope, $count ) {
 		try {
-			return $this->allocate_in( $scope, $count, ' AND closed_by IS NULL' );
+			return $this->allocate_in( $scope, $count, true );
 		} catch ( SeriesNotFoundException $e ) {
-			$rows = $this->select( "SELECT closed_by FROM {$this->sequences()} WHERE scope_key = ?", 's', array( $scope ) );
+			$rows = $this->select( $this->sql['series.successor'], 's', array( $scope ) );
 			throw Counterfoil_Rules::closed_or_missing( $scope, (bool) $rows, $rows ? $rows[0][0] : null );
 		}
 	}
@@ -549,9 +610,9 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$hops = 0;
 		for ( ;; ) {
 			try {
-				return array( $scope, $this->allocate_in( $scope, 1, ' AND closed_by IS NULL' ) );
+				return array( $scope, $this->allocate_in( $scope, 1, true ) );
 			} catch ( SeriesNotFoundException $e ) {
-				$rows  = $this->select( "SELECT closed_by FROM {$this->sequences()} WHERE scope_key = ?", 's', array( $scope ) );
+				$rows  = $this->select( $this->sql['series.successor'], 's', array( $scope ) );
 				$scope = Counterfoil_Rules::forward_to( $scope, (bool) $rows, $rows ? $rows[0][0] : null, $hops );
 			}
 		}
@@ -559,7 +620,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 
 	private function record_number( $scope, $number, $status, $source, $gateway, $transaction_id ) {
 		$r = $this->execute(
-			"INSERT INTO {$this->numbers()} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())",
+			$this->sql['registry.insert_number'],
 			'sissss',
 			array( $scope, $number, $status, $source, $gateway, $transaction_id )
 		);
@@ -577,7 +638,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	/** A recorded payment with its number, or null when it is held for its series. */
 	private function find_payment( $gateway, $transaction_id ) {
 		$rows = $this->select(
-			"SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period FROM {$this->payments()} p LEFT JOIN {$this->numbers()} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?",
+			$this->sql['registry.find_payment'],
 			'ss',
 			array( $gateway, $transaction_id )
 		);
@@ -598,7 +659,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	}
 
 	private function read_current( $scope ) {
-		$rows = $this->select( "SELECT current_value, start_value FROM {$this->sequences()} WHERE scope_key = ?", 's', array( $scope ) );
+		$rows = $this->select( $this->sql['series.current'], 's', array( $scope ) );
 		if ( ! $rows ) {
 			throw new SeriesNotFoundException( sprintf( 'series `%s` does not exist; create it with initialize(scope, start) first', $scope ) );
 		}

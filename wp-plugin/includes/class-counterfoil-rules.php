@@ -153,7 +153,7 @@ final class Counterfoil_Rules {
 		}
 	}
 
-	/** The plans for a payment whose series does not exist (design.md §7). */
+	/** The plans for a payment whose series does not exist (docs/design.md §7). */
 	const PLANS = array( 'create', 'continue', 'hold' );
 
 	/**

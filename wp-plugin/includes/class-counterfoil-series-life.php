@@ -1,6 +1,6 @@
 <?php
 /**
- * A series' life on the site (design.md §7): next year's series ahead of
+ * A series' life on the site (docs/design.md §7): next year's series ahead of
  * time, the daily job that prepares them in December, and the Site Health
  * tests that say whether payments can be numbered.
  *

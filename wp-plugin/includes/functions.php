@@ -152,7 +152,7 @@ function counterfoil_db_nodes() {
  * (COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES defined true). Only for
  * failover tests between throw-away servers: in production two servers in
  * one list are two counters, and failing over between them hands the same
- * numbers out again (design.md §9).
+ * numbers out again (docs/design.md §9).
  *
  * @return bool
  */

@@ -27,7 +27,7 @@ interface Counterfoil_Backend {
 	public function initialize( $scope, $start );
 
 	/**
-	 * Creates a series under a plan (the core's rule, design.md §7): create
+	 * Creates a series under a plan (the core's rule, docs/design.md §7): create
 	 * at $start; continue right after the issuer's latest earlier year (or
 	 * at $start without one); hold creates nothing.
 	 *

@@ -2,7 +2,7 @@
 use PHPUnit\Framework\TestCase;
 
 /**
- * A series' life (design.md §7): a payment whose series does not exist is
+ * A series' life (docs/design.md §7): a payment whose series does not exist is
  * never refused — created under `create` and `continue`, held under `hold`
  * and completed later; the site's clock; next year's series ahead; Site
  * Health; an issued number is returned as issued.

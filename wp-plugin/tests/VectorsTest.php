@@ -216,4 +216,22 @@ final class VectorsTest extends TestCase {
 			}
 		}
 	}
+
+	/**
+	 * The twin sends the core's statements as they are: each of its
+	 * statements equals the core's text of the same name
+	 * (tests/vectors/mysql_statements.json, kept equal to the core by
+	 * core/tests/vectors.rs), and it has every one the core sends while
+	 * numbering.
+	 */
+	public function test_mysql_statements() {
+		$core = self::load( 'mysql_statements.json' );
+		$twin = Counterfoil_Php_Backend::statements( 'wp_' );
+		$this->assertGreaterThanOrEqual( 25, count( $core ) );
+		foreach ( $twin as $name => $sql ) {
+			$this->assertArrayHasKey( $name, $core, "the twin's statement $name is not the core's" );
+			$this->assertSame( $core[ $name ], $sql, $name );
+		}
+		$this->assertSame( array_keys( $core ), array_intersect( array_keys( $core ), array_keys( $twin ) ), 'statements of the core that the twin lacks' );
+	}
 }

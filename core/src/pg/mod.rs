@@ -1,7 +1,7 @@
 //! The series store on PostgreSQL (feature `postgres`), behind the same
 //! [`crate::Store`] as MySQL/MariaDB.
 //!
-//! Invariants, from design.md §1–2 and §8:
+//! Invariants, from docs/design.md §1–2 and §8:
 //! - one dedicated connection per store (tokio-postgres), opened lazily,
 //!   replaced when lost; with a node list, the first node that accepts;
 //! - allocation is one `UPDATE … SET current_value = current_value + $2
@@ -66,7 +66,7 @@ pub fn is_postgres_url(url: &str) -> bool {
 /// Every transaction is opened with [`PgConn::begin`], which marks the
 /// connection: after a try that did not answer a value, the store confirms
 /// the end of a marked connection's transaction with a ROLLBACK it awaits,
-/// or closes the connection (design.md §9). tokio-postgres rolls a dropped
+/// or closes the connection (docs/design.md §9). tokio-postgres rolls a dropped
 /// transaction back only when the connection is next used: in a PHP worker
 /// that idles, that would keep the series' row locked.
 pub struct PgConn {
@@ -272,7 +272,7 @@ impl PgStore {
         .await
     }
 
-    /// Creates the series `scope` under a plan (design.md §7), as on MySQL:
+    /// Creates the series `scope` under a plan (docs/design.md §7), as on MySQL:
     /// at `configured_start` (`Create`), right after the issuer's latest
     /// earlier year (`Continue`: in one transaction under the previous
     /// series' row lock, which closes it in favour of the new one), or not at
@@ -811,7 +811,7 @@ impl PgStore {
             )
             .await
             .map_err(|e| classify(e, false).error)?;
-        // The writer rule (design.md §9): a standby is skipped like a down
+        // The writer rule (docs/design.md §9): a standby is skipped like a down
         // node; every node of a list is one primary's cluster.
         if settings.get::<_, bool>(4) {
             return Err(Error::Unavailable {

@@ -1,5 +1,5 @@
 //! The payment flow's other half on PostgreSQL, as on MySQL: payments held
-//! without a number until their series exists (design.md §7), and the claim
+//! without a number until their series exists (docs/design.md §7), and the claim
 //! on a reserved number while its invoice is created.
 //!
 //! Invariants: a held payment is recorded once per (gateway, transaction id)

@@ -21,7 +21,7 @@ pub enum DurabilityPolicy {
     UnsafeAllowFlushLogAtTrxCommit0,
 }
 
-/// What a node list may hold (design.md §9: two independent servers in one
+/// What a node list may hold (docs/design.md §9: two independent servers in one
 /// list are two counters, and failing over between them repeats numbers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NodeListPolicy {

@@ -1,6 +1,6 @@
 //! The series store on MySQL/MariaDB (feature `mysql`).
 //!
-//! Invariants, from design.md §1–2:
+//! Invariants, from docs/design.md §1–2:
 //! - one dedicated connection per store, opened lazily, replaced when lost;
 //! - allocation is one `UPDATE … LAST_INSERT_ID(current_value + n)` in
 //!   autocommit; the number is read from that statement's OK packet and only
@@ -251,7 +251,7 @@ impl SeriesStore {
         .await
     }
 
-    /// Creates the series `scope` under a plan (design.md §7): at
+    /// Creates the series `scope` under a plan (docs/design.md §7): at
     /// `configured_start` (`Create`), right after the issuer's latest earlier
     /// period (`Continue`, see [`series_life::previous_series`]), or not at
     /// all (`Hold`). An existing series is reported, never reset.
@@ -417,7 +417,7 @@ impl SeriesStore {
 
     /// Hands out the next number of `scope` and records it in the registry
     /// as issued (`source`, e.g. `api`), in one transaction: the number exists
-    /// only if its registry row does (design.md §2 rule 4).
+    /// only if its registry row does (docs/design.md §2 rule 4).
     ///
     /// The row is written `unconfirmed` with the call's random mark in
     /// `claim`, and marked `issued` once the answer to the COMMIT has
@@ -638,7 +638,7 @@ impl SeriesStore {
     }
 
     /// Records a payment whose series does not exist yet, without a number
-    /// (design.md §7: a payment is never lost because its series is missing).
+    /// (docs/design.md §7: a payment is never lost because its series is missing).
     /// `period` is the site's local year and month when it arrived. A later
     /// [`SeriesStore::record_payment`] of the same payment, once the series
     /// exists, gives it its number. Once per (gateway, transaction id): a

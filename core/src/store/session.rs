@@ -1,6 +1,6 @@
 //! The store's connection and the one construct that ends its transactions.
 //!
-//! Invariants (design.md §9, "a transaction left open is a locked series"):
+//! Invariants (docs/design.md §9, "a transaction left open is a locked series"):
 //! - every transaction the MySQL/MariaDB store opens is a [`Tx`]: [`Tx::end`] ends in COMMIT when the work answered a value and
 //!   in ROLLBACK on anything else (a typed refusal, a driver error, an early
 //!   return), and the end is awaited before the call returns;

@@ -7,7 +7,7 @@
 //! refused unless the unsafe override was given, and one that does not
 //! report it is refused; a Galera node must report `wsrep_ready = ON`; a
 //! writer must be a writable primary, judged by its role and never by
-//! whether a write fails (design.md §9: a user with `SUPER` writes on a
+//! whether a write fails (docs/design.md §9: a user with `SUPER` writes on a
 //! `--read-only` server): `read_only` and `super_read_only` off, else the
 //! node is skipped like a down one; a list of several nodes must be one
 //! cluster (see [`super::config::NodeListPolicy`]); wrong credentials or
@@ -121,7 +121,7 @@ pub(crate) fn judge_ready(node: usize, rows: &[(String, String)]) -> Result<Opti
     })
 }
 
-/// The writer rule (design.md §9), after the durability and readiness
+/// The writer rule (docs/design.md §9), after the durability and readiness
 /// checks: `node` (from 0) of a list of `nodes` may write when it is a
 /// writable primary and, in a list of several, a member of a cluster.
 /// `cluster` is the node's cluster identity (a Galera cluster's state uuid
