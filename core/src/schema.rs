@@ -172,7 +172,10 @@ pub fn numbering_statements(prefix: &TablePrefix) -> Vec<(&'static str, String)>
         ("series.current", s.current),
         ("series.list_like", s.list_like),
         ("registry.insert_number", r.insert_number),
-        ("registry.insert_unconfirmed_by_call", r.insert_unconfirmed_by_call),
+        (
+            "registry.insert_unconfirmed_by_call",
+            r.insert_unconfirmed_by_call,
+        ),
         ("registry.insert_keyed_by_call", r.insert_keyed_by_call),
         ("registry.confirm_by_call", r.confirm_by_call),
         ("registry.void_unanswered", r.void_unanswered),

@@ -373,7 +373,10 @@ fn mysql_statements() {
             .into_iter()
             .map(|(name, text)| (name.to_owned(), serde_json::Value::String(text)))
             .collect();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/mysql_statements.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/vectors/mysql_statements.json"
+    );
     if std::env::var_os("COUNTERFOIL_WRITE_VECTORS").is_some() {
         let text = serde_json::to_string_pretty(&ours).unwrap() + "\n";
         std::fs::write(path, text).unwrap();

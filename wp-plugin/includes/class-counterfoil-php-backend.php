@@ -79,6 +79,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		'registry.void_unanswered'            => "UPDATE {numbers} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?",
 		'registry.find_by_request'            => 'SELECT number, status, claim FROM {numbers} WHERE scope_key = ? AND request_key = ?',
 		'registry.insert_payment'             => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
+		'registry.insert_held_payment'        => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
 		'registry.set_payment_number'         => 'UPDATE {payments} SET number = ?, scope_key = ? WHERE id = ?',
 		'registry.find_payment'               => 'SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period FROM {payments} p LEFT JOIN {numbers} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?',
 		'registry.lock_payment'               => 'SELECT id, scope_key, number, period FROM {payments} WHERE gateway = ? AND transaction_id = ? FOR UPDATE',
@@ -267,7 +268,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		return $this->attempt(
 			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
 				$r = $this->execute(
-					$this->sql['registry.insert_payment'],
+					$this->sql['registry.insert_held_payment'],
 					'ssssss',
 					array( $gateway, $transaction_id, $scope, $amount, $currency, $period )
 				);
