@@ -9,6 +9,52 @@
 use crate::awb::{can_transition, Awb, AwbError, AwbState};
 use crate::error::{Error, Result};
 
+/// A stock number as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AwbStock {
+    /// Canonical number.
+    pub number: String,
+    /// Pool name.
+    pub pool: String,
+    /// State.
+    pub status: AwbState,
+    /// Taken out of circulation (state unchanged).
+    pub frozen: bool,
+    /// Last day it may be issued (`YYYY-MM-DD`), if it expires.
+    pub valid_to: Option<String>,
+    /// The shipment it is assigned to.
+    pub shipment: Option<String>,
+    /// Why it was voided or cancelled.
+    pub reason: Option<String>,
+}
+
+/// What a transition did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AwbTransition {
+    /// The number moved from one state to another.
+    Moved {
+        /// Before.
+        from: AwbState,
+        /// After.
+        to: AwbState,
+    },
+    /// Nothing: the number had moved on since the caller looked (stale click).
+    Unchanged,
+}
+
+/// Counts of a pool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolReport {
+    /// Per state: (state, numbers).
+    pub by_status: Vec<(String, u64)>,
+    /// Frozen numbers.
+    pub frozen: u64,
+    /// Ready numbers past their valid_to.
+    pub expired: u64,
+    /// Ready, unfrozen, unexpired: what issue_next can still give.
+    pub available: u64,
+}
+
 /// A business refusal (nothing changed).
 pub fn refused(reason: String) -> Error {
     Error::Refused(reason)

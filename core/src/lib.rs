@@ -17,8 +17,11 @@
 //!   with `mysql-blocking`, [`AllocationLane`]: the allocation statement on a
 //!   blocking connection under the same rules, for the PHP extension.
 //! - `pg` (feature `postgres`, on by default): the same on PostgreSQL
-//!   (tokio-postgres, `UPDATE … RETURNING`), and `engine`: [`Store`], one API
-//!   over both engines, chosen by the URL's scheme.
+//!   (tokio-postgres, `UPDATE … RETURNING`); it builds without `mysql`.
+//! - [`config`] and the writer's bookkeeping: what both stores share (a
+//!   connection's settings and patience, which node of a list writes).
+//! - `engine` (both features): `Store`, one API over both engines, chosen
+//!   by the URL's scheme.
 // Four audited exceptions, each `#[allow(unsafe_code)]` with its SAFETY
 // note: the lane's socket timeout (store/lane.rs) and its poll, receive and
 // send on that socket (store/lane_exchange.rs).
@@ -28,6 +31,8 @@
 pub mod audit;
 pub mod awb;
 pub mod awb_stock_rules;
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub mod config;
 pub mod error;
 pub mod export;
 pub mod format;
@@ -40,11 +45,13 @@ pub mod schema;
 pub mod scope;
 pub mod series;
 pub mod series_life;
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub(crate) mod writer;
 
 #[cfg(feature = "mysql")]
 pub mod store;
 
-#[cfg(feature = "postgres")]
+#[cfg(all(feature = "mysql", feature = "postgres"))]
 pub mod engine;
 #[cfg(feature = "postgres")]
 pub mod pg;
@@ -58,14 +65,14 @@ pub use scope::ScopeKey;
 pub use series::{Advanced, Initialized, SeriesState, MAX_BATCH};
 pub use series_life::{MissingSeries, PlannedSeries};
 
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub use config::{Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats};
 #[cfg(feature = "mysql-blocking")]
 pub use store::AllocationLane;
 #[cfg(feature = "mysql")]
-pub use store::{
-    Durability, DurabilityPolicy, NodeListPolicy, SeriesStore, StoreConfig, StoreStats,
-};
+pub use store::SeriesStore;
 
-#[cfg(feature = "postgres")]
+#[cfg(all(feature = "mysql", feature = "postgres"))]
 pub use engine::{Engine, Store};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;

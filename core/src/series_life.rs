@@ -77,6 +77,21 @@ pub fn issuer_and_year(scope: &str) -> Option<(&str, u32)> {
     YEARS.contains(&year).then_some((issuer, year))
 }
 
+/// The LIKE pattern of every series of `issuer` (`{issuer}:%`), with `\`,
+/// `%` and `_` in the issuer escaped (the default escape of MySQL/MariaDB
+/// and PostgreSQL), so that an issuer's wildcards match only themselves.
+pub fn issuer_pattern(issuer: &str) -> String {
+    let mut out = String::with_capacity(issuer.len() + 2);
+    for c in issuer.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push_str(":%");
+    out
+}
+
 /// The series `scope` would continue: among `existing` (scope key, current
 /// value), the one of the same issuer with the latest year before `scope`'s.
 pub fn previous_series<'a, I>(scope: &ScopeKey, existing: I) -> Option<(&'a str, u64)>

@@ -1,11 +1,14 @@
 //! The series semantics on a real MariaDB: the article's cases, the stale
-//! LAST_INSERT_ID trap, adoption of the article's table, bad input, overflow.
+//! LAST_INSERT_ID trap, adoption of the article's table, bad input, overflow;
+//! and a node list's failover and fail-back, on both engines.
 
 use counterfoil_core::{
-    Advanced, Error, Initialized, NumberFormat, Period, ScopeKey, SeriesStore, StoreConfig,
-    MAX_BATCH,
+    Advanced, Engine, Error, Initialized, NumberFormat, Period, ScopeKey, SeriesStore, Store,
+    StoreConfig, MAX_BATCH,
 };
+use counterfoil_tests::engines::{exec, fresh_database};
 use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::postgres::Postgres;
 use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 
@@ -348,54 +351,122 @@ fn a_killed_connection_is_replaced_and_no_number_repeats() {
 }
 
 /// A node that refuses connections for a reason of its own (here a user's
-/// connection limit, error 1226; too many connections and a blocked host are
-/// alike) is skipped for the next node of the list, and the store comes back
-/// to it once it answers again and the fail-back time has passed; wrong
-/// credentials are a configuration error at once, on every node, retried
-/// nowhere.
+/// connection limit: MySQL's error 1226, PostgreSQL's 53300; too many
+/// connections and a blocked host are alike) is skipped for the next node of
+/// the list, and the store comes back to it once it answers again and the
+/// fail-back time has passed — on both engines, through the one `Store`. On
+/// MySQL/MariaDB, wrong credentials are a configuration error at once, on
+/// every node, retried nowhere (the PostgreSQL harness trusts every login).
 #[test]
-fn a_node_refusing_connections_fails_over_and_bad_credentials_do_not() {
-    let url = fresh("node_refusal");
-    let db = MariaDb::database_name(&url);
-    let port = MariaDb::shared().port();
-    MariaDb::shared()
-        .exec(
-            &db,
-            &format!(
-                "CREATE USER 'limited_{db}'@'%' IDENTIFIED BY 'lim' WITH MAX_USER_CONNECTIONS 1;
-                 GRANT ALL PRIVILEGES ON *.* TO 'limited_{db}'@'%'"
-            ),
-        )
-        .unwrap();
-    let limited = format!("mysql://limited_{db}:lim@127.0.0.1:{port}/{db}");
+fn a_node_refusing_connections_fails_over_and_back_mariadb() {
+    fails_over_and_back(Engine::MySql);
+}
+
+#[test]
+fn a_node_refusing_connections_fails_over_and_back_postgres() {
+    fails_over_and_back(Engine::Postgres);
+}
+
+fn fails_over_and_back(engine: Engine) {
+    let url = fresh_database(engine, "node_refusal");
+    // A user allowed one connection, on the same server (so one cluster).
+    let limited = match engine {
+        Engine::MySql => {
+            let db = MariaDb::database_name(&url);
+            exec(
+                &url,
+                &format!(
+                    "CREATE USER 'limited_{db}'@'%' IDENTIFIED BY 'lim' WITH MAX_USER_CONNECTIONS 1;
+                     GRANT ALL PRIVILEGES ON *.* TO 'limited_{db}'@'%'"
+                ),
+            );
+            let port = MariaDb::shared().port();
+            format!("mysql://limited_{db}:lim@127.0.0.1:{port}/{db}")
+        }
+        Engine::Postgres => {
+            let db = url.rsplit('/').next().unwrap().to_owned();
+            exec(
+                &url,
+                &format!(
+                    "CREATE ROLE limited_{db} LOGIN PASSWORD 'lim' CONNECTION LIMIT 1;
+                     GRANT ALL ON SCHEMA public TO limited_{db};
+                     ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON TABLES TO limited_{db}"
+                ),
+            );
+            let port = Postgres::shared().port();
+            format!("postgres://limited_{db}:lim@127.0.0.1:{port}/{db}")
+        }
+    };
     block_on(async {
         // The limited user's one connection is taken.
-        let held = mysql_async::Conn::new(mysql_async::Opts::from_url(&limited).unwrap())
-            .await
-            .unwrap();
-        // Two users of one server are not a cluster: the override says so.
-        let config = StoreConfig::new(format!("{limited},{url}"))
-            .fail_back_after(std::time::Duration::from_millis(300))
-            .node_list(counterfoil_core::NodeListPolicy::UnsafeAllowIndependentServers);
-        let mut s = SeriesStore::connect(config).await.unwrap();
+        let held = Held::take(engine, &limited).await;
+        // MySQL's two users of one server are not a cluster by its rule (no
+        // cluster identity): the override says so. PostgreSQL's list is one
+        // system, allowed as it is.
+        let mut config = StoreConfig::new(format!("{limited},{url}"))
+            .fail_back_after(std::time::Duration::from_millis(300));
+        if engine == Engine::MySql {
+            config =
+                config.node_list(counterfoil_core::NodeListPolicy::UnsafeAllowIndependentServers);
+        }
+        let mut s = Store::connect(config).await.unwrap();
         s.ensure_schema().await.unwrap();
         s.initialize(&key("n:2026"), 1).await.unwrap();
         assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 1);
         assert_eq!(s.node(), Some(1), "written through the second node");
         // Not before the fail-back time, even with the first node back…
-        held.disconnect().await.unwrap();
+        held.release().await;
         assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 2);
         assert_eq!(s.node(), Some(1));
         // …and after it, back to the first node, the series continuing.
         tokio::time::sleep(std::time::Duration::from_millis(400)).await;
         assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 3);
         assert_eq!(s.node(), Some(0), "failed back to the preferred node");
-        // A wrong password on the first node: Config, no failover, no retry.
-        let wrong = format!("mysql://cf:not-the-password@127.0.0.1:{port}/{db},{url}");
-        let e = SeriesStore::connect(StoreConfig::new(wrong))
-            .await
-            .unwrap_err();
-        assert!(matches!(e, Error::Config(_)), "{e:?}");
-        assert!(e.to_string().contains("1045"), "{e}");
+        if engine == Engine::MySql {
+            // A wrong password on the first node: Config, no failover, no retry.
+            let db = MariaDb::database_name(&url);
+            let port = MariaDb::shared().port();
+            let wrong = format!("mysql://cf:not-the-password@127.0.0.1:{port}/{db},{url}");
+            let e = Store::connect(StoreConfig::new(wrong)).await.unwrap_err();
+            assert!(matches!(e, Error::Config(_)), "{e:?}");
+            assert!(e.to_string().contains("1045"), "{e}");
+        }
     });
+}
+
+/// A connection held open, to use up a user's only one.
+enum Held {
+    MySql(mysql_async::Conn),
+    Postgres(tokio_postgres::Client, tokio::task::JoinHandle<()>),
+}
+
+impl Held {
+    async fn take(engine: Engine, url: &str) -> Self {
+        match engine {
+            Engine::MySql => Held::MySql(
+                mysql_async::Conn::new(mysql_async::Opts::from_url(url).unwrap())
+                    .await
+                    .unwrap(),
+            ),
+            Engine::Postgres => {
+                let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                let task = tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                Held::Postgres(client, task)
+            }
+        }
+    }
+
+    async fn release(self) {
+        match self {
+            Held::MySql(conn) => conn.disconnect().await.unwrap(),
+            Held::Postgres(client, task) => {
+                drop(client);
+                let _ = task.await;
+            }
+        }
+    }
 }

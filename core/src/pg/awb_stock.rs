@@ -21,8 +21,8 @@ use crate::awb_stock_rules::{
     bad_awb, check_name, check_transition_request, check_valid_to, plan_transition, refused,
     LockedNumber, TransitionPlan,
 };
+use crate::awb_stock_rules::{AwbStock, AwbTransition, PoolReport};
 use crate::error::{Error, Result};
-use crate::store::{AwbStock, AwbTransition, PoolReport};
 
 /// The AWB tables of a prefix.
 #[derive(Debug)]

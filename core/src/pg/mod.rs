@@ -37,13 +37,13 @@ use tokio_postgres::{Client, NoTls, Statement};
 
 pub use sql::PgSql;
 
+use crate::config::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
 use crate::error::{Error, Result};
 use crate::payment::{NumberStatus, PaymentRecord, PaymentRef, UNANSWERED_REASON};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
 use crate::series_life::{self, MissingSeries, PlannedSeries};
-use crate::store::writer::Writer;
-use crate::store::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
+use crate::writer::Writer;
 
 use classify::{classify, is_state};
 
@@ -125,7 +125,6 @@ impl std::ops::DerefMut for PgConn {
 pub struct PgStore {
     config: StoreConfig,
     nodes: Vec<tokio_postgres::Config>,
-    node: usize,
     sql: PgSql,
     client: Option<PgConn>,
     /// The session's `statement_timeout` and `lock_timeout`, in ms.
@@ -142,7 +141,7 @@ pub struct PgStore {
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgStore")
-            .field("node", &self.node)
+            .field("node", &self.writer.node())
             .field("connected", &self.client.is_some())
             .field("stats", &self.stats)
             .finish_non_exhaustive()
@@ -173,7 +172,6 @@ impl PgStore {
         Ok(Self {
             config,
             nodes,
-            node: 0,
             sql,
             client: None,
             session_timeout_ms: 0,
@@ -212,7 +210,7 @@ impl PgStore {
 
     /// Which node of the list the open connection goes to (0 = the first).
     pub fn node(&self) -> Option<usize> {
-        self.client.as_ref().map(|_| self.node)
+        self.client.as_ref().map(|_| self.writer.node())
     }
 
     /// The server process of the open connection (`pg_backend_pid()`), the
@@ -285,7 +283,7 @@ impl PgStore {
     ) -> Result<PlannedSeries> {
         let previous = match (plan, series_life::issuer_and_year(scope.as_str())) {
             (MissingSeries::Continue, Some((issuer, _))) => {
-                let pattern = format!("{}:%", crate::store::like_escape(issuer));
+                let pattern = series_life::issuer_pattern(issuer);
                 let rows: Vec<(String, u64)> = self
                     .run("initialize_planned", move |client, sql| {
                         let pattern = pattern.clone();
@@ -748,6 +746,30 @@ impl PgStore {
     async fn connection(&mut self, until: Instant) -> Result<()> {
         if let Some(c) = &self.client {
             if !c.is_closed() {
+                // Failed over a while ago: try the preferred nodes again,
+                // briefly, as the MySQL store does; keep the open connection
+                // if none of them answers yet.
+                let left = until.saturating_duration_since(Instant::now());
+                let Some((earlier, probe)) = self.writer.fail_back_probe(&self.config, left) else {
+                    return Ok(());
+                };
+                for node in earlier {
+                    if let Ok((client, driver)) = self.connect_node(node, probe).await {
+                        if let Some(old) = self.client.take() {
+                            old.discard(DISCARD_BOUND).await;
+                        }
+                        self.client = Some(PgConn {
+                            client,
+                            prepared: Default::default(),
+                            driver,
+                            began: false,
+                        });
+                        self.writer.connected(node);
+                        log::info!("failed back to node {}", node + 1);
+                        return Ok(());
+                    }
+                }
+                self.writer.stayed();
                 return Ok(());
             }
             self.client = None;
@@ -766,7 +788,7 @@ impl PgStore {
                         driver,
                         began: false,
                     });
-                    self.node = node;
+                    self.writer.connected(node);
                     return Ok(());
                 }
                 Err(e @ Error::UnsafeSetting { .. }) | Err(e @ Error::Config(_)) => return Err(e),

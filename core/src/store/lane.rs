@@ -35,14 +35,14 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Statement, Value};
 
-use super::config::{Durability, StoreConfig};
 use super::lane_exchange::Exchange;
-use super::writer::Writer;
 use super::{vetting, StoreStats};
+use crate::config::{Durability, StoreConfig};
 use crate::error::{codes, Error, Result};
 use crate::schema::SeriesSql;
 use crate::scope::ScopeKey;
 use crate::series::{self, SeriesState};
+use crate::writer::Writer;
 
 /// A socket timeout this much longer than the time left is shortened.
 const TIMEOUT_SLACK: Duration = Duration::from_millis(50);

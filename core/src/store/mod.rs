@@ -17,14 +17,12 @@
 
 mod awb_stock;
 mod classify;
-mod config;
 #[cfg(feature = "mysql-blocking")]
 mod lane;
 #[cfg(feature = "mysql-blocking")]
 mod lane_exchange;
 mod session;
 mod vetting;
-pub(crate) mod writer;
 
 use std::future::Future;
 use std::ops::RangeInclusive;
@@ -34,8 +32,10 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use tokio::time::Instant;
 
-pub use awb_stock::{AwbStock, AwbTransition, PoolReport};
-pub use config::{url_from_parts, Durability, DurabilityPolicy, NodeListPolicy, StoreConfig};
+pub use crate::awb_stock_rules::{AwbStock, AwbTransition, PoolReport};
+pub use crate::config::{
+    url_from_parts, Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats,
+};
 #[cfg(feature = "mysql-blocking")]
 pub use lane::AllocationLane;
 
@@ -47,9 +47,9 @@ use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
 use crate::series_life::{self, MissingSeries, PlannedSeries};
 
+use crate::writer::Writer;
 use classify::classify;
 use session::{Session, Tx};
-use writer::Writer;
 
 type Attempt<'c, T> = Pin<Box<dyn Future<Output = AttemptResult<T>> + Send + 'c>>;
 /// How long closing a discarded connection may take (it is local work: the
@@ -64,19 +64,6 @@ struct Sql {
     series: SeriesSql,
     registry: RegistrySql,
     awb: AwbSql,
-}
-
-/// Counters of what the store did, for tests and monitoring.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StoreStats {
-    /// Connections opened.
-    pub connects: u64,
-    /// Tries that failed with a retryable error and were tried again.
-    pub retries: u64,
-    /// Calls that hit their deadline.
-    pub timeouts: u64,
-    /// Connections closed because a transaction on them was not seen to end.
-    pub discarded: u64,
 }
 
 /// A series store bound to one database connection.
@@ -271,7 +258,7 @@ impl SeriesStore {
     ) -> Result<PlannedSeries> {
         let previous = match (plan, series_life::issuer_and_year(scope.as_str())) {
             (MissingSeries::Continue, Some((issuer, _))) => {
-                let pattern = format!("{}:%", like_escape(issuer));
+                let pattern = series_life::issuer_pattern(issuer);
                 let rows: Vec<(String, u64)> = self
                     .run("initialize_planned", scope.as_str(), move |conn, sql, _| {
                         let pattern = pattern.clone();
@@ -1353,16 +1340,4 @@ async fn complete_held(
             },
         ),
     }
-}
-
-/// Escapes `\`, `%` and `_` for a LIKE pattern (MariaDB's default escape).
-pub(crate) fn like_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -10,13 +10,13 @@
 //! whether a write fails (docs/design.md §9: a user with `SUPER` writes on a
 //! `--read-only` server): `read_only` and `super_read_only` off, else the
 //! node is skipped like a down one; a list of several nodes must be one
-//! cluster (see [`super::config::NodeListPolicy`]); wrong credentials or
+//! cluster (see [`crate::config::NodeListPolicy`]); wrong credentials or
 //! database end the search through the node list; the allocation's number
 //! is taken only when exactly one row changed.
 
 use crate::error::{codes, Error, Result};
 
-use super::config::{Durability, DurabilityPolicy, NodeListPolicy};
+use crate::config::{Durability, DurabilityPolicy, NodeListPolicy};
 
 /// The first statement on every new connection. `SHOW` works on MariaDB and
 /// MySQL alike; `wsrep_on` only exists where Galera could run, and is ON only
@@ -126,7 +126,7 @@ pub(crate) fn judge_ready(node: usize, rows: &[(String, String)]) -> Result<Opti
 /// writable primary and, in a list of several, a member of a cluster.
 /// `cluster` is the node's cluster identity (a Galera cluster's state uuid
 /// or a Group Replication group). Returns the identity to compare with the
-/// other nodes' ([`super::writer::Writer::admit`]).
+/// other nodes' ([`crate::writer::Writer::admit`]).
 pub(crate) fn judge_writer(
     node: usize,
     nodes: usize,

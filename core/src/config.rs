@@ -1,4 +1,4 @@
-//! How a [`SeriesStore`](super::SeriesStore) connects and how patient it is.
+//! How a store connects and how patient it is, on either engine.
 //!
 //! Invariants: every store has a finite deadline for each call (connect and
 //! retries included) and a finite connect timeout; the durability policy is
@@ -218,6 +218,19 @@ fn encode(s: &str) -> String {
     out
 }
 
+/// Counters of what the store did, for tests and monitoring.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Connections opened.
+    pub connects: u64,
+    /// Tries that failed with a retryable error and were tried again.
+    pub retries: u64,
+    /// Calls that hit their deadline.
+    pub timeouts: u64,
+    /// Connections closed because a transaction on them was not seen to end.
+    pub discarded: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +261,8 @@ mod tests {
         assert!(url_from_parts("h:99999", "u", "p", "d").is_err());
         assert!(url_from_parts(" ", "u", "p", "d").is_err());
         let cfg = StoreConfig::from_parts("h:1", "u", "p", "d").unwrap();
+        #[cfg(feature = "mysql")]
         assert!(mysql_async::Opts::from_url(&cfg.url).is_ok());
+        assert!(cfg.url.starts_with("mysql://u:p@h:1/d"));
     }
 }

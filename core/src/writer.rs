@@ -1,5 +1,5 @@
 //! Which node of a list writes, for both MySQL/MariaDB drivers (the async
-//! [`SeriesStore`](super::SeriesStore) and the blocking lane).
+//! MySQL/MariaDB store, its blocking lane, and the PostgreSQL store).
 //!
 //! Invariants: the writer is the first node of the list that accepts a
 //! connection; a connection to a later node (after a failover) is kept, and
@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::config::{NodeListPolicy, StoreConfig};
+use crate::config::{NodeListPolicy, StoreConfig};
 use crate::error::{Error, Result};
 
 /// The node of the open connection and since when it is a later one.
@@ -59,7 +59,7 @@ impl Writer {
     }
 
     /// Admits `node` with its cluster `identity` (see
-    /// [`super::vetting::judge_writer`]): the first identity seen is the
+    /// the dialects' vetting): the first identity seen is the
     /// list's; another one is refused, unless independent servers are
     /// allowed.
     pub fn admit(
