@@ -425,6 +425,34 @@ pub struct AwbSql {
     pub assignments: String,
     /// The CREATE TABLE statements.
     pub create: [String; 3],
+    /// A stock number and its pool under the row lock (number): id, status, pool, frozen, valid_to, shipment, expired or valid.
+    pub lock_number: String,
+    /// Creates a pool if missing (name, prefix).
+    pub insert_pool: String,
+    /// A pool under its row lock (name): id, prefix.
+    pub lock_pool: String,
+    /// The head of a block's INSERT; `(?, ?, ?, ?, 'ready', ?, UTC_TIMESTAMP())` per number follows (pool id, number, prefix, serial, valid_to).
+    pub insert_stock_head: String,
+    /// The lowest ready, unfrozen, unexpired serial of a pool, locked (pool name).
+    pub lock_next_ready: String,
+    /// Releases a number's live assignment (stock id).
+    pub release_assignment: String,
+    /// A transition (status, reason, keep shipment, id).
+    pub set_status: String,
+    /// Freezes or thaws a number (frozen, number).
+    pub set_frozen: String,
+    /// A stock number as stored (number): pool, status, frozen, valid_to, shipment, reason.
+    pub find_number: String,
+    /// A pool's numbers per status (pool name).
+    pub count_by_status: String,
+    /// Whether a number is in stock (number).
+    pub count_number: String,
+    /// A live assignment (stock id, shipment).
+    pub insert_assignment: String,
+    /// Marks a number assigned (shipment, id).
+    pub set_assigned: String,
+    /// A pool's frozen, expired and available numbers (pool name).
+    pub pool_counts: String,
 }
 
 impl AwbSql {
@@ -458,6 +486,25 @@ impl AwbSql {
                      UNIQUE KEY one_live (stock_id, live)) {tail}"
                 ),
             ],
+            lock_number: format!("SELECT s.id, s.status, p.name, s.frozen, CAST(s.valid_to AS CHAR), s.shipment, IF(s.valid_to IS NOT NULL AND s.valid_to < UTC_DATE(), 'expired', 'valid') FROM `{stock}` s JOIN `{pools}` p ON p.id = s.pool_id WHERE s.number = ? FOR UPDATE"),
+            insert_pool: format!("INSERT IGNORE INTO `{pools}` (name, prefix, created_at) VALUES (?, ?, UTC_TIMESTAMP())"),
+            lock_pool: format!("SELECT id, prefix FROM `{pools}` WHERE name = ? FOR UPDATE"),
+            insert_stock_head: format!("INSERT INTO `{stock}` (pool_id, number, prefix, serial, status, valid_to, updated_at) VALUES "),
+            lock_next_ready: format!("SELECT s.id, s.number, s.status FROM `{stock}` s JOIN `{pools}` p ON p.id = s.pool_id WHERE p.name = ? AND s.status = 'ready' AND s.frozen = 0 AND (s.valid_to IS NULL OR s.valid_to >= UTC_DATE()) ORDER BY s.serial LIMIT 1 FOR UPDATE"),
+            release_assignment: format!("UPDATE `{assignments}` SET live = NULL, released_at = UTC_TIMESTAMP() WHERE stock_id = ? AND live = 1"),
+            set_status: format!("UPDATE `{stock}` SET status = ?, reason = COALESCE(?, reason), shipment = IF(?, shipment, NULL), updated_at = UTC_TIMESTAMP() WHERE id = ?"),
+            set_frozen: format!("UPDATE `{stock}` SET frozen = ?, updated_at = UTC_TIMESTAMP() WHERE number = ?"),
+            find_number: format!("SELECT p.name, s.status, s.frozen, CAST(s.valid_to AS CHAR), s.shipment, s.reason FROM `{stock}` s JOIN `{pools}` p ON p.id = s.pool_id WHERE s.number = ?"),
+            count_by_status: format!("SELECT s.status, COUNT(*) FROM `{stock}` s JOIN `{pools}` p ON p.id = s.pool_id WHERE p.name = ? GROUP BY s.status ORDER BY s.status"),
+            count_number: format!("SELECT COUNT(*) FROM `{stock}` WHERE number = ?"),
+            insert_assignment: format!("INSERT INTO `{assignments}` (stock_id, shipment, live, assigned_at) VALUES (?, ?, 1, UTC_TIMESTAMP())"),
+            pool_counts: format!(
+                "SELECT COALESCE(SUM(s.frozen), 0), \
+                 COALESCE(SUM(s.status = 'ready' AND s.valid_to < UTC_DATE()), 0), \
+                 COALESCE(SUM(s.status = 'ready' AND s.frozen = 0 AND (s.valid_to IS NULL OR s.valid_to >= UTC_DATE())), 0) \
+                 FROM `{stock}` s JOIN `{pools}` p ON p.id = s.pool_id WHERE p.name = ?"
+            ),
+            set_assigned: format!("UPDATE `{stock}` SET status = 'assigned', shipment = ?, updated_at = UTC_TIMESTAMP() WHERE id = ?"),
             pools,
             stock,
             assignments,

@@ -15,6 +15,7 @@
 use tokio_postgres::types::ToSql;
 
 use super::classify::is_state;
+use super::sql::{PgAwbSql, UTC_NOW};
 use super::{PgResult, PgStore};
 use crate::awb::{can_transition, expand_block, Awb, AwbState};
 use crate::awb_stock_rules::{
@@ -23,48 +24,6 @@ use crate::awb_stock_rules::{
 };
 use crate::awb_stock_rules::{AwbStock, AwbTransition, PoolReport};
 use crate::error::{Error, Result};
-
-/// The AWB tables of a prefix.
-#[derive(Debug)]
-pub struct PgAwbSql {
-    pub(crate) pools: String,
-    pub(crate) stock: String,
-    pub(crate) assignments: String,
-    pub(crate) create: String,
-}
-
-impl PgAwbSql {
-    pub(crate) fn new(prefix: &str) -> Self {
-        let (pools, stock, assignments) = (
-            format!("{prefix}counterfoil_awb_pools"),
-            format!("{prefix}counterfoil_awb_stock"),
-            format!("{prefix}counterfoil_awb_assignments"),
-        );
-        let create = format!(
-            "CREATE TABLE IF NOT EXISTS \"{pools}\" (id BIGSERIAL PRIMARY KEY, name VARCHAR(64) COLLATE \"C\" NOT NULL UNIQUE, \
-             prefix INTEGER NOT NULL, created_at TIMESTAMP NOT NULL);\n\
-             CREATE TABLE IF NOT EXISTS \"{stock}\" (id BIGSERIAL PRIMARY KEY, pool_id BIGINT NOT NULL, \
-             number CHAR(12) NOT NULL UNIQUE, prefix INTEGER NOT NULL, serial BIGINT NOT NULL, status VARCHAR(16) NOT NULL, \
-             frozen BOOLEAN NOT NULL DEFAULT false, valid_to DATE NULL, shipment VARCHAR(64) NULL, reason VARCHAR(255) NULL, \
-             updated_at TIMESTAMP NOT NULL);\n\
-             CREATE INDEX IF NOT EXISTS \"{stock}_pool_ready\" ON \"{stock}\" (pool_id, status, serial);\n\
-             CREATE TABLE IF NOT EXISTS \"{assignments}\" (id BIGSERIAL PRIMARY KEY, stock_id BIGINT NOT NULL, \
-             shipment VARCHAR(64) NOT NULL, live SMALLINT NULL, assigned_at TIMESTAMP NOT NULL, released_at TIMESTAMP NULL, \
-             CONSTRAINT \"{assignments}_one_live\" UNIQUE (stock_id, live))"
-        );
-        Self {
-            pools,
-            stock,
-            assignments,
-            create,
-        }
-    }
-}
-
-/// Today in UTC, as the MySQL side's `UTC_DATE()`.
-const UTC_DATE: &str = "(now() AT TIME ZONE 'UTC')::date";
-/// Now in UTC, as `UTC_TIMESTAMP()`.
-const UTC_NOW: &str = "timezone('UTC', now())";
 
 impl PgStore {
     /// Creates the AWB tables if missing.
@@ -93,15 +52,14 @@ impl PgStore {
         self.run("awb_import_block", move |client, sql| {
             let (block, pool, valid_to) = (block.clone(), pool.clone(), valid_to.clone());
             Box::pin(async move {
-                let (pools, stock) = (sql.awb.pools.clone(), sql.awb.stock.clone());
                 let tx = client.begin().await?;
                 tx.execute(
-                    &format!("INSERT INTO \"{pools}\" (name, prefix, created_at) VALUES ($1, $2, {UTC_NOW}) ON CONFLICT (name) DO NOTHING"),
+                    &sql.awb.insert_pool,
                     &[&pool, &prefix],
                 )
                 .await?;
                 let row = tx
-                    .query_opt(&format!("SELECT id, prefix FROM \"{pools}\" WHERE name = $1 FOR UPDATE"), &[&pool])
+                    .query_opt(&sql.awb.lock_pool, &[&pool])
                     .await?;
                 let Some(row) = row else {
                     return Ok(Err(Error::Unexpected("pool vanished".into())));
@@ -124,10 +82,7 @@ impl PgStore {
                         values.push(format!("($1, ${b}, ${}, ${}, 'ready', $2::text::date, {UTC_NOW})", b + 1, b + 2));
                         params.extend([number as &(dyn ToSql + Sync), prefix, serial]);
                     }
-                    let stmt = format!(
-                        "INSERT INTO \"{stock}\" (pool_id, number, prefix, serial, status, valid_to, updated_at) VALUES {}",
-                        values.join(", ")
-                    );
+                    let stmt = format!("{}{}", sql.awb.insert_stock_head, values.join(", "));
                     if let Err(e) = tx.execute(&stmt, &params).await {
                         if is_state(&e, "23505") {
                             let dup = e
@@ -161,20 +116,10 @@ impl PgStore {
         self.run("awb_issue_next", move |client, sql| {
             let (pool, shipment) = (pool.clone(), shipment.clone());
             Box::pin(async move {
-                let (pools, stock, assignments) = (
-                    sql.awb.pools.clone(),
-                    sql.awb.stock.clone(),
-                    sql.awb.assignments.clone(),
-                );
                 let tx = client.begin().await?;
                 let row = tx
                     .query_opt(
-                        &format!(
-                            "SELECT s.id, s.number, s.status FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id \
-                             WHERE p.name = $1 AND s.status = 'ready' AND NOT s.frozen \
-                             AND (s.valid_to IS NULL OR s.valid_to >= {UTC_DATE}) \
-                             ORDER BY s.serial LIMIT 1 FOR UPDATE OF s"
-                        ),
+                        &sql.awb.lock_next_ready,
                         &[&pool],
                     )
                     .await?;
@@ -187,7 +132,7 @@ impl PgStore {
                 if !can_transition(AwbState::parse(&status).unwrap_or(AwbState::Executed), AwbState::Assigned) {
                     return Ok(Err(refused(format!("{number} is {status}"))));
                 }
-                let assigned = assign(&tx, &stock, &assignments, id, &number, &shipment).await?;
+                let assigned = assign(&tx, &sql.awb, id, &number, &shipment).await?;
                 if assigned.is_ok() {
                     tx.commit().await?;
                 }
@@ -213,30 +158,34 @@ impl PgStore {
         let (shipment, reason) = (shipment.map(str::to_owned), reason.map(str::to_owned));
         let (pool, expect) = (pool.map(str::to_owned), expect_shipment.map(str::to_owned));
         self.run("awb_transition", move |client, sql| {
-            let (number, shipment, reason, pool, expect) =
-                (canonical.clone(), shipment.clone(), reason.clone(), pool.clone(), expect.clone());
+            let (number, shipment, reason, pool, expect) = (
+                canonical.clone(),
+                shipment.clone(),
+                reason.clone(),
+                pool.clone(),
+                expect.clone(),
+            );
             Box::pin(async move {
-                let (pools, stock, assignments) = (
-                    sql.awb.pools.clone(),
-                    sql.awb.stock.clone(),
-                    sql.awb.assignments.clone(),
-                );
                 let tx = client.begin().await?;
-                let row = tx
-                    .query_opt(
-                        &format!(
-                            "SELECT s.id, s.status, p.name, s.frozen, s.shipment, \
-                             (s.valid_to IS NOT NULL AND s.valid_to < {UTC_DATE}) \
-                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE s.number = $1 FOR UPDATE OF s"
-                        ),
-                        &[&number],
-                    )
-                    .await?;
+                let row = tx.query_opt(&sql.awb.lock_number, &[&number]).await?;
                 let Some(row) = row else {
                     return Ok(Err(refused(format!("{number} is not in stock"))));
                 };
-                let (id, status, pool_name, frozen, current, expired): (i64, String, String, bool, Option<String>, bool) =
-                    (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5));
+                let (id, status, pool_name, frozen, current, expired): (
+                    i64,
+                    String,
+                    String,
+                    bool,
+                    Option<String>,
+                    bool,
+                ) = (
+                    row.get(0),
+                    row.get(1),
+                    row.get(2),
+                    row.get(3),
+                    row.get(4),
+                    row.get(5),
+                );
                 let locked = LockedNumber {
                     number: &number,
                     status: &status,
@@ -249,27 +198,30 @@ impl PgStore {
                     match plan_transition(&locked, to, pool.as_deref(), expect.as_deref()) {
                         Err(e) => return Ok(Err(e)),
                         Ok(TransitionPlan::Unchanged) => return Ok(Ok(AwbTransition::Unchanged)),
-                        Ok(TransitionPlan::Move { from, release_assignment, keep_shipment }) => {
-                            (from, release_assignment, keep_shipment)
-                        }
+                        Ok(TransitionPlan::Move {
+                            from,
+                            release_assignment,
+                            keep_shipment,
+                        }) => (from, release_assignment, keep_shipment),
                     };
                 if release_assignment {
-                    tx.execute(
-                        &format!("UPDATE \"{assignments}\" SET live = NULL, released_at = {UTC_NOW} WHERE stock_id = $1 AND live = 1"),
-                        &[&id],
-                    )
-                    .await?;
+                    tx.execute(&sql.awb.release_assignment, &[&id]).await?;
                 }
                 if to == AwbState::Assigned {
-                    if let Err(e) = assign(&tx, &stock, &assignments, id, &number, shipment.as_deref().unwrap_or("")).await? {
+                    if let Err(e) = assign(
+                        &tx,
+                        &sql.awb,
+                        id,
+                        &number,
+                        shipment.as_deref().unwrap_or(""),
+                    )
+                    .await?
+                    {
                         return Ok(Err(e));
                     }
                 } else {
                     tx.execute(
-                        &format!(
-                            "UPDATE \"{stock}\" SET status = $1, reason = COALESCE($2, reason), \
-                             shipment = CASE WHEN $3 THEN shipment ELSE NULL END, updated_at = {UTC_NOW} WHERE id = $4"
-                        ),
+                        &sql.awb.set_status,
                         &[&to.as_str(), &reason, &keep_shipment, &id],
                     )
                     .await?;
@@ -287,12 +239,8 @@ impl PgStore {
         self.run("awb_freeze", move |client, sql| {
             let number = canonical.clone();
             Box::pin(async move {
-                let stock = sql.awb.stock.clone();
                 let n = client
-                    .execute(
-                        &format!("UPDATE \"{stock}\" SET frozen = $1, updated_at = {UTC_NOW} WHERE number = $2"),
-                        &[&frozen, &number],
-                    )
+                    .execute(&sql.awb.set_frozen, &[&frozen, &number])
                     .await?;
                 Ok(if n == 1 {
                     Ok(())
@@ -310,16 +258,7 @@ impl PgStore {
         self.run("awb_status", move |client, sql| {
             let number = canonical.clone();
             Box::pin(async move {
-                let (pools, stock) = (sql.awb.pools.clone(), sql.awb.stock.clone());
-                let row = client
-                    .query_opt(
-                        &format!(
-                            "SELECT p.name, s.status, s.frozen, s.valid_to::text, s.shipment, s.reason \
-                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE s.number = $1"
-                        ),
-                        &[&number],
-                    )
-                    .await?;
+                let row = client.query_opt(&sql.awb.find_number, &[&number]).await?;
                 Ok(match row {
                     Some(r) => Ok(AwbStock {
                         number,
@@ -343,30 +282,13 @@ impl PgStore {
         self.run("awb_report", move |client, sql| {
             let pool = pool.clone();
             Box::pin(async move {
-                let (pools, stock) = (sql.awb.pools.clone(), sql.awb.stock.clone());
                 let by_status = client
-                    .query(
-                        &format!(
-                            "SELECT s.status, COUNT(*) FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id \
-                             WHERE p.name = $1 GROUP BY s.status ORDER BY s.status"
-                        ),
-                        &[&pool],
-                    )
+                    .query(&sql.awb.count_by_status, &[&pool])
                     .await?
                     .iter()
                     .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
                     .collect();
-                let extra = client
-                    .query_one(
-                        &format!(
-                            "SELECT COUNT(*) FILTER (WHERE s.frozen), \
-                             COUNT(*) FILTER (WHERE s.status = 'ready' AND s.valid_to < {UTC_DATE}), \
-                             COUNT(*) FILTER (WHERE s.status = 'ready' AND NOT s.frozen AND (s.valid_to IS NULL OR s.valid_to >= {UTC_DATE})) \
-                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE p.name = $1"
-                        ),
-                        &[&pool],
-                    )
-                    .await?;
+                let extra = client.query_one(&sql.awb.pool_counts, &[&pool]).await?;
                 Ok(Ok(PoolReport {
                     by_status,
                     frozen: extra.get::<_, i64>(0) as u64,
@@ -383,28 +305,19 @@ impl PgStore {
 /// index's refusal reads as the application check does.
 async fn assign(
     tx: &tokio_postgres::Transaction<'_>,
-    stock: &str,
-    assignments: &str,
+    awb: &PgAwbSql,
     id: i64,
     number: &str,
     shipment: &str,
 ) -> PgResult<Awb> {
-    if let Err(e) = tx
-        .execute(
-            &format!("INSERT INTO \"{assignments}\" (stock_id, shipment, live, assigned_at) VALUES ($1, $2, 1, {UTC_NOW})"),
-            &[&id, &shipment],
-        )
-        .await
-    {
+    if let Err(e) = tx.execute(&awb.insert_assignment, &[&id, &shipment]).await {
         if is_state(&e, "23505") {
-            return Ok(Err(refused(format!("{number} is already assigned to another shipment"))));
+            return Ok(Err(refused(format!(
+                "{number} is already assigned to another shipment"
+            ))));
         }
         return Err(e);
     }
-    tx.execute(
-        &format!("UPDATE \"{stock}\" SET status = 'assigned', shipment = $1, updated_at = {UTC_NOW} WHERE id = $2"),
-        &[&shipment, &id],
-    )
-    .await?;
+    tx.execute(&awb.set_assigned, &[&shipment, &id]).await?;
     Ok(Awb::parse(number).map_err(bad_awb))
 }

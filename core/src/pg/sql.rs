@@ -79,7 +79,7 @@ pub struct PgSql {
     /// (scope, number, claim) → one row if the claim was held.
     pub release_claim: String,
     /// The AWB stock's tables.
-    pub awb: super::awb_stock::PgAwbSql,
+    pub awb: PgAwbSql,
 }
 
 impl PgSql {
@@ -244,10 +244,98 @@ impl PgSql {
                  updated_at = timezone('UTC', now()) \
                  WHERE scope_key = $1 AND number = $2::text::numeric AND status = 'creating' AND claim = $3"
             ),
-            awb: super::awb_stock::PgAwbSql::new(p),
+            awb: PgAwbSql::new(p),
             sequences,
             numbers,
             payments,
+        }
+    }
+}
+
+/// Today in UTC, as the MySQL side's `UTC_DATE()`.
+pub(crate) const UTC_DATE: &str = "(now() AT TIME ZONE 'UTC')::date";
+/// Now in UTC, as `UTC_TIMESTAMP()`.
+pub(crate) const UTC_NOW: &str = "timezone('UTC', now())";
+
+/// The AWB stock's statements for a prefix (its three tables created by
+/// `create`).
+#[derive(Debug)]
+pub struct PgAwbSql {
+    /// Creates the three tables and their indexes.
+    pub(crate) create: String,
+    /// Creates a pool if missing (name, prefix).
+    pub(crate) insert_pool: String,
+    /// A pool under its row lock (name): id, prefix.
+    pub(crate) lock_pool: String,
+    /// The head of a block's INSERT; one `($1, $n, …, 'ready', $2::text::date, now)` per number follows.
+    pub(crate) insert_stock_head: String,
+    /// The lowest ready, unfrozen, unexpired serial of a pool, locked (pool name).
+    pub(crate) lock_next_ready: String,
+    /// A stock number and its pool under the row lock (number): id, status, pool, frozen, shipment, expired.
+    pub(crate) lock_number: String,
+    /// Releases a number's live assignment (stock id).
+    pub(crate) release_assignment: String,
+    /// A transition (status, reason, keep shipment, id).
+    pub(crate) set_status: String,
+    /// Freezes or thaws a number (frozen, number).
+    pub(crate) set_frozen: String,
+    /// A stock number as stored (number): pool, status, frozen, valid_to, shipment, reason.
+    pub(crate) find_number: String,
+    /// A pool's numbers per status (pool name).
+    pub(crate) count_by_status: String,
+    /// A pool's frozen, expired and available numbers (pool name).
+    pub(crate) pool_counts: String,
+    /// A live assignment (stock id, shipment).
+    pub(crate) insert_assignment: String,
+    /// Marks a number assigned (shipment, id).
+    pub(crate) set_assigned: String,
+}
+
+impl PgAwbSql {
+    pub(crate) fn new(prefix: &str) -> Self {
+        let (pools, stock, assignments) = (
+            format!("{prefix}counterfoil_awb_pools"),
+            format!("{prefix}counterfoil_awb_stock"),
+            format!("{prefix}counterfoil_awb_assignments"),
+        );
+        let create = format!(
+            "CREATE TABLE IF NOT EXISTS \"{pools}\" (id BIGSERIAL PRIMARY KEY, name VARCHAR(64) COLLATE \"C\" NOT NULL UNIQUE, \
+             prefix INTEGER NOT NULL, created_at TIMESTAMP NOT NULL);\n\
+             CREATE TABLE IF NOT EXISTS \"{stock}\" (id BIGSERIAL PRIMARY KEY, pool_id BIGINT NOT NULL, \
+             number CHAR(12) NOT NULL UNIQUE, prefix INTEGER NOT NULL, serial BIGINT NOT NULL, status VARCHAR(16) NOT NULL, \
+             frozen BOOLEAN NOT NULL DEFAULT false, valid_to DATE NULL, shipment VARCHAR(64) NULL, reason VARCHAR(255) NULL, \
+             updated_at TIMESTAMP NOT NULL);\n\
+             CREATE INDEX IF NOT EXISTS \"{stock}_pool_ready\" ON \"{stock}\" (pool_id, status, serial);\n\
+             CREATE TABLE IF NOT EXISTS \"{assignments}\" (id BIGSERIAL PRIMARY KEY, stock_id BIGINT NOT NULL, \
+             shipment VARCHAR(64) NOT NULL, live SMALLINT NULL, assigned_at TIMESTAMP NOT NULL, released_at TIMESTAMP NULL, \
+             CONSTRAINT \"{assignments}_one_live\" UNIQUE (stock_id, live))"
+        );
+        Self {
+            insert_pool: format!("INSERT INTO \"{pools}\" (name, prefix, created_at) VALUES ($1, $2, {UTC_NOW}) ON CONFLICT (name) DO NOTHING"),
+            lock_pool: format!("SELECT id, prefix FROM \"{pools}\" WHERE name = $1 FOR UPDATE"),
+            insert_stock_head: format!("INSERT INTO \"{stock}\" (pool_id, number, prefix, serial, status, valid_to, updated_at) VALUES "),
+            lock_next_ready: format!("SELECT s.id, s.number, s.status FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id \
+                             WHERE p.name = $1 AND s.status = 'ready' AND NOT s.frozen \
+                             AND (s.valid_to IS NULL OR s.valid_to >= {UTC_DATE}) \
+                             ORDER BY s.serial LIMIT 1 FOR UPDATE OF s"),
+            lock_number: format!("SELECT s.id, s.status, p.name, s.frozen, s.shipment, \
+                             (s.valid_to IS NOT NULL AND s.valid_to < {UTC_DATE}) \
+                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE s.number = $1 FOR UPDATE OF s"),
+            release_assignment: format!("UPDATE \"{assignments}\" SET live = NULL, released_at = {UTC_NOW} WHERE stock_id = $1 AND live = 1"),
+            set_status: format!("UPDATE \"{stock}\" SET status = $1, reason = COALESCE($2, reason), \
+                             shipment = CASE WHEN $3 THEN shipment ELSE NULL END, updated_at = {UTC_NOW} WHERE id = $4"),
+            set_frozen: format!("UPDATE \"{stock}\" SET frozen = $1, updated_at = {UTC_NOW} WHERE number = $2"),
+            find_number: format!("SELECT p.name, s.status, s.frozen, s.valid_to::text, s.shipment, s.reason \
+                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE s.number = $1"),
+            count_by_status: format!("SELECT s.status, COUNT(*) FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id \
+                             WHERE p.name = $1 GROUP BY s.status ORDER BY s.status"),
+            pool_counts: format!("SELECT COUNT(*) FILTER (WHERE s.frozen), \
+                             COUNT(*) FILTER (WHERE s.status = 'ready' AND s.valid_to < {UTC_DATE}), \
+                             COUNT(*) FILTER (WHERE s.status = 'ready' AND NOT s.frozen AND (s.valid_to IS NULL OR s.valid_to >= {UTC_DATE})) \
+                             FROM \"{stock}\" s JOIN \"{pools}\" p ON p.id = s.pool_id WHERE p.name = $1"),
+            insert_assignment: format!("INSERT INTO \"{assignments}\" (stock_id, shipment, live, assigned_at) VALUES ($1, $2, 1, {UTC_NOW})"),
+            set_assigned: format!("UPDATE \"{stock}\" SET status = 'assigned', shipment = $1, updated_at = {UTC_NOW} WHERE id = $2"),
+            create,
         }
     }
 }

@@ -39,16 +39,7 @@ async fn lock_number(
     sql: &AwbSql,
     number: &str,
 ) -> std::result::Result<Option<StockRow>, mysql_async::Error> {
-    conn.exec_first(
-        format!(
-            "SELECT s.id, s.status, p.name, s.frozen, CAST(s.valid_to AS CHAR), s.shipment, \
-             IF(s.valid_to IS NOT NULL AND s.valid_to < UTC_DATE(), 'expired', 'valid') \
-             FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE s.number = ? FOR UPDATE",
-            sql.stock, sql.pools
-        ),
-        (number,),
-    )
-    .await
+    conn.exec_first(&sql.lock_number, (number,)).await
 }
 
 impl SeriesStore {
@@ -88,12 +79,12 @@ impl SeriesStore {
                 let conn = &mut *tx;
                 let work = async {
                     conn.exec_drop(
-                        format!("INSERT IGNORE INTO `{}` (name, prefix, created_at) VALUES (?, ?, UTC_TIMESTAMP())", sql.awb.pools),
+                        &sql.awb.insert_pool,
                         (pool, prefix),
                     )
                     .await?;
                     let row: Option<(u64, u16)> = conn
-                        .exec_first(format!("SELECT id, prefix FROM `{}` WHERE name = ? FOR UPDATE", sql.awb.pools), (pool,))
+                        .exec_first(&sql.awb.lock_pool, (pool,))
                         .await?;
                     let Some((pool_id, pool_prefix)) = row else {
                         return Ok(Err(Error::Unexpected("pool vanished".into())));
@@ -115,10 +106,7 @@ impl SeriesStore {
                                 Value::from(valid_to.clone()),
                             ]);
                         }
-                        let stmt = format!(
-                            "INSERT INTO `{}` (pool_id, number, prefix, serial, status, valid_to, updated_at) VALUES {values}",
-                            sql.awb.stock
-                        );
+                        let stmt = format!("{}{values}", sql.awb.insert_stock_head);
                         match conn.exec_drop(stmt, params).await {
                             Ok(()) => {}
                             Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
@@ -154,13 +142,7 @@ impl SeriesStore {
                 let work = async {
                     let row: Option<(u64, String, String)> = conn
                         .exec_first(
-                            format!(
-                                "SELECT s.id, s.number, s.status FROM `{}` s JOIN `{}` p ON p.id = s.pool_id \
-                                 WHERE p.name = ? AND s.status = 'ready' AND s.frozen = 0 \
-                                 AND (s.valid_to IS NULL OR s.valid_to >= UTC_DATE()) \
-                                 ORDER BY s.serial LIMIT 1 FOR UPDATE",
-                                sql.awb.stock, sql.awb.pools
-                            ),
+                            &sql.awb.lock_next_ready,
                             (pool,),
                         )
                         .await?;
@@ -201,7 +183,12 @@ impl SeriesStore {
         let (shipment, reason) = (shipment.map(str::to_owned), reason.map(str::to_owned));
         let (pool, expect) = (pool.map(str::to_owned), expect_shipment.map(str::to_owned));
         self.run("awb_transition", &canonical, move |conn, sql, number| {
-            let (shipment, reason, pool, expect) = (shipment.clone(), reason.clone(), pool.clone(), expect.clone());
+            let (shipment, reason, pool, expect) = (
+                shipment.clone(),
+                reason.clone(),
+                pool.clone(),
+                expect.clone(),
+            );
             Box::pin(async move {
                 let mut tx = Tx::begin(conn).await?;
                 let conn = &mut *tx;
@@ -222,29 +209,33 @@ impl SeriesStore {
                     let (from, release_assignment, keep_shipment) =
                         match plan_transition(&locked, to, pool.as_deref(), expect.as_deref()) {
                             Err(e) => return Ok(Err(e)),
-                            Ok(TransitionPlan::Unchanged) => return Ok(Ok(AwbTransition::Unchanged)),
-                            Ok(TransitionPlan::Move { from, release_assignment, keep_shipment }) => {
-                                (from, release_assignment, keep_shipment)
+                            Ok(TransitionPlan::Unchanged) => {
+                                return Ok(Ok(AwbTransition::Unchanged))
                             }
+                            Ok(TransitionPlan::Move {
+                                from,
+                                release_assignment,
+                                keep_shipment,
+                            }) => (from, release_assignment, keep_shipment),
                         };
                     if release_assignment {
-                        conn.exec_drop(
-                            format!("UPDATE `{}` SET live = NULL, released_at = UTC_TIMESTAMP() WHERE stock_id = ? AND live = 1", sql.awb.assignments),
-                            (id,),
-                        )
-                        .await?;
+                        conn.exec_drop(&sql.awb.release_assignment, (id,)).await?;
                     }
                     if to == AwbState::Assigned {
-                        if let Err(e) = assign(conn, &sql.awb, id, number, shipment.as_deref().unwrap_or("")).await? {
+                        if let Err(e) = assign(
+                            conn,
+                            &sql.awb,
+                            id,
+                            number,
+                            shipment.as_deref().unwrap_or(""),
+                        )
+                        .await?
+                        {
                             return Ok(Err(e));
                         }
                     } else {
                         conn.exec_drop(
-                            format!(
-                                "UPDATE `{}` SET status = ?, reason = COALESCE(?, reason), \
-                                 shipment = IF(?, shipment, NULL), updated_at = UTC_TIMESTAMP() WHERE id = ?",
-                                sql.awb.stock
-                            ),
+                            &sql.awb.set_status,
                             (to.as_str(), reason.as_deref(), keep_shipment, id),
                         )
                         .await?;
@@ -263,14 +254,8 @@ impl SeriesStore {
         let canonical = Awb::normalize(number).map_err(bad_awb)?;
         self.run("awb_freeze", &canonical, move |conn, sql, number| {
             Box::pin(async move {
-                conn.exec_drop(
-                    format!(
-                        "UPDATE `{}` SET frozen = ?, updated_at = UTC_TIMESTAMP() WHERE number = ?",
-                        sql.awb.stock
-                    ),
-                    (frozen, number),
-                )
-                .await?;
+                conn.exec_drop(&sql.awb.set_frozen, (frozen, number))
+                    .await?;
                 Ok(
                     if conn.affected_rows() <= 1 && exists(conn, &sql.awb, number).await? {
                         Ok(())
@@ -288,17 +273,15 @@ impl SeriesStore {
         let canonical = Awb::normalize(number).map_err(bad_awb)?;
         self.run("awb_status", &canonical, |conn, sql, number| {
             Box::pin(async move {
-                type Row = (String, String, i8, Option<String>, Option<String>, Option<String>);
-                let row: Option<Row> = conn
-                    .exec_first(
-                        format!(
-                            "SELECT p.name, s.status, s.frozen, CAST(s.valid_to AS CHAR), s.shipment, s.reason \
-                             FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE s.number = ?",
-                            sql.awb.stock, sql.awb.pools
-                        ),
-                        (number,),
-                    )
-                    .await?;
+                type Row = (
+                    String,
+                    String,
+                    i8,
+                    Option<String>,
+                    Option<String>,
+                    Option<String>,
+                );
+                let row: Option<Row> = conn.exec_first(&sql.awb.find_number, (number,)).await?;
                 Ok(match row {
                     Some((pool, status, frozen, valid_to, shipment, reason)) => Ok(AwbStock {
                         number: number.to_owned(),
@@ -320,29 +303,17 @@ impl SeriesStore {
     pub async fn awb_report(&mut self, pool: &str) -> Result<PoolReport> {
         self.run("awb_report", pool, |conn, sql, pool| {
             Box::pin(async move {
-                let by_status: Vec<(String, u64)> = conn
-                    .exec(
-                        format!(
-                            "SELECT s.status, COUNT(*) FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE p.name = ? GROUP BY s.status ORDER BY s.status",
-                            sql.awb.stock, sql.awb.pools
-                        ),
-                        (pool,),
-                    )
-                    .await?;
-                let extra: Option<(u64, u64, u64)> = conn
-                    .exec_first(
-                        format!(
-                            "SELECT COALESCE(SUM(s.frozen), 0), \
-                             COALESCE(SUM(s.status = 'ready' AND s.valid_to < UTC_DATE()), 0), \
-                             COALESCE(SUM(s.status = 'ready' AND s.frozen = 0 AND (s.valid_to IS NULL OR s.valid_to >= UTC_DATE())), 0) \
-                             FROM `{}` s JOIN `{}` p ON p.id = s.pool_id WHERE p.name = ?",
-                            sql.awb.stock, sql.awb.pools
-                        ),
-                        (pool,),
-                    )
-                    .await?;
+                let by_status: Vec<(String, u64)> =
+                    conn.exec(&sql.awb.count_by_status, (pool,)).await?;
+                let extra: Option<(u64, u64, u64)> =
+                    conn.exec_first(&sql.awb.pool_counts, (pool,)).await?;
                 let (frozen, expired, available) = extra.unwrap_or_default();
-                Ok(Ok(PoolReport { by_status, frozen, expired, available }))
+                Ok(Ok(PoolReport {
+                    by_status,
+                    frozen,
+                    expired,
+                    available,
+                }))
             })
         })
         .await
@@ -354,12 +325,7 @@ async fn exists(
     sql: &AwbSql,
     number: &str,
 ) -> std::result::Result<bool, mysql_async::Error> {
-    let n: Option<u64> = conn
-        .exec_first(
-            format!("SELECT COUNT(*) FROM `{}` WHERE number = ?", sql.stock),
-            (number,),
-        )
-        .await?;
+    let n: Option<u64> = conn.exec_first(&sql.count_number, (number,)).await?;
     Ok(n.unwrap_or(0) > 0)
 }
 
@@ -372,23 +338,15 @@ async fn assign(
     number: &str,
     shipment: &str,
 ) -> AttemptResult<Awb> {
-    match conn
-        .exec_drop(
-            format!("INSERT INTO `{}` (stock_id, shipment, live, assigned_at) VALUES (?, ?, 1, UTC_TIMESTAMP())", sql.assignments),
-            (id, shipment),
-        )
-        .await
-    {
+    match conn.exec_drop(&sql.insert_assignment, (id, shipment)).await {
         Ok(()) => {}
         Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-            return Ok(Err(refused(format!("{number} is already assigned to another shipment"))));
+            return Ok(Err(refused(format!(
+                "{number} is already assigned to another shipment"
+            ))));
         }
         Err(e) => return Err(e),
     }
-    conn.exec_drop(
-        format!("UPDATE `{}` SET status = 'assigned', shipment = ?, updated_at = UTC_TIMESTAMP() WHERE id = ?", sql.stock),
-        (shipment, id),
-    )
-    .await?;
+    conn.exec_drop(&sql.set_assigned, (shipment, id)).await?;
     Ok(Awb::parse(number).map_err(bad_awb))
 }
