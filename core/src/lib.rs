@@ -35,6 +35,8 @@ pub mod awb_stock_rules;
 pub mod config;
 pub mod error;
 pub mod export;
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub(crate) mod flows;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzz_checks;

@@ -23,6 +23,7 @@
 
 mod awb_stock;
 mod classify;
+mod dialect;
 mod payment_flow;
 mod sql;
 
@@ -330,7 +331,14 @@ impl PgStore {
             let (key, previous) = (key.clone(), previous.clone());
             Box::pin(async move {
                 let tx = client.begin().await?;
-                let outcome = continue_series(&tx, sql, &key, &previous, configured_start).await?;
+                let mut statements = dialect::PgSeries { tx: &tx, sql };
+                let outcome = crate::flows::continue_series::continue_series(
+                    &mut statements,
+                    &key,
+                    &previous,
+                    configured_start,
+                )
+                .await?;
                 match outcome {
                     Ok(planned) => {
                         tx.commit().await?;
@@ -1015,78 +1023,6 @@ async fn allocate_open_in<C: tokio_postgres::GenericClient + Sync>(
         }
         other => Ok(other),
     }
-}
-
-/// Creates `key` continuing `previous` on `tx` (see the MySQL store's
-/// `continue_series`): the previous series' row locked, the new series at
-/// its counter + 1, the previous series closed in favour of the new one.
-async fn continue_series(
-    tx: &tokio_postgres::Transaction<'_>,
-    sql: &PgSql,
-    key: &str,
-    previous: &str,
-    configured_start: u64,
-) -> PgResult<PlannedSeries> {
-    let Some(row) = tx.query_opt(&sql.lock_series, &[&previous]).await? else {
-        return Ok(Err(Error::Unexpected(format!(
-            "series `{previous}` disappeared while `{key}` was made from it"
-        ))));
-    };
-    let (current, closed_by): (String, Option<String>) = (row.get(0), row.get(1));
-    let Ok(current) = current.parse::<u64>() else {
-        return Ok(Err(Error::Unexpected(format!(
-            "counter {current} is not a u64"
-        ))));
-    };
-    if let Err(e) = series_life::may_continue(previous, closed_by.as_deref(), key) {
-        return Ok(Err(e));
-    }
-    let start = match series_life::start_for_new_series(
-        MissingSeries::Continue,
-        configured_start,
-        Some(current),
-    ) {
-        Ok(Some(start)) => start,
-        Ok(None) => unreachable!("continue always starts somewhere"),
-        Err(e) => return Ok(Err(e)),
-    };
-    let counter = match series::counter_for_start(start) {
-        Ok(c) => c,
-        Err(e) => return Ok(Err(e)),
-    };
-    let created = tx
-        .query_opt(
-            &sql.initialize,
-            &[&key, &counter.to_string(), &start.to_string()],
-        )
-        .await?;
-    if created.is_none() {
-        let row = tx.query_opt(&sql.current, &[&key]).await?;
-        let existing = row.and_then(|r| r.get::<_, String>(0).parse::<u64>().ok());
-        return Ok(match existing {
-            Some(current_of_key) => Ok(PlannedSeries {
-                start: Some(start),
-                continued_from: Some(current),
-                outcome: Some(Initialized::Exists {
-                    current: current_of_key,
-                }),
-            }),
-            None => Err(Error::Unexpected(format!(
-                "series `{key}` exists but cannot be read"
-            ))),
-        });
-    }
-    if closed_by.is_none() {
-        let changed = tx.execute(&sql.close, &[&key, &previous]).await?;
-        if let Err(e) = crate::payment::exactly_one_row("closing the previous series", changed) {
-            return Ok(Err(e));
-        }
-    }
-    Ok(Ok(PlannedSeries {
-        start: Some(start),
-        continued_from: Some(current),
-        outcome: Some(Initialized::Created { next: start }),
-    }))
 }
 
 /// Reads a series.

@@ -17,6 +17,7 @@
 
 mod awb_stock;
 mod classify;
+mod dialect;
 #[cfg(feature = "mysql-blocking")]
 mod lane;
 #[cfg(feature = "mysql-blocking")]
@@ -293,9 +294,17 @@ impl SeriesStore {
                 let previous = previous.clone();
                 Box::pin(async move {
                     let mut tx = Tx::begin(conn).await?;
-                    let outcome =
-                        continue_series(&mut tx, &sql.series, key, &previous, configured_start)
-                            .await;
+                    let mut statements = dialect::MysqlSeries {
+                        conn: &mut tx,
+                        sql: &sql.series,
+                    };
+                    let outcome = crate::flows::continue_series::continue_series(
+                        &mut statements,
+                        key,
+                        &previous,
+                        configured_start,
+                    )
+                    .await;
                     tx.end(outcome).await
                 })
             },
@@ -1045,65 +1054,6 @@ async fn allocate_open_in(
         }
         other => Ok(other),
     }
-}
-
-/// Creates `key` continuing `previous`, on a transaction the caller opened:
-/// the previous series' row locked, the new series at its counter + 1, the
-/// previous series closed in favour of the new one.
-async fn continue_series(
-    conn: &mut Conn,
-    sql: &SeriesSql,
-    key: &str,
-    previous: &str,
-    configured_start: u64,
-) -> AttemptResult<PlannedSeries> {
-    let locked: Option<(u64, Option<String>)> =
-        conn.exec_first(&sql.lock_series, (previous,)).await?;
-    let Some((current, closed_by)) = locked else {
-        return Ok(Err(Error::Unexpected(format!(
-            "series `{previous}` disappeared while `{key}` was made from it"
-        ))));
-    };
-    if let Err(e) = series_life::may_continue(previous, closed_by.as_deref(), key) {
-        return Ok(Err(e));
-    }
-    let start = match series_life::start_for_new_series(
-        MissingSeries::Continue,
-        configured_start,
-        Some(current),
-    ) {
-        Ok(Some(start)) => start,
-        Ok(None) => unreachable!("continue always starts somewhere"),
-        Err(e) => return Ok(Err(e)),
-    };
-    let counter = match series::counter_for_start(start) {
-        Ok(c) => c,
-        Err(e) => return Ok(Err(e)),
-    };
-    let outcome = match conn.exec_drop(&sql.initialize, (key, counter, start)).await {
-        Ok(()) => Initialized::Created { next: start },
-        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-            return Ok(read_current(conn, sql, key).await?.map(|s| PlannedSeries {
-                start: Some(start),
-                continued_from: Some(current),
-                outcome: Some(Initialized::Exists { current: s.current }),
-            }));
-        }
-        Err(e) => return Err(e),
-    };
-    if closed_by.is_none() {
-        conn.exec_drop(&sql.close, (key, previous)).await?;
-        if let Err(e) =
-            crate::payment::exactly_one_row("closing the previous series", conn.affected_rows())
-        {
-            return Ok(Err(e));
-        }
-    }
-    Ok(Ok(PlannedSeries {
-        start: Some(start),
-        continued_from: Some(current),
-        outcome: Some(outcome),
-    }))
 }
 
 /// Runs one allocation statement (`count`, `key`) and judges its OK packet.

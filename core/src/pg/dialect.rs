@@ -1,0 +1,72 @@
+//! The PostgreSQL dialect of the engine-neutral flows (`crate::flows`):
+//! each statement a flow sends, on the store's open transaction.
+//!
+//! Invariants: only statements from `pg/sql.rs` are sent; numbers cross the
+//! wire as text and are parsed as u64 exactly; a conflict is an answer
+//! (`false`), any other failure the driver's.
+
+use tokio_postgres::Transaction;
+
+use super::sql::PgSql;
+use crate::error::Error;
+use crate::flows::continue_series::ContinueStatements;
+use crate::flows::Answer;
+
+/// The series statements on a transaction.
+pub(super) struct PgSeries<'a, 't> {
+    pub(super) tx: &'a Transaction<'t>,
+    pub(super) sql: &'a PgSql,
+}
+
+/// A counter as PostgreSQL returns it (text): a u64, exactly.
+fn counter_of(text: &str) -> crate::error::Result<u64> {
+    text.parse::<u64>()
+        .map_err(|_| Error::Unexpected(format!("counter {text} is not a u64")))
+}
+
+impl ContinueStatements for PgSeries<'_, '_> {
+    type Failure = tokio_postgres::Error;
+
+    async fn lock_series(
+        &mut self,
+        scope: &str,
+    ) -> Answer<Option<(u64, Option<String>)>, Self::Failure> {
+        Ok(
+            match self.tx.query_opt(&self.sql.lock_series, &[&scope]).await? {
+                None => Ok(None),
+                Some(row) => counter_of(row.get(0)).map(|c| Some((c, row.get(1)))),
+            },
+        )
+    }
+
+    async fn insert_series(
+        &mut self,
+        scope: &str,
+        counter: u64,
+        start: u64,
+    ) -> Result<bool, Self::Failure> {
+        let created = self
+            .tx
+            .query_opt(
+                &self.sql.initialize,
+                &[&scope, &counter.to_string(), &start.to_string()],
+            )
+            .await?;
+        Ok(created.is_some())
+    }
+
+    async fn counter(&mut self, scope: &str) -> Answer<Option<u64>, Self::Failure> {
+        Ok(
+            match self.tx.query_opt(&self.sql.current, &[&scope]).await? {
+                None => Ok(None),
+                Some(row) => counter_of(row.get(0)).map(Some),
+            },
+        )
+    }
+
+    async fn close(&mut self, successor: &str, previous: &str) -> Result<u64, Self::Failure> {
+        self.tx
+            .execute(&self.sql.close, &[&successor, &previous])
+            .await
+    }
+}
