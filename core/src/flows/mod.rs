@@ -15,6 +15,7 @@
 //!   `payment`), shared with the PHP twin through `tests/vectors/`.
 
 pub(crate) mod continue_series;
+pub(crate) mod numbering;
 
 /// A dialect's answer: the outer `Err` is the driver's failure `E`.
 pub(crate) type Answer<T, E> = std::result::Result<crate::error::Result<T>, E>;

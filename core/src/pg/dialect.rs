@@ -5,12 +5,14 @@
 //! wire as text and are parsed as u64 exactly; a conflict is an answer
 //! (`false`), any other failure the driver's.
 
-use tokio_postgres::Transaction;
+use tokio_postgres::{Statement, Transaction};
 
 use super::sql::PgSql;
 use crate::error::Error;
 use crate::flows::continue_series::ContinueStatements;
+use crate::flows::numbering::NumberingStatements;
 use crate::flows::Answer;
+use crate::payment::NumberStatus;
 
 /// The series statements on a transaction.
 pub(super) struct PgSeries<'a, 't> {
@@ -67,6 +69,68 @@ impl ContinueStatements for PgSeries<'_, '_> {
     async fn close(&mut self, successor: &str, previous: &str) -> Result<u64, Self::Failure> {
         self.tx
             .execute(&self.sql.close, &[&successor, &previous])
+            .await
+    }
+}
+
+/// The numbering statements on a transaction, with the allocation and the
+/// registry INSERT prepared on its connection.
+pub(super) struct PgNumbering<'a, 't> {
+    pub(super) tx: &'a Transaction<'t>,
+    pub(super) sql: &'a PgSql,
+    /// [`PgSql::allocate_open`], prepared.
+    pub(super) allocate: &'a Statement,
+    /// [`PgSql::insert_number`], prepared.
+    pub(super) insert: &'a Statement,
+}
+
+impl NumberingStatements for PgNumbering<'_, '_> {
+    type Failure = tokio_postgres::Error;
+
+    async fn allocate_open(&mut self, scope: &str, count: u64) -> Answer<u64, Self::Failure> {
+        super::allocate_in(self.tx, self.allocate, scope, count).await
+    }
+
+    async fn successor(&mut self, scope: &str) -> Result<Option<Option<String>>, Self::Failure> {
+        let row = self.tx.query_opt(&self.sql.successor, &[&scope]).await?;
+        Ok(row.map(|r| r.get::<_, Option<String>>(0)))
+    }
+
+    async fn insert_payment_number(
+        &mut self,
+        scope: &str,
+        number: u64,
+        status: NumberStatus,
+        gateway: &str,
+        txn: &str,
+    ) -> Answer<(), Self::Failure> {
+        let row = [
+            &scope as &(dyn tokio_postgres::types::ToSql + Sync),
+            &number.to_string(),
+            &status.as_str(),
+            &"payment",
+            &gateway,
+            &txn,
+            &None::<&str>,
+        ];
+        match self.tx.execute(self.insert, &row).await {
+            Ok(_) => Ok(Ok(())),
+            Err(e) => super::duplicate_or(e, scope, number),
+        }
+    }
+
+    async fn set_payment_number(
+        &mut self,
+        number: u64,
+        scope: &str,
+        payment_id: u64,
+    ) -> Result<u64, Self::Failure> {
+        let id = i64::try_from(payment_id).unwrap_or(i64::MAX);
+        self.tx
+            .execute(
+                &self.sql.set_payment_number,
+                &[&number.to_string(), &scope, &id],
+            )
             .await
     }
 }

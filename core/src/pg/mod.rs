@@ -490,7 +490,18 @@ impl PgStore {
                         .await?;
                     }
                 }
-                let number = match allocate_open_in(&tx, sql, &allocate, &key, 1).await? {
+                let number = match crate::flows::numbering::allocate_open(
+                    &mut dialect::PgNumbering {
+                        tx: &tx,
+                        sql,
+                        allocate: &allocate,
+                        insert: &insert,
+                    },
+                    &key,
+                    1,
+                )
+                .await?
+                {
                     Ok(n) => n,
                     Err(e) => return Ok(Err(e)),
                 };
@@ -896,10 +907,11 @@ impl PgStore {
     }
 }
 
-/// Gives a recorded payment its number, on the transaction `tx` that holds
-/// its row, and commits: the number allocated from `scope`, its registry row
-/// reserved for the payment, the payment row updated. `statements` are the
-/// prepared allocation and registry INSERT.
+/// Gives a recorded payment its number on the transaction `tx` that holds
+/// its row (the one flow of both engines, `flows::numbering::number_payment`),
+/// and commits; any other answer drops `tx`, which rolls it back (and the
+/// store confirms the end). `statements` are the prepared allocation and
+/// registry INSERT.
 #[allow(clippy::too_many_arguments)]
 async fn number_payment(
     tx: tokio_postgres::Transaction<'_>,
@@ -912,48 +924,24 @@ async fn number_payment(
     period: Option<crate::format::Period>,
 ) -> PgResult<PaymentRecord> {
     let (allocate, insert) = statements;
-    // A closed series' payment is numbered by the series that continues it.
-    let mut scope = scope;
-    let mut hops = 0;
-    let number = loop {
-        match allocate_open_in(&tx, sql, allocate, &scope, 1).await? {
-            Ok(n) => break n,
-            Err(e) => match series_life::forward_to(e, &mut hops) {
-                Ok(successor) => scope = successor,
-                Err(e) => return Ok(Err(e)),
-            },
-        }
+    let Ok(id) = u64::try_from(payment_id) else {
+        return Ok(Err(Error::Unexpected(format!(
+            "payment id {payment_id} is negative"
+        ))));
     };
-    let reserved = [
-        &scope as &(dyn tokio_postgres::types::ToSql + Sync),
-        &number.to_string(),
-        &NumberStatus::Reserved.as_str(),
-        &"payment",
-        &gateway,
-        &txn,
-        &None::<&str>,
-    ];
-    if let Err(e) = tx.execute(insert, &reserved).await {
-        return duplicate_or(e, &scope, number);
+    let mut numbering = dialect::PgNumbering {
+        tx: &tx,
+        sql,
+        allocate,
+        insert,
+    };
+    let record =
+        crate::flows::numbering::number_payment(&mut numbering, id, &scope, gateway, txn, period)
+            .await?;
+    if record.is_ok() {
+        tx.commit().await?;
     }
-    let changed = tx
-        .execute(
-            &sql.set_payment_number,
-            &[&number.to_string(), &scope, &payment_id],
-        )
-        .await?;
-    if let Err(e) = crate::payment::exactly_one_row("the payment's number", changed) {
-        return Ok(Err(e));
-    }
-    tx.commit().await?;
-    Ok(Ok(PaymentRecord {
-        scope,
-        number,
-        created: true,
-        status: NumberStatus::Reserved,
-        post_id: None,
-        period,
-    }))
+    Ok(record)
 }
 
 /// Runs `CREATE … IF NOT EXISTS` statements; two processes creating the same
@@ -970,7 +958,7 @@ async fn create_if_missing(client: &mut PgConn, statements: &str) -> PgResult<()
 
 /// The allocation statement: the new counter from its own `RETURNING`, only
 /// when exactly one row came back.
-async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
+pub(super) async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
     client: &C,
     allocate: &Statement,
     key: &str,
@@ -1006,25 +994,6 @@ async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
     })
 }
 
-/// [`allocate_in`] with `allocate` = [`PgSql::allocate_open`]: a closed
-/// series hands out nothing and names its successor.
-async fn allocate_open_in<C: tokio_postgres::GenericClient + Sync>(
-    client: &C,
-    sql: &PgSql,
-    allocate: &Statement,
-    key: &str,
-    count: u64,
-) -> PgResult<u64> {
-    match allocate_in(client, allocate, key, count).await? {
-        Err(Error::SeriesNotFound { .. }) => {
-            let row = client.query_opt(&sql.successor, &[&key]).await?;
-            let successor = row.map(|r| r.get::<_, Option<String>>(0));
-            Ok(Err(series_life::closed_or_missing(key, successor)))
-        }
-        other => Ok(other),
-    }
-}
-
 /// Reads a series.
 async fn read_current(client: &mut PgConn, sql: &PgSql, key: &str) -> PgResult<SeriesState> {
     let current = client.prepared(&sql.current).await?;
@@ -1049,7 +1018,7 @@ async fn read_current(client: &mut PgConn, sql: &PgSql, key: &str) -> PgResult<S
 }
 
 /// A registry INSERT failed: a duplicate is the readable alarm of rule 7.
-fn duplicate_or<T>(e: tokio_postgres::Error, key: &str, number: u64) -> PgResult<T> {
+pub(super) fn duplicate_or<T>(e: tokio_postgres::Error, key: &str, number: u64) -> PgResult<T> {
     if is_state(&e, "23505") {
         Ok(Err(Error::DuplicateNumber {
             scope: key.to_owned(),

@@ -42,7 +42,7 @@ pub use lane::AllocationLane;
 
 use crate::error::{codes, Error, Result};
 use crate::format::Period;
-use crate::payment::{Claim, Held, NumberStatus, PaymentRecord, PaymentRef};
+use crate::payment::{Claim, Held, PaymentRecord, PaymentRef};
 use crate::schema::{AwbSql, RegistrySql, SeriesSql};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
@@ -482,14 +482,20 @@ impl SeriesStore {
                                 .await?;
                             }
                         }
-                        let number = match allocate_open_in(&mut tx, &sql.series, key, 1).await? {
+                        let number = match crate::flows::numbering::allocate_open(
+                            &mut dialect::MysqlNumbering { conn: &mut tx, sql },
+                            key,
+                            1,
+                        )
+                        .await?
+                        {
                             Ok(number) => number,
                             Err(e) => return Ok(Err(e)),
                         };
                         let inserted = match &request_key {
                             None => {
                                 let row = (key, number, &source, &call);
-                                insert_registry_row(
+                                dialect::insert_registry_row(
                                     &mut tx,
                                     &sql.registry.insert_unconfirmed_by_call,
                                     key,
@@ -500,7 +506,7 @@ impl SeriesStore {
                             }
                             Some(k) => {
                                 let row = (key, number, &source, &call, k);
-                                insert_registry_row(
+                                dialect::insert_registry_row(
                                     &mut tx,
                                     &sql.registry.insert_keyed_by_call,
                                     key,
@@ -1036,116 +1042,7 @@ async fn allocate_in(
     key: &str,
     count: u64,
 ) -> AttemptResult<u64> {
-    run_allocation(conn, &sql.allocate, key, count).await
-}
-
-/// [`allocate_in`] of an open series: a closed one hands out nothing and
-/// names its successor ([`Error::SeriesClosed`]).
-async fn allocate_open_in(
-    conn: &mut Conn,
-    sql: &SeriesSql,
-    key: &str,
-    count: u64,
-) -> AttemptResult<u64> {
-    match run_allocation(conn, &sql.allocate_open, key, count).await? {
-        Err(Error::SeriesNotFound { .. }) => {
-            let row: Option<(Option<String>,)> = conn.exec_first(&sql.successor, (key,)).await?;
-            Ok(Err(series_life::closed_or_missing(key, row.map(|(s,)| s))))
-        }
-        other => Ok(other),
-    }
-}
-
-/// Runs one allocation statement (`count`, `key`) and judges its OK packet.
-async fn run_allocation(
-    conn: &mut Conn,
-    statement: &str,
-    key: &str,
-    count: u64,
-) -> AttemptResult<u64> {
-    match conn.exec_drop(statement, (count, key)).await {
-        Ok(()) => {}
-        Err(mysql_async::Error::Server(e)) => {
-            if let Some(refused) = vetting::allocation_refused(e.code, key, count) {
-                return Ok(Err(refused));
-            }
-            return Err(mysql_async::Error::Server(e));
-        }
-        Err(e) => return Err(e),
-    }
-    Ok(vetting::judge_allocation(
-        conn.affected_rows(),
-        conn.last_insert_id(),
-        key,
-        count,
-    ))
-}
-
-/// Allocates one number of `key` and records it in the registry, on a
-/// transaction the caller opened (the number exists only with its row).
-async fn allocate_and_record(
-    conn: &mut Conn,
-    sql: &Sql,
-    key: &str,
-    status: NumberStatus,
-    source: &str,
-    payment: Option<(&str, &str)>,
-) -> AttemptResult<u64> {
-    let number = match allocate_open_in(conn, &sql.series, key, 1).await? {
-        Ok(n) => n,
-        Err(e) => return Ok(Err(e)),
-    };
-    let row = (
-        key,
-        number,
-        status.as_str(),
-        source,
-        payment.map(|p| p.0),
-        payment.map(|p| p.1),
-    );
-    Ok(record_number(conn, &sql.registry, key, number, row)
-        .await?
-        .map(|()| number))
-}
-
-type NumberRow<'a> = (
-    &'a str,
-    u64,
-    &'static str,
-    &'a str,
-    Option<&'a str>,
-    Option<&'a str>,
-);
-
-/// Inserts a registry row; a duplicate is the readable alarm of rule 7.
-async fn record_number(
-    conn: &mut Conn,
-    sql: &RegistrySql,
-    key: &str,
-    number: u64,
-    row: NumberRow<'_>,
-) -> AttemptResult<()> {
-    insert_registry_row(conn, &sql.insert_number, key, number, row).await
-}
-
-/// Runs a registry INSERT; a duplicate is the readable alarm of rule 7.
-async fn insert_registry_row(
-    conn: &mut Conn,
-    statement: &str,
-    key: &str,
-    number: u64,
-    params: impl Into<mysql_async::Params> + Send,
-) -> AttemptResult<()> {
-    match conn.exec_drop(statement, params).await {
-        Ok(()) => Ok(Ok(())),
-        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-            Ok(Err(Error::DuplicateNumber {
-                scope: key.to_owned(),
-                number,
-            }))
-        }
-        Err(e) => Err(e),
-    }
+    dialect::run_allocation(conn, &sql.allocate, key, count).await
 }
 
 /// scope_key, number, registry status, post id, period.
@@ -1191,8 +1088,7 @@ async fn find_payment(
 }
 
 /// Numbers a recorded payment (row `payment_id`) on a transaction the caller
-/// opened: the allocation, the registry row reserved for the payment, the
-/// payment row's number — for a first delivery and a held payment alike.
+/// opened: the one flow of both engines (`flows::numbering::number_payment`).
 async fn number_payment(
     conn: &mut Conn,
     sql: &Sql,
@@ -1202,43 +1098,9 @@ async fn number_payment(
     txn: &str,
     period: Option<Period>,
 ) -> AttemptResult<PaymentRecord> {
-    // A closed series' payment is numbered by the series that continues it.
-    let mut scope = key.to_owned();
-    let mut hops = 0;
-    let number = loop {
-        match allocate_and_record(
-            conn,
-            sql,
-            &scope,
-            NumberStatus::Reserved,
-            "payment",
-            Some((gateway, txn)),
-        )
-        .await?
-        {
-            Ok(n) => break n,
-            Err(e) => match series_life::forward_to(e, &mut hops) {
-                Ok(successor) => scope = successor,
-                Err(e) => return Ok(Err(e)),
-            },
-        }
-    };
-    conn.exec_drop(
-        &sql.registry.set_payment_number,
-        (number, &scope, payment_id),
-    )
-    .await?;
-    if let Err(e) = crate::payment::exactly_one_row("the payment's number", conn.affected_rows()) {
-        return Ok(Err(e));
-    }
-    Ok(Ok(PaymentRecord {
-        scope,
-        number,
-        created: true,
-        status: NumberStatus::Reserved,
-        post_id: None,
-        period,
-    }))
+    let mut statements = dialect::MysqlNumbering { conn, sql };
+    crate::flows::numbering::number_payment(&mut statements, payment_id, key, gateway, txn, period)
+        .await
 }
 
 /// id, scope_key, number, period of a locked payment row.
