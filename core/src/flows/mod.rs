@@ -16,6 +16,7 @@
 
 pub(crate) mod continue_series;
 pub(crate) mod numbering;
+pub(crate) mod payments;
 
 /// A dialect's answer: the outer `Err` is the driver's failure `E`.
 pub(crate) type Answer<T, E> = std::result::Result<crate::error::Result<T>, E>;

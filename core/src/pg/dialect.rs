@@ -5,12 +5,13 @@
 //! wire as text and are parsed as u64 exactly; a conflict is an answer
 //! (`false`), any other failure the driver's.
 
-use tokio_postgres::{Statement, Transaction};
+use tokio_postgres::{GenericClient, Statement, Transaction};
 
 use super::sql::PgSql;
 use crate::error::Error;
 use crate::flows::continue_series::ContinueStatements;
 use crate::flows::numbering::NumberingStatements;
+use crate::flows::payments::{LockedPayment, PaymentLocks, PaymentReads, StoredPayment};
 use crate::flows::Answer;
 use crate::payment::NumberStatus;
 
@@ -133,4 +134,95 @@ impl NumberingStatements for PgNumbering<'_, '_> {
             )
             .await
     }
+}
+
+impl PaymentReads for PgNumbering<'_, '_> {
+    type Failure = tokio_postgres::Error;
+
+    async fn payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> Answer<Option<StoredPayment>, Self::Failure> {
+        read_payment(self.tx, self.sql, gateway, txn).await
+    }
+}
+
+impl PaymentLocks for PgNumbering<'_, '_> {
+    async fn lock_payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> Answer<Option<LockedPayment>, Self::Failure> {
+        let Some(row) = self
+            .tx
+            .query_opt(&self.sql.lock_payment, &[&gateway, &txn])
+            .await?
+        else {
+            return Ok(Ok(None));
+        };
+        let (id, scope, number, period): (i64, String, Option<String>, Option<String>) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let (Ok(id), Ok(number)) = (
+            u64::try_from(id),
+            number.as_deref().map(counter_of).transpose(),
+        ) else {
+            return Ok(Err(Error::Unexpected(format!(
+                "payment {gateway}/{txn}: a stored id or number is not a u64"
+            ))));
+        };
+        Ok(Ok(Some(LockedPayment {
+            id,
+            scope,
+            number,
+            period,
+        })))
+    }
+}
+
+/// The payment reads on a connection outside a transaction.
+pub(super) struct PgReads<'a, C> {
+    pub(super) client: &'a C,
+    pub(super) sql: &'a PgSql,
+}
+
+impl<C: GenericClient + Sync> PaymentReads for PgReads<'_, C> {
+    type Failure = tokio_postgres::Error;
+
+    async fn payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> Answer<Option<StoredPayment>, Self::Failure> {
+        read_payment(self.client, self.sql, gateway, txn).await
+    }
+}
+
+/// The payment (gateway, transaction id) with its registry row.
+async fn read_payment<C: GenericClient + Sync>(
+    client: &C,
+    sql: &PgSql,
+    gateway: &str,
+    txn: &str,
+) -> Answer<Option<StoredPayment>, tokio_postgres::Error> {
+    let Some(row) = client
+        .query_opt(&sql.find_payment, &[&gateway, &txn])
+        .await?
+    else {
+        return Ok(Ok(None));
+    };
+    let number: Option<String> = row.get(1);
+    let post_id: Option<i64> = row.get(3);
+    let Ok(number) = number.as_deref().map(counter_of).transpose() else {
+        return Ok(Err(Error::Unexpected(
+            "a stored number is not a u64".into(),
+        )));
+    };
+    Ok(Ok(Some(StoredPayment {
+        scope: row.get(0),
+        number,
+        status: row.get(2),
+        post_id: post_id.map(|p| p as u64),
+        period: row.get(4),
+    })))
 }

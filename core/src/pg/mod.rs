@@ -40,6 +40,7 @@ pub use sql::PgSql;
 
 use crate::config::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
 use crate::error::{Error, Result};
+use crate::flows::payments::Found;
 use crate::payment::{NumberStatus, PaymentRecord, PaymentRef, UNANSWERED_REASON};
 use crate::scope::ScopeKey;
 use crate::series::{self, Advanced, Initialized, SeriesState};
@@ -1047,51 +1048,16 @@ async fn confirm(
     Ok(Ok(number))
 }
 
-/// A payment recorded by an earlier delivery.
-enum Found {
-    /// It has its number.
-    Numbered(PaymentRecord),
-    /// It is held for its series, without a number.
-    Waiting,
-}
-
-/// The payment an earlier delivery recorded.
+/// Reads a payment an earlier delivery recorded (`flows::payments`).
 async fn find_payment(
     client: &mut PgConn,
     sql: &PgSql,
     gateway: &str,
     txn: &str,
 ) -> PgResult<Found> {
-    let row = client
-        .query_opt(&sql.find_payment, &[&gateway, &txn])
-        .await?;
-    let Some(row) = row else {
-        return Ok(Err(Error::Unexpected(format!(
-            "payment {gateway}/{txn} conflicted but cannot be read"
-        ))));
+    let mut reads = dialect::PgReads {
+        client: &**client,
+        sql,
     };
-    let scope: String = row.get(0);
-    let number: Option<String> = row.get(1);
-    let status: Option<String> = row.get(2);
-    let post_id: Option<i64> = row.get(3);
-    let period: Option<String> = row.get(4);
-    let number = match number.map(|n| n.parse::<u64>()) {
-        None => None,
-        Some(Ok(n)) => Some(n),
-        Some(Err(_)) => {
-            return Ok(Err(Error::Unexpected(
-                "a stored number is not a u64".into(),
-            )))
-        }
-    };
-    Ok(crate::payment::recorded_payment(
-        gateway,
-        txn,
-        scope,
-        number,
-        status.as_deref(),
-        post_id.map(|p| p as u64),
-        period.as_deref(),
-    )
-    .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
+    crate::flows::payments::find_payment(&mut reads, gateway, txn).await
 }

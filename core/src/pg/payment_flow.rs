@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use super::{find_payment, number_payment, Found, PgConn, PgResult, PgSql, PgStore};
+use super::{find_payment, Found, PgConn, PgResult, PgSql, PgStore};
 use crate::error::{Error, Result};
 use crate::format::Period;
 use crate::payment::{check_claim_id, claim_from_state, Claim, Held, PaymentRecord, PaymentRef};
@@ -190,8 +190,9 @@ impl PgStore {
 }
 
 /// Gives a held payment its number, in one transaction under the payment
-/// row's lock, from the series it was held for; a delivery that waited on
-/// the lock finds the number the other one gave.
+/// row's lock (`flows::payments::complete_held`), from the series it was
+/// held for (or its successor); a delivery that waited on the lock finds the
+/// number the other one gave.
 pub(super) async fn complete_held(
     client: &mut PgConn,
     sql: &PgSql,
@@ -201,34 +202,26 @@ pub(super) async fn complete_held(
     let allocate = client.prepared(&sql.allocate_open).await?;
     let insert = client.prepared(&sql.insert_number).await?;
     let tx = client.begin().await?;
-    let Some(row) = tx.query_opt(&sql.lock_payment, &[&gateway, &txn]).await? else {
-        return Ok(Err(Error::Unexpected(format!(
-            "payment {gateway}/{txn} disappeared"
-        ))));
+    let mut statements = super::dialect::PgNumbering {
+        tx: &tx,
+        sql,
+        allocate: &allocate,
+        insert: &insert,
     };
-    let (id, scope, number, period): (i64, String, Option<String>, Option<String>) =
-        (row.get(0), row.get(1), row.get(2), row.get(3));
-    if number.is_none() {
-        let period = period.as_deref().and_then(Period::parse_stored);
-        return number_payment(
-            tx,
-            sql,
-            (&allocate, &insert),
-            id,
-            scope,
-            gateway,
-            txn,
-            period,
-        )
-        .await;
+    match crate::flows::payments::complete_held(&mut statements, gateway, txn).await? {
+        Ok(Some(record)) => {
+            tx.commit().await?;
+            Ok(Ok(record))
+        }
+        Err(e) => Ok(Err(e)),
+        Ok(None) => {
+            // Another delivery numbered it while this one waited.
+            drop(tx);
+            Ok(crate::flows::payments::numbered_meanwhile(
+                find_payment(client, sql, gateway, txn).await?,
+                gateway,
+                txn,
+            ))
+        }
     }
-    // Another delivery numbered it while this one waited.
-    drop(tx);
-    Ok(match find_payment(client, sql, gateway, txn).await? {
-        Ok(Found::Numbered(r)) => Ok(r),
-        Ok(Found::Waiting) => Err(Error::Unexpected(format!(
-            "payment {gateway}/{txn} was numbered and then lost its number"
-        ))),
-        Err(e) => Err(e),
-    })
 }

@@ -10,6 +10,7 @@ use mysql_async::Conn;
 use crate::error::{codes, Error};
 use crate::flows::continue_series::ContinueStatements;
 use crate::flows::numbering::NumberingStatements;
+use crate::flows::payments::{LockedPayment, PaymentLocks, PaymentReads, StoredPayment};
 use crate::flows::Answer;
 use crate::payment::NumberStatus;
 use crate::schema::SeriesSql;
@@ -127,6 +128,57 @@ impl NumberingStatements for MysqlNumbering<'_> {
             )
             .await?;
         Ok(self.conn.affected_rows())
+    }
+}
+
+impl PaymentReads for MysqlNumbering<'_> {
+    type Failure = mysql_async::Error;
+
+    async fn payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> Answer<Option<StoredPayment>, Self::Failure> {
+        type Row = (
+            String,
+            Option<u64>,
+            Option<String>,
+            Option<u64>,
+            Option<String>,
+        );
+        let row: Option<Row> = self
+            .conn
+            .exec_first(&self.sql.registry.find_payment, (gateway, txn))
+            .await?;
+        Ok(Ok(row.map(|(scope, number, status, post_id, period)| {
+            StoredPayment {
+                scope,
+                number,
+                status,
+                post_id,
+                period,
+            }
+        })))
+    }
+}
+
+impl PaymentLocks for MysqlNumbering<'_> {
+    async fn lock_payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> Answer<Option<LockedPayment>, Self::Failure> {
+        type Row = (u64, String, Option<u64>, Option<String>);
+        let row: Option<Row> = self
+            .conn
+            .exec_first(&self.sql.registry.lock_payment, (gateway, txn))
+            .await?;
+        Ok(Ok(row.map(|(id, scope, number, period)| LockedPayment {
+            id,
+            scope,
+            number,
+            period,
+        })))
     }
 }
 

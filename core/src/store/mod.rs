@@ -41,6 +41,7 @@ pub use crate::config::{
 pub use lane::AllocationLane;
 
 use crate::error::{codes, Error, Result};
+use crate::flows::payments::Found;
 use crate::format::Period;
 use crate::payment::{Claim, Held, PaymentRecord, PaymentRef};
 use crate::schema::{AwbSql, RegistrySql, SeriesSql};
@@ -628,7 +629,7 @@ impl SeriesStore {
                     Err(e) => Ok(Err(e)),
                     // That delivery committed its number, or was held for
                     // its series (then this one numbers it).
-                    Ok(None) => match find_payment(conn, &sql.registry, &gateway, &txn).await? {
+                    Ok(None) => match find_payment(conn, sql, &gateway, &txn).await? {
                         Ok(Found::Numbered(r)) => Ok(Ok(r)),
                         Ok(Found::Waiting) => complete_held(conn, sql, &gateway, &txn).await,
                         Err(e) => Ok(Err(e)),
@@ -678,12 +679,12 @@ impl SeriesStore {
                 {
                     Ok(()) => Ok(Ok(Held::Waiting { created: true })),
                     Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-                        Ok(find_payment(conn, &sql.registry, &gateway, &txn)
-                            .await?
-                            .map(|found| match found {
+                        Ok(find_payment(conn, sql, &gateway, &txn).await?.map(
+                            |found| match found {
                                 Found::Numbered(r) => Held::Numbered(r),
                                 Found::Waiting => Held::Waiting { created: false },
-                            }))
+                            },
+                        ))
                     }
                     Err(e) => Err(e),
                 }
@@ -1045,46 +1046,15 @@ async fn allocate_in(
     dialect::run_allocation(conn, &sql.allocate, key, count).await
 }
 
-/// scope_key, number, registry status, post id, period.
-type PaymentRow = (
-    String,
-    Option<u64>,
-    Option<String>,
-    Option<u64>,
-    Option<String>,
-);
-
-/// A payment recorded by an earlier delivery.
-enum Found {
-    /// It has its number.
-    Numbered(PaymentRecord),
-    /// It is held for its series, without a number.
-    Waiting,
-}
-
-/// Reads a payment recorded by an earlier delivery.
+/// Reads a payment recorded by an earlier delivery (`flows::payments`).
 async fn find_payment(
     conn: &mut Conn,
-    sql: &RegistrySql,
+    sql: &Sql,
     gateway: &str,
     txn: &str,
 ) -> AttemptResult<Found> {
-    let row: Option<PaymentRow> = conn.exec_first(&sql.find_payment, (gateway, txn)).await?;
-    let Some((scope, number, status, post_id, period)) = row else {
-        return Ok(Err(Error::Unexpected(format!(
-            "payment {gateway}/{txn} conflicted but cannot be read"
-        ))));
-    };
-    Ok(crate::payment::recorded_payment(
-        gateway,
-        txn,
-        scope,
-        number,
-        status.as_deref(),
-        post_id,
-        period.as_deref(),
-    )
-    .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
+    crate::flows::payments::find_payment(&mut dialect::MysqlNumbering { conn, sql }, gateway, txn)
+        .await
 }
 
 /// Numbers a recorded payment (row `payment_id`) on a transaction the caller
@@ -1103,14 +1073,12 @@ async fn number_payment(
         .await
 }
 
-/// id, scope_key, number, period of a locked payment row.
-type LockedPayment = (u64, String, Option<u64>, Option<String>);
-
 /// Gives a held payment its number, in one transaction under the payment
-/// row's lock: the series chosen when the payment arrived (its `scope_key`),
-/// the number recorded as reserved, the payment row updated. A concurrent
-/// delivery waits on the lock and then finds the number. A series that still
-/// does not exist is `SeriesNotFound`, and nothing changes.
+/// row's lock (`flows::payments::complete_held`): the series chosen when the
+/// payment arrived (or its successor), the number recorded as reserved, the
+/// payment row updated. A concurrent delivery waits on the lock and then
+/// finds the number. A series that still does not exist is
+/// `SeriesNotFound`, and nothing changes.
 async fn complete_held(
     conn: &mut Session,
     sql: &Sql,
@@ -1118,38 +1086,19 @@ async fn complete_held(
     txn: &str,
 ) -> AttemptResult<PaymentRecord> {
     let mut tx = Tx::begin(conn).await?;
-    let outcome = async {
-        let locked: Option<LockedPayment> = tx
-            .exec_first(&sql.registry.lock_payment, (gateway, txn))
-            .await?;
-        let Some((id, scope, number, period)) = locked else {
-            return Ok(Err(Error::Unexpected(format!(
-                "payment {gateway}/{txn} disappeared"
-            ))));
-        };
-        if number.is_some() {
-            // Another delivery numbered it while this one waited.
-            return Ok(Ok(None));
-        }
-        let period = period.as_deref().and_then(Period::parse_stored);
-        Ok(
-            number_payment(&mut tx, sql, id, &scope, gateway, txn, period)
-                .await?
-                .map(Some),
-        )
-    }
+    let outcome = crate::flows::payments::complete_held(
+        &mut dialect::MysqlNumbering { conn: &mut tx, sql },
+        gateway,
+        txn,
+    )
     .await;
     match tx.end(outcome).await? {
         Ok(Some(record)) => Ok(Ok(record)),
         Err(e) => Ok(Err(e)),
-        Ok(None) => Ok(
-            match find_payment(conn, &sql.registry, gateway, txn).await? {
-                Ok(Found::Numbered(r)) => Ok(r),
-                Ok(Found::Waiting) => Err(Error::Unexpected(format!(
-                    "payment {gateway}/{txn} was numbered and then lost its number"
-                ))),
-                Err(e) => Err(e),
-            },
-        ),
+        Ok(None) => Ok(crate::flows::payments::numbered_meanwhile(
+            find_payment(conn, sql, gateway, txn).await?,
+            gateway,
+            txn,
+        )),
     }
 }

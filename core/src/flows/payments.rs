@@ -1,0 +1,139 @@
+//! Reading a recorded payment and completing a held one, written once for
+//! both engines (docs/design.md §2 rule 8, §7).
+//!
+//! Invariants: a payment row is read in one statement with its registry row
+//! and judged by one rule ([`crate::payment::recorded_payment`]); a held
+//! payment is numbered only under its payment row's lock, from the series it
+//! was held for (or that series' successor), so a concurrent delivery waits
+//! and then finds the number; a payment that was numbered keeps its number.
+
+use std::future::Future;
+
+use super::numbering::{number_payment, NumberingStatements};
+use super::Answer;
+use crate::error::Error;
+use crate::format::Period;
+use crate::payment::PaymentRecord;
+
+/// A payment row as stored, with its number's registry row.
+pub(crate) struct StoredPayment {
+    pub(crate) scope: String,
+    pub(crate) number: Option<u64>,
+    /// The registry row's status (none without a registry row).
+    pub(crate) status: Option<String>,
+    pub(crate) post_id: Option<u64>,
+    pub(crate) period: Option<String>,
+}
+
+/// A payment row under its lock.
+pub(crate) struct LockedPayment {
+    pub(crate) id: u64,
+    pub(crate) scope: String,
+    pub(crate) number: Option<u64>,
+    pub(crate) period: Option<String>,
+}
+
+/// A payment recorded by an earlier delivery.
+pub(crate) enum Found {
+    /// It has its number.
+    Numbered(PaymentRecord),
+    /// It is held for its series, without a number.
+    Waiting,
+}
+
+/// The reads of the payment flows, as one dialect sends them.
+pub(crate) trait PaymentReads {
+    /// The driver's failure.
+    type Failure;
+
+    /// The payment (gateway, transaction id) with its registry row.
+    fn payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> impl Future<Output = Answer<Option<StoredPayment>, Self::Failure>> + Send;
+}
+
+/// The lock of the payment flows, inside a transaction.
+pub(crate) trait PaymentLocks: PaymentReads {
+    /// The payment row under its lock.
+    fn lock_payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> impl Future<Output = Answer<Option<LockedPayment>, Self::Failure>> + Send;
+}
+
+/// Reads a payment an earlier delivery recorded.
+pub(crate) async fn find_payment<S: PaymentReads + Send>(
+    statements: &mut S,
+    gateway: &str,
+    txn: &str,
+) -> Answer<Found, S::Failure> {
+    let stored = match statements.payment(gateway, txn).await? {
+        Ok(Some(stored)) => stored,
+        Ok(None) => {
+            return Ok(Err(Error::Unexpected(format!(
+                "payment {gateway}/{txn} conflicted but cannot be read"
+            ))))
+        }
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(crate::payment::recorded_payment(
+        gateway,
+        txn,
+        stored.scope,
+        stored.number,
+        stored.status.as_deref(),
+        stored.post_id,
+        stored.period.as_deref(),
+    )
+    .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
+}
+
+/// The work of completing a held payment, on a transaction the store opened:
+/// its number (`Some`), or `None` when another delivery numbered it while
+/// this one waited for the lock (then read it after the transaction ends,
+/// with [`numbered_meanwhile`]).
+pub(crate) async fn complete_held<S>(
+    statements: &mut S,
+    gateway: &str,
+    txn: &str,
+) -> Answer<Option<PaymentRecord>, <S as PaymentReads>::Failure>
+where
+    S: PaymentLocks + NumberingStatements<Failure = <S as PaymentReads>::Failure> + Send,
+{
+    let locked = match statements.lock_payment(gateway, txn).await? {
+        Ok(Some(locked)) => locked,
+        Ok(None) => {
+            return Ok(Err(Error::Unexpected(format!(
+                "payment {gateway}/{txn} disappeared"
+            ))))
+        }
+        Err(e) => return Ok(Err(e)),
+    };
+    if locked.number.is_some() {
+        return Ok(Ok(None));
+    }
+    let period = locked.period.as_deref().and_then(Period::parse_stored);
+    Ok(
+        number_payment(statements, locked.id, &locked.scope, gateway, txn, period)
+            .await?
+            .map(Some),
+    )
+}
+
+/// What a payment that another delivery numbered meanwhile reads as.
+pub(crate) fn numbered_meanwhile(
+    found: crate::error::Result<Found>,
+    gateway: &str,
+    txn: &str,
+) -> crate::error::Result<PaymentRecord> {
+    match found {
+        Ok(Found::Numbered(r)) => Ok(r),
+        Ok(Found::Waiting) => Err(Error::Unexpected(format!(
+            "payment {gateway}/{txn} was numbered and then lost its number"
+        ))),
+        Err(e) => Err(e),
+    }
+}
