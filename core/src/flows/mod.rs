@@ -14,6 +14,7 @@
 //! - the rules a flow applies are the pure ones (`series_life`, `series`,
 //!   `payment`), shared with the PHP twin through `tests/vectors/`.
 
+pub(crate) mod call;
 pub(crate) mod continue_series;
 pub(crate) mod numbering;
 pub(crate) mod payments;

@@ -639,68 +639,15 @@ impl PgStore {
         Ok(())
     }
 
-    /// Runs one operation with retries, reconnects and the deadline.
+    /// Runs one operation under the one loop of both engines
+    /// (`flows::call::run`: retries, reconnects, failover, fail-back and the
+    /// deadline).
     async fn run<T, F>(&mut self, operation: &'static str, mut attempt: F) -> Result<T>
     where
-        F: for<'c> FnMut(&'c mut PgConn, &'c PgSql) -> PgAttempt<'c, T>,
+        F: for<'c> FnMut(&'c mut PgConn, &'c PgSql) -> PgAttempt<'c, T> + Send,
+        T: Send,
     {
-        let deadline = self.config.deadline;
-        let until = Instant::now() + deadline;
-        // A transaction of an earlier call that panicked.
-        self.end_transaction(until).await;
-        let outcome = tokio::time::timeout_at(until, async {
-            let mut tries = 0u32;
-            loop {
-                tries += 1;
-                let failure = match self.connection(until).await {
-                    Err(e) => e,
-                    Ok(()) => match self.set_budget(until).await {
-                        Err(e) => e,
-                        Ok(()) => {
-                            let client = self.client.as_mut().expect("connected above");
-                            client.began = false;
-                            let answer = attempt(client, &self.sql).await;
-                            if !matches!(answer, Ok(Ok(_))) {
-                                self.end_transaction(until).await;
-                            }
-                            match answer {
-                                Ok(answer) => return answer,
-                                Err(e) => {
-                                    let f = classify(e, true);
-                                    if f.connection_broken {
-                                        self.client = None;
-                                    }
-                                    f.error
-                                }
-                            }
-                        }
-                    },
-                };
-                if !failure.is_retryable() || !self.config.retry.allows_another(tries) {
-                    return Err(failure);
-                }
-                self.stats.retries += 1;
-                let pause = self.config.retry.backoff(tries, fastrand::f64());
-                log::debug!("{operation}: try {tries} failed ({failure}); retrying in {pause:?}");
-                tokio::time::sleep(pause).await;
-            }
-        })
-        .await;
-        match outcome {
-            Ok(answer) => answer,
-            Err(_) => {
-                // The connection is in an unknown state: never reuse it, and
-                // close it now so that nothing it holds outlives the call.
-                if let Some(conn) = self.client.take() {
-                    conn.discard(DISCARD_BOUND).await;
-                }
-                self.stats.timeouts += 1;
-                Err(Error::Timeout {
-                    operation,
-                    after: deadline,
-                })
-            }
-        }
+        crate::flows::call::run(self, operation, "", move |conn, sql, _| attempt(conn, sql)).await
     }
 
     /// After a try that did not answer a value: if it opened a transaction,
@@ -905,6 +852,56 @@ impl PgStore {
             .map_err(|e| classify(e, false).error)?;
         self.session_timeout_ms = budget as u64;
         Ok((client, driver))
+    }
+}
+
+impl crate::flows::call::CallSite for PgStore {
+    type Conn = PgConn;
+    type Sql = PgSql;
+    type Failure = tokio_postgres::Error;
+
+    fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    fn stats_mut(&mut self) -> &mut StoreStats {
+        &mut self.stats
+    }
+
+    async fn before_call(&mut self, until: Instant) {
+        // A transaction of an earlier call that panicked.
+        self.end_transaction(until).await;
+    }
+
+    async fn ready(&mut self, until: Instant) -> Result<()> {
+        self.connection(until).await?;
+        self.set_budget(until).await?;
+        self.client.as_mut().expect("connected above").began = false;
+        Ok(())
+    }
+
+    fn parts(&mut self) -> (&mut PgConn, &PgSql) {
+        (self.client.as_mut().expect("ready() connected"), &self.sql)
+    }
+
+    async fn after_try(&mut self, answered: bool, until: Instant) {
+        if !answered {
+            self.end_transaction(until).await;
+        }
+    }
+
+    fn failed(&mut self, failure: tokio_postgres::Error) -> Error {
+        let f = classify(failure, true);
+        if f.connection_broken {
+            self.client = None;
+        }
+        f.error
+    }
+
+    async fn abandon(&mut self) {
+        if let Some(conn) = self.client.take() {
+            conn.discard(DISCARD_BOUND).await;
+        }
     }
 }
 

@@ -62,7 +62,7 @@ type AttemptResult<T> = std::result::Result<Result<T>, mysql_async::Error>;
 
 /// Every statement of a store.
 #[derive(Debug)]
-struct Sql {
+pub(crate) struct Sql {
     series: SeriesSql,
     registry: RegistrySql,
     awb: AwbSql,
@@ -824,66 +824,14 @@ impl SeriesStore {
         Ok(())
     }
 
-    /// Runs one operation with retries, reconnects and the deadline.
-    ///
-    /// A connection whose transaction was not seen to end (see
-    /// [`session`]) is closed before anything else runs on it: after a
-    /// failed try, after the deadline, and at the start of the next call
-    /// (a panic in the last one).
-    async fn run<T, F>(&mut self, operation: &'static str, key: &str, mut attempt: F) -> Result<T>
+    /// Runs one operation under the one loop of both engines
+    /// (`flows::call::run`: retries, reconnects, failover and the deadline).
+    async fn run<T, F>(&mut self, operation: &'static str, key: &str, attempt: F) -> Result<T>
     where
-        F: for<'c> FnMut(&'c mut Session, &'c Sql, &'c str) -> Attempt<'c, T>,
+        F: for<'c> FnMut(&'c mut Session, &'c Sql, &'c str) -> Attempt<'c, T> + Send,
+        T: Send,
     {
-        self.discard_if_open().await;
-        let deadline = self.config.deadline;
-        let until = Instant::now() + deadline;
-        let outcome = tokio::time::timeout_at(until, async {
-            let mut tries = 0u32;
-            loop {
-                tries += 1;
-                let failure = match self.connection().await {
-                    Err(e) => e,
-                    Ok(()) => {
-                        let conn = self.conn.as_mut().expect("connected above");
-                        let answer = attempt(conn, &self.sql, key).await;
-                        self.discard_if_open().await;
-                        match answer {
-                            Ok(answer) => return answer,
-                            Err(e) => {
-                                let f = classify(e);
-                                if f.connection_broken {
-                                    self.conn = None;
-                                }
-                                f.error
-                            }
-                        }
-                    }
-                };
-                if !failure.is_retryable() || !self.config.retry.allows_another(tries) {
-                    return Err(failure);
-                }
-                self.stats.retries += 1;
-                let pause = self.config.retry.backoff(tries, fastrand::f64());
-                log::debug!("{operation}: try {tries} failed ({failure}); retrying in {pause:?}");
-                tokio::time::sleep(pause).await;
-            }
-        })
-        .await;
-        match outcome {
-            Ok(answer) => answer,
-            Err(_) => {
-                // The connection is in an unknown state: never reuse it, and
-                // close it now so that nothing it holds outlives the call.
-                if let Some(session) = self.conn.take() {
-                    session.discard(DISCARD_BOUND).await;
-                }
-                self.stats.timeouts += 1;
-                Err(Error::Timeout {
-                    operation,
-                    after: deadline,
-                })
-            }
-        }
+        crate::flows::call::run(self, operation, key, attempt).await
     }
 
     /// Closes the connection if a transaction may still be open on it.
@@ -987,6 +935,50 @@ impl SeriesStore {
         }
         self.durability = Some(check.durability);
         Ok(conn)
+    }
+}
+
+impl crate::flows::call::CallSite for SeriesStore {
+    type Conn = Session;
+    type Sql = Sql;
+    type Failure = mysql_async::Error;
+
+    fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    fn stats_mut(&mut self) -> &mut StoreStats {
+        &mut self.stats
+    }
+
+    async fn before_call(&mut self, _until: Instant) {
+        self.discard_if_open().await;
+    }
+
+    async fn ready(&mut self, _until: Instant) -> Result<()> {
+        self.connection().await
+    }
+
+    fn parts(&mut self) -> (&mut Session, &Sql) {
+        (self.conn.as_mut().expect("ready() connected"), &self.sql)
+    }
+
+    async fn after_try(&mut self, _answered: bool, _until: Instant) {
+        self.discard_if_open().await;
+    }
+
+    fn failed(&mut self, failure: mysql_async::Error) -> Error {
+        let f = classify(failure);
+        if f.connection_broken {
+            self.conn = None;
+        }
+        f.error
+    }
+
+    async fn abandon(&mut self) {
+        if let Some(session) = self.conn.take() {
+            session.discard(DISCARD_BOUND).await;
+        }
     }
 }
 
