@@ -1,6 +1,8 @@
-//! The payment flow's other half on PostgreSQL, as on MySQL: payments held
-//! without a number until their series exists (docs/design.md §7), and the claim
-//! on a reserved number while its invoice is created.
+//! The payment flow on PostgreSQL, as on MySQL (the shared flows:
+//! `crate::flows::payments`, `crate::flows::numbering`): recording a payment
+//! with its number, payments held without a number until their series
+//! exists (docs/design.md §7), and the claim on a reserved number while its
+//! invoice is created.
 //!
 //! Invariants: a held payment is recorded once per (gateway, transaction id)
 //! (`ON CONFLICT DO NOTHING`); the delivery that numbers it does so under the
@@ -12,13 +14,89 @@
 
 use std::time::Duration;
 
-use super::{find_payment, Found, PgConn, PgResult, PgSql, PgStore};
+use tokio_postgres::Statement;
+
+use super::{dialect, PgConn, PgResult, PgSql, PgStore};
 use crate::error::{Error, Result};
+use crate::flows::payments::Found;
 use crate::format::Period;
 use crate::payment::{check_claim_id, claim_from_state, Claim, Held, PaymentRecord, PaymentRef};
 use crate::scope::ScopeKey;
 
 impl PgStore {
+    /// Records a payment and gives it a number, exactly once per (gateway,
+    /// transaction id): in one transaction, the payment row (`ON CONFLICT DO
+    /// NOTHING`), the number, its registry row as reserved. A payment seen
+    /// before (one after another, or at the same moment: the second waits
+    /// for the first's commit on the unique index) gets its first number.
+    pub async fn record_payment(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+    ) -> Result<PaymentRecord> {
+        self.record_payment_in(scope, payment, amount, currency, None)
+            .await
+    }
+
+    /// [`PgStore::record_payment`], with the period (the site's local year
+    /// and month when the payment arrived) recorded with the payment: every
+    /// later step takes year and month from this one instant.
+    pub async fn record_payment_in(
+        &mut self,
+        scope: &ScopeKey,
+        payment: &PaymentRef,
+        amount: Option<&str>,
+        currency: Option<&str>,
+        period: Option<crate::format::Period>,
+    ) -> Result<PaymentRecord> {
+        crate::payment::check_payment_values(amount, currency)?;
+        let stored_period = period.map(|p| p.to_string());
+        let key = scope.as_str().to_owned();
+        let (gateway, txn) = (
+            payment.gateway().to_owned(),
+            payment.transaction_id().to_owned(),
+        );
+        let (amount, currency) = (amount.map(str::to_owned), currency.map(str::to_owned));
+        self.run("record_payment", move |client, sql| {
+            let (key, gateway, txn, amount, currency, stored_period) = (
+                key.clone(),
+                gateway.clone(),
+                txn.clone(),
+                amount.clone(),
+                currency.clone(),
+                stored_period.clone(),
+            );
+            Box::pin(async move {
+                let allocate = client.prepared(&sql.allocate_open).await?;
+                let insert = client.prepared(&sql.insert_number).await?;
+                let insert_payment = client.prepared(&sql.insert_payment).await?;
+                let tx = client.begin().await?;
+                let inserted = tx
+                    .query_opt(
+                        &insert_payment,
+                        &[&gateway, &txn, &key, &amount, &currency, &stored_period],
+                    )
+                    .await?;
+                let Some(row) = inserted else {
+                    // Delivered before: that delivery committed its number,
+                    // or was held for its series (then this one numbers it).
+                    drop(tx);
+                    return match find_payment(client, sql, &gateway, &txn).await? {
+                        Ok(Found::Numbered(r)) => Ok(Ok(r)),
+                        Ok(Found::Waiting) => complete_held(client, sql, &gateway, &txn).await,
+                        Err(e) => Ok(Err(e)),
+                    };
+                };
+                let payment_id: i64 = row.get(0);
+                let statements = (&allocate, &insert);
+                number_payment(tx, sql, statements, payment_id, key, &gateway, &txn, period).await
+            })
+        })
+        .await
+    }
+
     /// Records a payment whose series does not exist yet, without a number;
     /// `period` is the site's local year and month when it arrived. A later
     /// `record_payment` of the same payment, once the series exists, numbers
@@ -224,4 +302,55 @@ pub(super) async fn complete_held(
             ))
         }
     }
+}
+
+/// Gives a recorded payment its number on the transaction `tx` that holds
+/// its row (the one flow of both engines, `flows::numbering::number_payment`),
+/// and commits; any other answer drops `tx`, which rolls it back (and the
+/// store confirms the end). `statements` are the prepared allocation and
+/// registry INSERT.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn number_payment(
+    tx: tokio_postgres::Transaction<'_>,
+    sql: &PgSql,
+    statements: (&Statement, &Statement),
+    payment_id: i64,
+    scope: String,
+    gateway: &str,
+    txn: &str,
+    period: Option<crate::format::Period>,
+) -> PgResult<PaymentRecord> {
+    let (allocate, insert) = statements;
+    let Ok(id) = u64::try_from(payment_id) else {
+        return Ok(Err(Error::Unexpected(format!(
+            "payment id {payment_id} is negative"
+        ))));
+    };
+    let mut numbering = dialect::PgNumbering {
+        tx: &tx,
+        sql,
+        allocate,
+        insert,
+    };
+    let record =
+        crate::flows::numbering::number_payment(&mut numbering, id, &scope, gateway, txn, period)
+            .await?;
+    if record.is_ok() {
+        tx.commit().await?;
+    }
+    Ok(record)
+}
+
+/// Reads a payment an earlier delivery recorded (`flows::payments`).
+pub(super) async fn find_payment(
+    client: &mut PgConn,
+    sql: &PgSql,
+    gateway: &str,
+    txn: &str,
+) -> PgResult<Found> {
+    let mut reads = dialect::PgReads {
+        client: &**client,
+        sql,
+    };
+    crate::flows::payments::find_payment(&mut reads, gateway, txn).await
 }
