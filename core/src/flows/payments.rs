@@ -54,8 +54,27 @@ pub(crate) trait PaymentReads {
     ) -> impl Future<Output = Answer<Option<StoredPayment>, Self::Failure>> + Send;
 }
 
-/// The lock of the payment flows, inside a transaction.
+/// A payment's values as recorded with it.
+pub(crate) struct NewPayment<'a> {
+    pub(crate) gateway: &'a str,
+    pub(crate) txn: &'a str,
+    pub(crate) amount: Option<&'a str>,
+    pub(crate) currency: Option<&'a str>,
+    /// The local period it arrived in, as stored (`YYYY-MM`).
+    pub(crate) period: Option<&'a str>,
+}
+
+/// The writes and the lock of the payment flows, inside a transaction.
 pub(crate) trait PaymentLocks: PaymentReads {
+    /// Inserts the payment row of `scope`: its id, or `None` when the
+    /// payment was recorded before (the unique key on gateway and
+    /// transaction id; nothing changed).
+    fn insert_payment(
+        &mut self,
+        scope: &str,
+        payment: &NewPayment<'_>,
+    ) -> impl Future<Output = Result<Option<u64>, Self::Failure>> + Send;
+
     /// The payment row under its lock.
     fn lock_payment(
         &mut self,
@@ -89,6 +108,29 @@ pub(crate) async fn find_payment<S: PaymentReads + Send>(
         stored.period.as_deref(),
     )
     .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
+}
+
+/// A delivery's work on a transaction the store opened: the payment row
+/// first, then its number (`Some`); `None` when an earlier delivery recorded
+/// it (after the transaction ends, read it with [`find_payment`]: numbered,
+/// or held for its series and then completed by this delivery).
+pub(crate) async fn record_first<S>(
+    statements: &mut S,
+    scope: &str,
+    payment: &NewPayment<'_>,
+    period: Option<Period>,
+) -> Answer<Option<PaymentRecord>, <S as PaymentReads>::Failure>
+where
+    S: PaymentLocks + NumberingStatements<Failure = <S as PaymentReads>::Failure> + Send,
+{
+    let Some(id) = statements.insert_payment(scope, payment).await? else {
+        return Ok(Ok(None));
+    };
+    Ok(
+        number_payment(statements, id, scope, payment.gateway, payment.txn, period)
+            .await?
+            .map(Some),
+    )
 }
 
 /// The work of completing a held payment, on a transaction the store opened:

@@ -11,7 +11,9 @@ use super::sql::PgSql;
 use crate::error::Error;
 use crate::flows::continue_series::ContinueStatements;
 use crate::flows::numbering::NumberingStatements;
-use crate::flows::payments::{LockedPayment, PaymentLocks, PaymentReads, StoredPayment};
+use crate::flows::payments::{
+    LockedPayment, NewPayment, PaymentLocks, PaymentReads, StoredPayment,
+};
 use crate::flows::Answer;
 use crate::payment::NumberStatus;
 
@@ -83,6 +85,8 @@ pub(super) struct PgNumbering<'a, 't> {
     pub(super) allocate: &'a Statement,
     /// [`PgSql::insert_number`], prepared.
     pub(super) insert: &'a Statement,
+    /// [`PgSql::insert_payment`], prepared, where the flow records payments.
+    pub(super) insert_payment: Option<&'a Statement>,
 }
 
 impl NumberingStatements for PgNumbering<'_, '_> {
@@ -149,6 +153,27 @@ impl PaymentReads for PgNumbering<'_, '_> {
 }
 
 impl PaymentLocks for PgNumbering<'_, '_> {
+    async fn insert_payment(
+        &mut self,
+        scope: &str,
+        p: &NewPayment<'_>,
+    ) -> Result<Option<u64>, Self::Failure> {
+        let params = [
+            &p.gateway as &(dyn tokio_postgres::types::ToSql + Sync),
+            &p.txn,
+            &scope,
+            &p.amount,
+            &p.currency,
+            &p.period,
+        ];
+        let row = match self.insert_payment {
+            Some(prepared) => self.tx.query_opt(prepared, &params).await?,
+            None => self.tx.query_opt(&self.sql.insert_payment, &params).await?,
+        };
+        // BIGSERIAL ids are positive.
+        Ok(row.map(|r| r.get::<_, i64>(0) as u64))
+    }
+
     async fn lock_payment(
         &mut self,
         gateway: &str,

@@ -18,7 +18,7 @@ use tokio_postgres::Statement;
 
 use super::{dialect, PgConn, PgResult, PgSql, PgStore};
 use crate::error::{Error, Result};
-use crate::flows::payments::Found;
+use crate::flows::payments::{Found, NewPayment};
 use crate::format::Period;
 use crate::payment::{check_claim_id, claim_from_state, Claim, Held, PaymentRecord, PaymentRef};
 use crate::scope::ScopeKey;
@@ -73,25 +73,39 @@ impl PgStore {
                 let insert = client.prepared(&sql.insert_number).await?;
                 let insert_payment = client.prepared(&sql.insert_payment).await?;
                 let tx = client.begin().await?;
-                let inserted = tx
-                    .query_opt(
-                        &insert_payment,
-                        &[&gateway, &txn, &key, &amount, &currency, &stored_period],
-                    )
-                    .await?;
-                let Some(row) = inserted else {
+                let payment = NewPayment {
+                    gateway: &gateway,
+                    txn: &txn,
+                    amount: amount.as_deref(),
+                    currency: currency.as_deref(),
+                    period: stored_period.as_deref(),
+                };
+                let mut statements = dialect::PgNumbering {
+                    tx: &tx,
+                    sql,
+                    allocate: &allocate,
+                    insert: &insert,
+                    insert_payment: Some(&insert_payment),
+                };
+                match crate::flows::payments::record_first(&mut statements, &key, &payment, period)
+                    .await?
+                {
+                    Ok(Some(record)) => {
+                        tx.commit().await?;
+                        Ok(Ok(record))
+                    }
+                    Err(e) => Ok(Err(e)),
                     // Delivered before: that delivery committed its number,
                     // or was held for its series (then this one numbers it).
-                    drop(tx);
-                    return match find_payment(client, sql, &gateway, &txn).await? {
-                        Ok(Found::Numbered(r)) => Ok(Ok(r)),
-                        Ok(Found::Waiting) => complete_held(client, sql, &gateway, &txn).await,
-                        Err(e) => Ok(Err(e)),
-                    };
-                };
-                let payment_id: i64 = row.get(0);
-                let statements = (&allocate, &insert);
-                number_payment(tx, sql, statements, payment_id, key, &gateway, &txn, period).await
+                    Ok(None) => {
+                        drop(tx);
+                        match find_payment(client, sql, &gateway, &txn).await? {
+                            Ok(Found::Numbered(r)) => Ok(Ok(r)),
+                            Ok(Found::Waiting) => complete_held(client, sql, &gateway, &txn).await,
+                            Err(e) => Ok(Err(e)),
+                        }
+                    }
+                }
             })
         })
         .await
@@ -285,6 +299,7 @@ pub(super) async fn complete_held(
         sql,
         allocate: &allocate,
         insert: &insert,
+        insert_payment: None,
     };
     match crate::flows::payments::complete_held(&mut statements, gateway, txn).await? {
         Ok(Some(record)) => {
@@ -302,43 +317,6 @@ pub(super) async fn complete_held(
             ))
         }
     }
-}
-
-/// Gives a recorded payment its number on the transaction `tx` that holds
-/// its row (the one flow of both engines, `flows::numbering::number_payment`),
-/// and commits; any other answer drops `tx`, which rolls it back (and the
-/// store confirms the end). `statements` are the prepared allocation and
-/// registry INSERT.
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn number_payment(
-    tx: tokio_postgres::Transaction<'_>,
-    sql: &PgSql,
-    statements: (&Statement, &Statement),
-    payment_id: i64,
-    scope: String,
-    gateway: &str,
-    txn: &str,
-    period: Option<crate::format::Period>,
-) -> PgResult<PaymentRecord> {
-    let (allocate, insert) = statements;
-    let Ok(id) = u64::try_from(payment_id) else {
-        return Ok(Err(Error::Unexpected(format!(
-            "payment id {payment_id} is negative"
-        ))));
-    };
-    let mut numbering = dialect::PgNumbering {
-        tx: &tx,
-        sql,
-        allocate,
-        insert,
-    };
-    let record =
-        crate::flows::numbering::number_payment(&mut numbering, id, &scope, gateway, txn, period)
-            .await?;
-    if record.is_ok() {
-        tx.commit().await?;
-    }
-    Ok(record)
 }
 
 /// Reads a payment an earlier delivery recorded (`flows::payments`).

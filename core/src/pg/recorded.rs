@@ -91,6 +91,7 @@ impl PgStore {
                         sql,
                         allocate: &allocate,
                         insert: &insert,
+                        insert_payment: None,
                     },
                     &key,
                     1,

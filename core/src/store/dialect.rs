@@ -10,7 +10,9 @@ use mysql_async::Conn;
 use crate::error::{codes, Error};
 use crate::flows::continue_series::ContinueStatements;
 use crate::flows::numbering::NumberingStatements;
-use crate::flows::payments::{LockedPayment, PaymentLocks, PaymentReads, StoredPayment};
+use crate::flows::payments::{
+    LockedPayment, NewPayment, PaymentLocks, PaymentReads, StoredPayment,
+};
 use crate::flows::Answer;
 use crate::payment::NumberStatus;
 use crate::schema::SeriesSql;
@@ -163,6 +165,23 @@ impl PaymentReads for MysqlNumbering<'_> {
 }
 
 impl PaymentLocks for MysqlNumbering<'_> {
+    async fn insert_payment(
+        &mut self,
+        scope: &str,
+        p: &NewPayment<'_>,
+    ) -> Result<Option<u64>, Self::Failure> {
+        let row = (p.gateway, p.txn, scope, p.amount, p.currency, p.period);
+        match self
+            .conn
+            .exec_drop(&self.sql.registry.insert_payment, row)
+            .await
+        {
+            Ok(()) => Ok(Some(self.conn.last_insert_id().unwrap_or(0))),
+            Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn lock_payment(
         &mut self,
         gateway: &str,

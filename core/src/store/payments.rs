@@ -9,6 +9,7 @@
 //! its holder, and a dead holder's claim is taken over.
 
 use super::*;
+use crate::flows::payments::NewPayment;
 
 impl SeriesStore {
     /// Records a payment and gives it a number, exactly once per
@@ -58,26 +59,19 @@ impl SeriesStore {
             );
             Box::pin(async move {
                 let mut tx = Tx::begin(conn).await?;
-                let outcome = async {
-                    let inserted = tx
-                        .exec_drop(
-                            &sql.registry.insert_payment,
-                            (&gateway, &txn, key, &amount, &currency, &stored_period),
-                        )
-                        .await;
-                    match inserted {
-                        Ok(()) => {}
-                        // Delivered before: answered after this transaction ends.
-                        Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-                            return Ok(Ok(None));
-                        }
-                        Err(e) => return Err(e),
-                    }
-                    let payment_id = tx.last_insert_id().unwrap_or(0);
-                    number_payment(&mut tx, sql, payment_id, key, &gateway, &txn, period)
-                        .await
-                        .map(|numbered| numbered.map(Some))
-                }
+                let payment = NewPayment {
+                    gateway: &gateway,
+                    txn: &txn,
+                    amount: amount.as_deref(),
+                    currency: currency.as_deref(),
+                    period: stored_period.as_deref(),
+                };
+                let outcome = crate::flows::payments::record_first(
+                    &mut dialect::MysqlNumbering { conn: &mut tx, sql },
+                    key,
+                    &payment,
+                    period,
+                )
                 .await;
                 match tx.end(outcome).await? {
                     Ok(Some(record)) => Ok(Ok(record)),
@@ -268,22 +262,6 @@ pub(super) async fn find_payment(
     txn: &str,
 ) -> AttemptResult<Found> {
     crate::flows::payments::find_payment(&mut dialect::MysqlNumbering { conn, sql }, gateway, txn)
-        .await
-}
-
-/// Numbers a recorded payment (row `payment_id`) on a transaction the caller
-/// opened: the one flow of both engines (`flows::numbering::number_payment`).
-pub(super) async fn number_payment(
-    conn: &mut Conn,
-    sql: &Sql,
-    payment_id: u64,
-    key: &str,
-    gateway: &str,
-    txn: &str,
-    period: Option<Period>,
-) -> AttemptResult<PaymentRecord> {
-    let mut statements = dialect::MysqlNumbering { conn, sql };
-    crate::flows::numbering::number_payment(&mut statements, payment_id, key, gateway, txn, period)
         .await
 }
 
