@@ -14,8 +14,6 @@
 
 use std::time::Duration;
 
-use tokio_postgres::Statement;
-
 use super::{dialect, PgConn, PgResult, PgSql, PgStore};
 use crate::error::{Error, Result};
 use crate::flows::payments::{Found, NewPayment};
