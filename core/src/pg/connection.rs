@@ -97,13 +97,7 @@ impl PgStore {
                         if let Some(old) = self.client.take() {
                             old.discard(DISCARD_BOUND).await;
                         }
-                        self.client = Some(PgConn {
-                            client,
-                            prepared: Default::default(),
-                            driver,
-                            began: false,
-                        });
-                        self.writer.connected(node);
+                        self.open(node, client, driver);
                         log::info!("failed back to node {}", node + 1);
                         return Ok(());
                     }
@@ -121,13 +115,7 @@ impl PgStore {
                 .await
             {
                 Ok((client, driver)) => {
-                    self.client = Some(PgConn {
-                        client,
-                        prepared: Default::default(),
-                        driver,
-                        began: false,
-                    });
-                    self.writer.connected(node);
+                    self.open(node, client, driver);
                     return Ok(());
                 }
                 Err(e @ Error::UnsafeSetting { .. }) | Err(e @ Error::Config(_)) => return Err(e),
@@ -138,6 +126,17 @@ impl PgStore {
             }
         }
         Err(last.unwrap_or_else(|| Error::Config("no database node configured".into())))
+    }
+
+    /// Keeps a new connection to `node` as the store's.
+    fn open(&mut self, node: usize, client: Client, driver: tokio::task::JoinHandle<()>) {
+        self.client = Some(PgConn {
+            client,
+            prepared: Default::default(),
+            driver,
+            began: false,
+        });
+        self.writer.connected(node);
     }
 
     pub(super) async fn connect_node(
