@@ -596,8 +596,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		try {
 			return $this->allocate_in( $scope, $count, true );
 		} catch ( SeriesNotFoundException $e ) {
-			$rows = $this->select( $this->sql['series.successor'], 's', array( $scope ) );
-			throw Counterfoil_Rules::closed_or_missing( $scope, (bool) $rows, $rows ? $rows[0][0] : null );
+			list( $row, $successor ) = $this->successor( $scope );
+			throw Counterfoil_Rules::closed_or_missing( $scope, $row, $successor );
 		}
 	}
 
@@ -613,10 +613,21 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			try {
 				return array( $scope, $this->allocate_in( $scope, 1, true ) );
 			} catch ( SeriesNotFoundException $e ) {
-				$rows  = $this->select( $this->sql['series.successor'], 's', array( $scope ) );
-				$scope = Counterfoil_Rules::forward_to( $scope, (bool) $rows, $rows ? $rows[0][0] : null, $hops );
+				list( $row, $successor ) = $this->successor( $scope );
+				$scope                   = Counterfoil_Rules::forward_to( $scope, $row, $successor, $hops );
 			}
 		}
+	}
+
+	/**
+	 * Whether $scope's row exists, and its closed_by (the series that
+	 * continues it, or null while it is open).
+	 *
+	 * @return array [bool, string|null].
+	 */
+	private function successor( $scope ) {
+		$rows = $this->select( $this->sql['series.successor'], 's', array( $scope ) );
+		return array( (bool) $rows, $rows ? $rows[0][0] : null );
 	}
 
 	private function record_number( $scope, $number, $status, $source, $gateway, $transaction_id ) {

@@ -13,7 +13,7 @@ use super::numbering::{number_payment, NumberingStatements};
 use super::Answer;
 use crate::error::Error;
 use crate::format::Period;
-use crate::payment::PaymentRecord;
+use crate::payment::{Held, PaymentRecord};
 
 /// A payment row as stored, with its number's registry row.
 pub(crate) struct StoredPayment {
@@ -39,6 +39,17 @@ pub(crate) enum Found {
     Numbered(PaymentRecord),
     /// It is held for its series, without a number.
     Waiting,
+}
+
+impl Found {
+    /// What holding this payment again answers: its number, or that it
+    /// still waits (recorded by an earlier delivery, not created now).
+    pub(crate) fn held_again(self) -> Held {
+        match self {
+            Found::Numbered(r) => Held::Numbered(r),
+            Found::Waiting => Held::Waiting { created: false },
+        }
+    }
 }
 
 /// The reads of the payment flows, as one dialect sends them.

@@ -150,10 +150,7 @@ impl PgStore {
                 }
                 Ok(find_payment(client, sql, &gateway, &txn)
                     .await?
-                    .map(|found| match found {
-                        Found::Numbered(r) => Held::Numbered(r),
-                        Found::Waiting => Held::Waiting { created: false },
-                    }))
+                    .map(Found::held_again))
             })
         })
         .await

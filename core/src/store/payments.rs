@@ -128,12 +128,9 @@ impl SeriesStore {
                 {
                     Ok(()) => Ok(Ok(Held::Waiting { created: true })),
                     Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-                        Ok(find_payment(conn, sql, &gateway, &txn).await?.map(
-                            |found| match found {
-                                Found::Numbered(r) => Held::Numbered(r),
-                                Found::Waiting => Held::Waiting { created: false },
-                            },
-                        ))
+                        Ok(find_payment(conn, sql, &gateway, &txn)
+                            .await?
+                            .map(Found::held_again))
                     }
                     Err(e) => Err(e),
                 }
