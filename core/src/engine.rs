@@ -3,22 +3,14 @@
 //! (`mysql://` or `postgres://` / `postgresql://`).
 //!
 //! Invariants: every operation means the same on both engines (same
-//! arguments, same answers, same errors for the same cause).
+//! arguments, same answers, same errors for the same cause): the numbering,
+//! registry and payment operations are declared once (`flows::api`) and run
+//! one flow (`flows::operations`) on either engine's dialect, so `Store`,
+//! `SeriesStore` and `PgStore` are generated from one list.
 
-use std::ops::RangeInclusive;
-use std::time::Duration;
-
-use crate::awb::{Awb, AwbState};
 use crate::error::{Error, Result};
-use crate::format::Period;
-use crate::payment::{Claim, Held, PaymentRecord, PaymentRef};
 use crate::pg::{is_postgres_url, PgStore};
-use crate::scope::ScopeKey;
-use crate::series::{Advanced, Initialized, SeriesState};
-use crate::series_life::{MissingSeries, PlannedSeries};
-use crate::store::{
-    AwbStock, AwbTransition, Durability, PoolReport, SeriesStore, StoreConfig, StoreStats,
-};
+use crate::store::{Durability, SeriesStore, StoreConfig, StoreStats};
 
 /// Which engine a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +48,29 @@ pub enum Store {
     /// PostgreSQL.
     Postgres(Box<PgStore>),
 }
+
+/// `Store`'s operations of `flows::api`: each calls its engine's method.
+macro_rules! either_engine_methods {
+    ($target:ty; $(
+        $(#[$doc:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $answer:ty
+            = $operation:ident($($value:expr),* $(,)?);
+    )*) => {
+        impl $target {
+            $(
+                $(#[$doc])*
+                pub async fn $name(&mut self, $($arg: $ty),*) -> Result<$answer> {
+                    match self {
+                        Store::MySql(s) => s.$name($($arg),*).await,
+                        Store::Postgres(s) => s.$name($($arg),*).await,
+                    }
+                }
+            )*
+        }
+    };
+}
+
+crate::flows::api::with_operations!(either_engine_methods! Store);
 
 macro_rules! both {
     ($self:ident, $s:ident => $e:expr) => {
@@ -152,179 +167,9 @@ impl Store {
         both!(self, s => s.ensure_registry_schema().await)
     }
 
-    /// Creates a series whose first number is `start`; an existing one is
-    /// reported, never reset.
-    pub async fn initialize(&mut self, scope: &ScopeKey, start: u64) -> Result<Initialized> {
-        both!(self, s => s.initialize(scope, start).await)
-    }
-
-    /// Creates a series under a plan (docs/design.md §7).
-    pub async fn initialize_planned(
-        &mut self,
-        scope: &ScopeKey,
-        plan: MissingSeries,
-        configured_start: u64,
-    ) -> Result<PlannedSeries> {
-        both!(self, s => s.initialize_planned(scope, plan, configured_start).await)
-    }
-
-    /// Moves a series up so that its next number is at least `next`.
-    pub async fn advance(&mut self, scope: &ScopeKey, next: u64) -> Result<Advanced> {
-        both!(self, s => s.advance(scope, next).await)
-    }
-
-    /// Hands out the next number.
-    pub async fn allocate(&mut self, scope: &ScopeKey) -> Result<u64> {
-        both!(self, s => s.allocate(scope).await)
-    }
-
-    /// Hands out `count` contiguous numbers.
-    pub async fn allocate_many(
-        &mut self,
-        scope: &ScopeKey,
-        count: u64,
-    ) -> Result<RangeInclusive<u64>> {
-        both!(self, s => s.allocate_many(scope, count).await)
-    }
-
-    /// Allocates one number and records it as issued by `source`.
-    pub async fn allocate_recorded(&mut self, scope: &ScopeKey, source: &str) -> Result<u64> {
-        both!(self, s => s.allocate_recorded(scope, source).await)
-    }
-
-    /// A recorded allocation with a request key: a repeat with the same key
-    /// in the same series returns the same number.
-    pub async fn allocate_recorded_keyed(
-        &mut self,
-        scope: &ScopeKey,
-        source: &str,
-        request_key: &str,
-    ) -> Result<u64> {
-        both!(self, s => s.allocate_recorded_keyed(scope, source, request_key).await)
-    }
-
-    /// Records a payment and gives it a number, once per payment.
-    pub async fn record_payment(
-        &mut self,
-        scope: &ScopeKey,
-        payment: &PaymentRef,
-        amount: Option<&str>,
-        currency: Option<&str>,
-    ) -> Result<PaymentRecord> {
-        both!(self, s => s.record_payment(scope, payment, amount, currency).await)
-    }
-
-    /// Records a payment with the period it arrived in (the site's local
-    /// year and month): every later step takes year and month from it.
-    pub async fn record_payment_in(
-        &mut self,
-        scope: &ScopeKey,
-        payment: &PaymentRef,
-        amount: Option<&str>,
-        currency: Option<&str>,
-        period: Option<Period>,
-    ) -> Result<PaymentRecord> {
-        both!(self, s => s.record_payment_in(scope, payment, amount, currency, period).await)
-    }
-
-    /// Records a payment held without a number until its series exists.
-    pub async fn hold_payment(
-        &mut self,
-        scope: &ScopeKey,
-        payment: &PaymentRef,
-        amount: Option<&str>,
-        currency: Option<&str>,
-        period: Period,
-    ) -> Result<Held> {
-        both!(self, s => s.hold_payment(scope, payment, amount, currency, period).await)
-    }
-
-    /// Claims a reserved number to create its invoice.
-    pub async fn claim_number(
-        &mut self,
-        scope: &ScopeKey,
-        number: u64,
-        claim: &str,
-        stale_after: Duration,
-    ) -> Result<Claim> {
-        both!(self, s => s.claim_number(scope, number, claim, stale_after).await)
-    }
-
-    /// Marks a claimed number issued with its invoice.
-    pub async fn issue_claimed(
-        &mut self,
-        scope: &ScopeKey,
-        number: u64,
-        claim: &str,
-        post_id: u64,
-        payment: Option<&PaymentRef>,
-    ) -> Result<bool> {
-        both!(self, s => s.issue_claimed(scope, number, claim, post_id, payment).await)
-    }
-
-    /// Gives a claim back.
-    pub async fn release_claim(
-        &mut self,
-        scope: &ScopeKey,
-        number: u64,
-        claim: &str,
-    ) -> Result<bool> {
-        both!(self, s => s.release_claim(scope, number, claim).await)
-    }
-
     /// Creates the AWB tables if missing.
     pub async fn awb_ensure_schema(&mut self) -> Result<()> {
         both!(self, s => s.awb_ensure_schema().await)
-    }
-
-    /// Imports a block of AWB numbers into a pool, whole or not at all.
-    pub async fn awb_import_block(
-        &mut self,
-        pool: &str,
-        first: &str,
-        last: &str,
-        valid_to: Option<&str>,
-    ) -> Result<usize> {
-        both!(self, s => s.awb_import_block(pool, first, last, valid_to).await)
-    }
-
-    /// Assigns the lowest ready serial of `pool` to `shipment`.
-    pub async fn awb_issue_next(&mut self, pool: &str, shipment: &str) -> Result<Awb> {
-        both!(self, s => s.awb_issue_next(pool, shipment).await)
-    }
-
-    /// Moves a number through the transition table.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn awb_transition(
-        &mut self,
-        number: &str,
-        to: AwbState,
-        shipment: Option<&str>,
-        reason: Option<&str>,
-        pool: Option<&str>,
-        expect_shipment: Option<&str>,
-    ) -> Result<AwbTransition> {
-        both!(self, s => s.awb_transition(number, to, shipment, reason, pool, expect_shipment).await)
-    }
-
-    /// Freezes or unfreezes a number.
-    pub async fn awb_freeze(&mut self, number: &str, frozen: bool) -> Result<()> {
-        both!(self, s => s.awb_freeze(number, frozen).await)
-    }
-
-    /// A stock number as stored.
-    pub async fn awb_status(&mut self, number: &str) -> Result<AwbStock> {
-        both!(self, s => s.awb_status(number).await)
-    }
-
-    /// Counts of a pool.
-    pub async fn awb_report(&mut self, pool: &str) -> Result<PoolReport> {
-        both!(self, s => s.awb_report(pool).await)
-    }
-
-    /// The series as it is now.
-    pub async fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
-        both!(self, s => s.current(scope).await)
     }
 
     /// Closes the connection.

@@ -28,11 +28,18 @@ pub(crate) type Try<'c, T, E> = Pin<Box<dyn Future<Output = Answer<T, E>> + Send
 /// What a store gives the loop: its connection and how to look after it.
 pub(crate) trait CallSite {
     /// The open connection a try runs on.
-    type Conn;
+    type Conn: Send;
     /// The store's statements.
-    type Sql;
+    type Sql: Sync;
     /// The driver's failure.
-    type Failure;
+    type Failure: std::fmt::Display + Send;
+    /// The dialect's statements on the open connection.
+    type Statements<'c>: super::Statements + super::Dialect<Failure = Self::Failure>
+    where
+        Self: 'c;
+
+    /// The statements on `conn`, as this store's dialect sends them.
+    fn statements<'c>(conn: &'c mut Self::Conn, sql: &'c Self::Sql) -> Self::Statements<'c>;
 
     /// The store's settings.
     fn config(&self) -> &StoreConfig;
@@ -59,6 +66,10 @@ pub(crate) trait CallSite {
 
     /// The deadline passed: the connection is closed now.
     fn abandon(&mut self) -> impl Future<Output = ()> + Send;
+
+    /// Creates the sequences table if missing, or gives an older one the
+    /// columns it lacks (an operation of its own, with its own deadline).
+    fn ensure_schema(&mut self) -> impl Future<Output = Result<()>> + Send;
 }
 
 /// Runs `operation` (for the log; `key` is handed to every try) under the

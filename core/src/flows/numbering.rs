@@ -12,16 +12,13 @@
 
 use std::future::Future;
 
-use super::Answer;
+use super::{Answer, Dialect};
 use crate::format::Period;
 use crate::payment::{NumberStatus, PaymentRecord};
 use crate::series_life;
 
 /// The statements of the numbering flows, as one dialect sends them.
-pub(crate) trait NumberingStatements {
-    /// The driver's failure.
-    type Failure;
-
+pub(crate) trait NumberingStatements: Dialect {
     /// The allocation of an open series: its new counter, only when exactly
     /// one row answered; `SeriesNotFound` when none did (missing or closed),
     /// `Overflow` when the counter would pass u64::MAX.

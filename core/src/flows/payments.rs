@@ -1,7 +1,10 @@
-//! Reading a recorded payment and completing a held one, written once for
-//! both engines (docs/design.md §2 rule 8, §7).
+//! The payment flow, written once for both engines (docs/design.md §2 rule
+//! 8, §7): a delivery recorded with its number, a payment held for its
+//! missing series, a held payment completed.
 //!
-//! Invariants: a payment row is read in one statement with its registry row
+//! Invariants: one payment row per (gateway, transaction id), inserted
+//! first in its transaction; a repeat finds the first delivery's number;
+//! a payment row is read in one statement with its registry row
 //! and judged by one rule ([`crate::payment::recorded_payment`]); a held
 //! payment is numbered only under its payment row's lock, from the series it
 //! was held for (or that series' successor), so a concurrent delivery waits
@@ -10,7 +13,7 @@
 use std::future::Future;
 
 use super::numbering::{number_payment, NumberingStatements};
-use super::Answer;
+use super::{Answer, Dialect};
 use crate::error::Error;
 use crate::format::Period;
 use crate::payment::{Held, PaymentRecord};
@@ -52,19 +55,6 @@ impl Found {
     }
 }
 
-/// The reads of the payment flows, as one dialect sends them.
-pub(crate) trait PaymentReads {
-    /// The driver's failure.
-    type Failure;
-
-    /// The payment (gateway, transaction id) with its registry row.
-    fn payment(
-        &mut self,
-        gateway: &str,
-        txn: &str,
-    ) -> impl Future<Output = Answer<Option<StoredPayment>, Self::Failure>> + Send;
-}
-
 /// A payment's values as recorded with it.
 pub(crate) struct NewPayment<'a> {
     pub(crate) gateway: &'a str,
@@ -75,8 +65,15 @@ pub(crate) struct NewPayment<'a> {
     pub(crate) period: Option<&'a str>,
 }
 
-/// The writes and the lock of the payment flows, inside a transaction.
-pub(crate) trait PaymentLocks: PaymentReads {
+/// The payment statements, as one dialect sends them.
+pub(crate) trait PaymentStatements: Dialect {
+    /// The payment (gateway, transaction id) with its registry row.
+    fn payment(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+    ) -> impl Future<Output = Answer<Option<StoredPayment>, Self::Failure>> + Send;
+
     /// Inserts the payment row of `scope`: its id, or `None` when the
     /// payment was recorded before (the unique key on gateway and
     /// transaction id; nothing changed).
@@ -85,6 +82,14 @@ pub(crate) trait PaymentLocks: PaymentReads {
         scope: &str,
         payment: &NewPayment<'_>,
     ) -> impl Future<Output = Result<Option<u64>, Self::Failure>> + Send;
+
+    /// Inserts the payment row of `scope` without a number (held for its
+    /// series); `false` when the payment was recorded before.
+    fn insert_held_payment(
+        &mut self,
+        scope: &str,
+        payment: &NewPayment<'_>,
+    ) -> impl Future<Output = Result<bool, Self::Failure>> + Send;
 
     /// The payment row under its lock.
     fn lock_payment(
@@ -95,7 +100,7 @@ pub(crate) trait PaymentLocks: PaymentReads {
 }
 
 /// Reads a payment an earlier delivery recorded.
-pub(crate) async fn find_payment<S: PaymentReads + Send>(
+pub(crate) async fn find_payment<S: PaymentStatements + Send>(
     statements: &mut S,
     gateway: &str,
     txn: &str,
@@ -121,18 +126,87 @@ pub(crate) async fn find_payment<S: PaymentReads + Send>(
     .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
 }
 
-/// A delivery's work on a transaction the store opened: the payment row
-/// first, then its number (`Some`); `None` when an earlier delivery recorded
-/// it (after the transaction ends, read it with [`find_payment`]: numbered,
-/// or held for its series and then completed by this delivery).
-pub(crate) async fn record_first<S>(
+/// Records a delivery of a payment with its number, once per (gateway,
+/// transaction id): in one transaction the payment row first, then its
+/// number ([`number_payment`]). A payment recorded before (one delivery
+/// after another, or at the same moment: the second waits on the unique
+/// key) gets its first delivery's number, or, held for its series, is
+/// numbered now ([`complete_held`]).
+pub(crate) async fn record<S>(
     statements: &mut S,
     scope: &str,
     payment: &NewPayment<'_>,
     period: Option<Period>,
-) -> Answer<Option<PaymentRecord>, <S as PaymentReads>::Failure>
+) -> Answer<PaymentRecord, S::Failure>
 where
-    S: PaymentLocks + NumberingStatements<Failure = <S as PaymentReads>::Failure> + Send,
+    S: PaymentStatements + NumberingStatements + Send,
+{
+    statements.begin().await?;
+    let outcome = record_first(statements, scope, payment, period).await;
+    match statements.end(outcome).await? {
+        Ok(Some(record)) => Ok(Ok(record)),
+        Err(e) => Ok(Err(e)),
+        Ok(None) => match find_payment(statements, payment.gateway, payment.txn).await? {
+            Ok(Found::Numbered(r)) => Ok(Ok(r)),
+            Ok(Found::Waiting) => complete_held(statements, payment.gateway, payment.txn).await,
+            Err(e) => Ok(Err(e)),
+        },
+    }
+}
+
+/// Records a payment whose series does not exist yet, without a number
+/// (docs/design.md §7: a payment is never lost because its series is
+/// missing), once per (gateway, transaction id): a repeat reports
+/// `Waiting { created: false }`, or the number it received since.
+pub(crate) async fn hold<S: PaymentStatements + Send>(
+    statements: &mut S,
+    scope: &str,
+    payment: &NewPayment<'_>,
+) -> Answer<Held, S::Failure> {
+    if statements.insert_held_payment(scope, payment).await? {
+        return Ok(Ok(Held::Waiting { created: true }));
+    }
+    Ok(find_payment(statements, payment.gateway, payment.txn)
+        .await?
+        .map(Found::held_again))
+}
+
+/// Gives a held payment its number, in one transaction under the payment
+/// row's lock: from the series chosen when it arrived (or its successor),
+/// recorded as reserved, the payment row updated. A concurrent delivery
+/// waits on the lock and then finds the number. A series that still does
+/// not exist is `SeriesNotFound`, and nothing changes.
+pub(crate) async fn complete_held<S>(
+    statements: &mut S,
+    gateway: &str,
+    txn: &str,
+) -> Answer<PaymentRecord, S::Failure>
+where
+    S: PaymentStatements + NumberingStatements + Send,
+{
+    statements.begin().await?;
+    let outcome = number_held(statements, gateway, txn).await;
+    match statements.end(outcome).await? {
+        Ok(Some(record)) => Ok(Ok(record)),
+        Err(e) => Ok(Err(e)),
+        Ok(None) => Ok(numbered_meanwhile(
+            find_payment(statements, gateway, txn).await?,
+            gateway,
+            txn,
+        )),
+    }
+}
+
+/// A delivery's work inside its transaction: the payment row first, then
+/// its number (`Some`); `None` when an earlier delivery recorded it.
+async fn record_first<S>(
+    statements: &mut S,
+    scope: &str,
+    payment: &NewPayment<'_>,
+    period: Option<Period>,
+) -> Answer<Option<PaymentRecord>, S::Failure>
+where
+    S: PaymentStatements + NumberingStatements + Send,
 {
     let Some(id) = statements.insert_payment(scope, payment).await? else {
         return Ok(Ok(None));
@@ -144,17 +218,16 @@ where
     )
 }
 
-/// The work of completing a held payment, on a transaction the store opened:
-/// its number (`Some`), or `None` when another delivery numbered it while
-/// this one waited for the lock (then read it after the transaction ends,
-/// with [`numbered_meanwhile`]).
-pub(crate) async fn complete_held<S>(
+/// The work of completing a held payment inside its transaction: its number
+/// (`Some`), or `None` when another delivery numbered it while this one
+/// waited for the lock.
+async fn number_held<S>(
     statements: &mut S,
     gateway: &str,
     txn: &str,
-) -> Answer<Option<PaymentRecord>, <S as PaymentReads>::Failure>
+) -> Answer<Option<PaymentRecord>, S::Failure>
 where
-    S: PaymentLocks + NumberingStatements<Failure = <S as PaymentReads>::Failure> + Send,
+    S: PaymentStatements + NumberingStatements + Send,
 {
     let locked = match statements.lock_payment(gateway, txn).await? {
         Ok(Some(locked)) => locked,
@@ -177,7 +250,7 @@ where
 }
 
 /// What a payment that another delivery numbered meanwhile reads as.
-pub(crate) fn numbered_meanwhile(
+fn numbered_meanwhile(
     found: crate::error::Result<Found>,
     gateway: &str,
     txn: &str,

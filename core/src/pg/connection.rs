@@ -22,8 +22,8 @@ impl PgStore {
         crate::flows::call::run(self, operation, "", move |conn, sql, _| attempt(conn, sql)).await
     }
 
-    /// After a try that did not answer a value: if it opened a transaction,
-    /// make sure that transaction is over before the call returns — a
+    /// After a try (and before a call): if a transaction was opened and its
+    /// end was not confirmed, make sure it is over before the call goes on — a
     /// ROLLBACK awaited within the time left (harmless when it ended), or
     /// the connection closed.
     pub(super) async fn end_transaction(&mut self, until: Instant) {
@@ -230,6 +230,7 @@ impl crate::flows::call::CallSite for PgStore {
     type Conn = PgConn;
     type Sql = PgSql;
     type Failure = tokio_postgres::Error;
+    type Statements<'c> = dialect::PgStatements<'c>;
 
     fn config(&self) -> &StoreConfig {
         &self.config
@@ -255,10 +256,10 @@ impl crate::flows::call::CallSite for PgStore {
         (self.client.as_mut().expect("ready() connected"), &self.sql)
     }
 
-    async fn after_try(&mut self, answered: bool, until: Instant) {
-        if !answered {
-            self.end_transaction(until).await;
-        }
+    async fn after_try(&mut self, _answered: bool, until: Instant) {
+        // A transaction whose end was not confirmed (the try failed, or
+        // was cut short) is ended now, or its connection closed.
+        self.end_transaction(until).await;
     }
 
     fn failed(&mut self, failure: tokio_postgres::Error) -> Error {
@@ -273,5 +274,13 @@ impl crate::flows::call::CallSite for PgStore {
         if let Some(conn) = self.client.take() {
             conn.discard(DISCARD_BOUND).await;
         }
+    }
+
+    async fn ensure_schema(&mut self) -> Result<()> {
+        PgStore::ensure_schema(self).await
+    }
+
+    fn statements<'c>(conn: &'c mut PgConn, sql: &'c PgSql) -> dialect::PgStatements<'c> {
+        dialect::PgStatements { conn, sql }
     }
 }

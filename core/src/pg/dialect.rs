@@ -1,103 +1,201 @@
 //! The PostgreSQL dialect of the engine-neutral flows (`crate::flows`):
-//! each statement a flow sends, on the store's open transaction.
+//! each statement a flow sends, and the begin and end of its transactions,
+//! on the store's connection.
 //!
-//! Invariants: only statements from `pg/sql.rs` are sent; numbers cross the
-//! wire as text and are parsed as u64 exactly; a conflict is an answer
-//! (`false`), any other failure the driver's.
+//! Invariants: only statements from `pg/sql.rs` are sent, each prepared once
+//! per connection ([`PgConn::prepared`]) and then only bound and executed;
+//! numbers cross the wire as text and are parsed as u64 exactly; a conflict
+//! is an answer (`false`, `None` or `DuplicateNumber`), any other failure
+//! the driver's.
 
-use tokio_postgres::{GenericClient, Statement, Transaction};
+use std::time::Duration;
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
 
 use super::sql::PgSql;
+use super::PgConn;
 use crate::error::Error;
-use crate::flows::continue_series::ContinueStatements;
+use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
-use crate::flows::payments::{
-    LockedPayment, NewPayment, PaymentLocks, PaymentReads, StoredPayment,
-};
-use crate::flows::Answer;
-use crate::payment::NumberStatus;
+use crate::flows::payments::{LockedPayment, NewPayment, PaymentStatements, StoredPayment};
+use crate::flows::recorded::RecordedStatements;
+use crate::flows::series::SeriesStatements;
+use crate::flows::{Answer, Dialect};
+use crate::payment::{NumberStatus, UNANSWERED_REASON};
 
-/// The series statements on a transaction.
-pub(super) struct PgSeries<'a, 't> {
-    pub(super) tx: &'a Transaction<'t>,
+pub(super) type Failure = tokio_postgres::Error;
+pub(super) type Params<'p> = [&'p (dyn ToSql + Sync)];
+
+/// The flows' statements on the store's connection.
+pub(crate) struct PgStatements<'a> {
+    pub(super) conn: &'a mut PgConn,
     pub(super) sql: &'a PgSql,
 }
 
-/// A counter as PostgreSQL returns it (text): a u64, exactly.
+/// A number or counter as PostgreSQL returns it (text): a u64, exactly.
 fn counter_of(text: &str) -> crate::error::Result<u64> {
     text.parse::<u64>()
         .map_err(|_| Error::Unexpected(format!("counter {text} is not a u64")))
 }
 
-impl ContinueStatements for PgSeries<'_, '_> {
-    type Failure = tokio_postgres::Error;
+/// A post id as stored (BIGINT).
+fn post_of(post: Option<i64>) -> Option<u64> {
+    post.and_then(|p| u64::try_from(p).ok())
+}
 
-    async fn lock_series(
+/// A post id as PostgreSQL stores it (BIGINT).
+fn post_param(post_id: u64) -> crate::error::Result<i64> {
+    i64::try_from(post_id).map_err(|_| Error::InvalidArgument {
+        name: "post_id",
+        reason: format!("{post_id} is above {}", i64::MAX),
+    })
+}
+
+impl PgStatements<'_> {
+    /// Runs `sql` (prepared once per connection): the row, if any.
+    pub(super) async fn row(
         &mut self,
-        scope: &str,
-    ) -> Answer<Option<(u64, Option<String>)>, Self::Failure> {
-        Ok(
-            match self.tx.query_opt(&self.sql.lock_series, &[&scope]).await? {
-                None => Ok(None),
-                Some(row) => counter_of(row.get(0)).map(|c| Some((c, row.get(1)))),
-            },
-        )
+        sql: &str,
+        params: &Params<'_>,
+    ) -> Result<Option<Row>, Failure> {
+        let statement = self.conn.prepared(sql).await?;
+        self.conn.client.query_opt(&statement, params).await
     }
 
+    /// Runs `sql`: every row.
+    pub(super) async fn rows(
+        &mut self,
+        sql: &str,
+        params: &Params<'_>,
+    ) -> Result<Vec<Row>, Failure> {
+        let statement = self.conn.prepared(sql).await?;
+        self.conn.client.query(&statement, params).await
+    }
+
+    /// Runs `sql`: the rows it changed.
+    pub(super) async fn changed(&mut self, sql: &str, params: &Params<'_>) -> Result<u64, Failure> {
+        let statement = self.conn.prepared(sql).await?;
+        self.conn.client.execute(&statement, params).await
+    }
+
+    /// Runs a registry INSERT; a duplicate is the readable alarm of
+    /// docs/design.md §2 rule 7.
+    async fn insert_number_row(
+        &mut self,
+        sql: &str,
+        scope: &str,
+        number: u64,
+        params: &Params<'_>,
+    ) -> Answer<(), Failure> {
+        match self.changed(sql, params).await {
+            Ok(_) => Ok(Ok(())),
+            Err(e) => super::duplicate_or(e, scope, number),
+        }
+    }
+}
+
+impl Dialect for PgStatements<'_> {
+    type Failure = Failure;
+
+    async fn begin(&mut self) -> Result<(), Failure> {
+        self.conn.began = true;
+        self.conn.client.batch_execute("BEGIN").await
+    }
+
+    async fn end<T: Send>(&mut self, outcome: Answer<T, Failure>) -> Answer<T, Failure> {
+        let end = if matches!(outcome, Ok(Ok(_))) {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        match self.conn.client.batch_execute(end).await {
+            Ok(()) => {
+                self.conn.began = false;
+                outcome
+            }
+            Err(failed) => {
+                // A server's refusal ended the transaction; a ROLLBACK
+                // confirms that the connection is clean. A lost connection
+                // fails here too and stays marked.
+                if failed.as_db_error().is_some()
+                    && self.conn.client.batch_execute("ROLLBACK").await.is_ok()
+                {
+                    self.conn.began = false;
+                }
+                match outcome {
+                    Ok(Ok(_)) => Err(failed),
+                    other => other,
+                }
+            }
+        }
+    }
+}
+
+impl SeriesStatements for PgStatements<'_> {
     async fn insert_series(
         &mut self,
         scope: &str,
         counter: u64,
         start: u64,
-    ) -> Result<bool, Self::Failure> {
-        let created = self
-            .tx
-            .query_opt(
-                &self.sql.initialize,
-                &[&scope, &counter.to_string(), &start.to_string()],
-            )
-            .await?;
-        Ok(created.is_some())
+    ) -> Result<bool, Failure> {
+        let sql = &self.sql.initialize;
+        let params: &Params = &[&scope, &counter.to_string(), &start.to_string()];
+        Ok(self.row(sql, params).await?.is_some())
     }
 
-    async fn counter(&mut self, scope: &str) -> Answer<Option<u64>, Self::Failure> {
-        Ok(
-            match self.tx.query_opt(&self.sql.current, &[&scope]).await? {
-                None => Ok(None),
-                Some(row) => counter_of(row.get(0)).map(Some),
-            },
-        )
+    async fn series_row(&mut self, scope: &str) -> Answer<Option<(u64, Option<u64>)>, Failure> {
+        let sql = &self.sql.current;
+        let Some(row) = self.row(sql, &[&scope]).await? else {
+            return Ok(Ok(None));
+        };
+        let start: Option<String> = row.get(1);
+        Ok(counter_of(row.get(0))
+            .map(|current| Some((current, start.and_then(|s| s.parse().ok())))))
     }
 
-    async fn close(&mut self, successor: &str, previous: &str) -> Result<u64, Self::Failure> {
-        self.tx
-            .execute(&self.sql.close, &[&successor, &previous])
-            .await
+    async fn raise_counter(&mut self, scope: &str, counter: u64) -> Result<u64, Failure> {
+        let sql = &self.sql.advance;
+        self.changed(sql, &[&scope, &counter.to_string()]).await
+    }
+
+    async fn allocate(&mut self, scope: &str, count: u64) -> Answer<u64, Failure> {
+        let statement = self.conn.prepared(&self.sql.allocate).await?;
+        super::allocate_in(&self.conn.client, &statement, scope, count).await
+    }
+
+    async fn series_like(&mut self, pattern: &str) -> Answer<Vec<(String, u64)>, Failure> {
+        let sql = &self.sql.list_like;
+        let rows = self.rows(sql, &[&pattern]).await?;
+        Ok(rows
+            .iter()
+            .map(|r| counter_of(r.get(1)).map(|c| (r.get::<_, String>(0), c)))
+            .collect())
+    }
+
+    async fn lock_series(&mut self, scope: &str) -> Answer<Option<(u64, Option<String>)>, Failure> {
+        let sql = &self.sql.lock_series;
+        Ok(match self.row(sql, &[&scope]).await? {
+            None => Ok(None),
+            Some(row) => counter_of(row.get(0)).map(|c| Some((c, row.get(1)))),
+        })
+    }
+
+    async fn close(&mut self, successor: &str, previous: &str) -> Result<u64, Failure> {
+        let sql = &self.sql.close;
+        self.changed(sql, &[&successor, &previous]).await
     }
 }
 
-/// The numbering statements on a transaction, with the allocation and the
-/// registry INSERT prepared on its connection.
-pub(super) struct PgNumbering<'a, 't> {
-    pub(super) tx: &'a Transaction<'t>,
-    pub(super) sql: &'a PgSql,
-    /// [`PgSql::allocate_open`], prepared.
-    pub(super) allocate: &'a Statement,
-    /// [`PgSql::insert_number`], prepared.
-    pub(super) insert: &'a Statement,
-    /// [`PgSql::insert_payment`], prepared, where the flow records payments.
-    pub(super) insert_payment: Option<&'a Statement>,
-}
-
-impl NumberingStatements for PgNumbering<'_, '_> {
-    type Failure = tokio_postgres::Error;
-
-    async fn allocate_open(&mut self, scope: &str, count: u64) -> Answer<u64, Self::Failure> {
-        super::allocate_in(self.tx, self.allocate, scope, count).await
+impl NumberingStatements for PgStatements<'_> {
+    async fn allocate_open(&mut self, scope: &str, count: u64) -> Answer<u64, Failure> {
+        let statement = self.conn.prepared(&self.sql.allocate_open).await?;
+        super::allocate_in(&self.conn.client, &statement, scope, count).await
     }
 
-    async fn successor(&mut self, scope: &str) -> Result<Option<Option<String>>, Self::Failure> {
-        let row = self.tx.query_opt(&self.sql.successor, &[&scope]).await?;
+    async fn successor(&mut self, scope: &str) -> Result<Option<Option<String>>, Failure> {
+        let sql = &self.sql.successor;
+        let row = self.row(sql, &[&scope]).await?;
         Ok(row.map(|r| r.get::<_, Option<String>>(0)))
     }
 
@@ -108,9 +206,10 @@ impl NumberingStatements for PgNumbering<'_, '_> {
         status: NumberStatus,
         gateway: &str,
         txn: &str,
-    ) -> Answer<(), Self::Failure> {
-        let row = [
-            &scope as &(dyn tokio_postgres::types::ToSql + Sync),
+    ) -> Answer<(), Failure> {
+        let sql = &self.sql.insert_number;
+        let params: &Params = &[
+            &scope,
             &number.to_string(),
             &status.as_str(),
             &"payment",
@@ -118,10 +217,7 @@ impl NumberingStatements for PgNumbering<'_, '_> {
             &txn,
             &None::<&str>,
         ];
-        match self.tx.execute(self.insert, &row).await {
-            Ok(_) => Ok(Ok(())),
-            Err(e) => super::duplicate_or(e, scope, number),
-        }
+        self.insert_number_row(sql, scope, number, params).await
     }
 
     async fn set_payment_number(
@@ -129,61 +225,140 @@ impl NumberingStatements for PgNumbering<'_, '_> {
         number: u64,
         scope: &str,
         payment_id: u64,
-    ) -> Result<u64, Self::Failure> {
+    ) -> Result<u64, Failure> {
         let id = i64::try_from(payment_id).unwrap_or(i64::MAX);
-        self.tx
-            .execute(
-                &self.sql.set_payment_number,
-                &[&number.to_string(), &scope, &id],
-            )
-            .await
+        let sql = &self.sql.set_payment_number;
+        self.changed(sql, &[&number.to_string(), &scope, &id]).await
     }
 }
 
-impl PaymentReads for PgNumbering<'_, '_> {
-    type Failure = tokio_postgres::Error;
+impl RecordedStatements for PgStatements<'_> {
+    async fn find_by_request(
+        &mut self,
+        scope: &str,
+        key: &str,
+    ) -> Answer<Option<(u64, String, Option<String>)>, Failure> {
+        let sql = &self.sql.find_by_request;
+        let Some(row) = self.row(sql, &[&scope, &key]).await? else {
+            return Ok(Ok(None));
+        };
+        Ok(counter_of(row.get(0)).map(|number| Some((number, row.get(1), row.get(2)))))
+    }
 
+    async fn void_unanswered(
+        &mut self,
+        scope: &str,
+        number: u64,
+        call: &str,
+    ) -> Result<(), Failure> {
+        let sql = &self.sql.void_unanswered;
+        let params: &Params = &[&UNANSWERED_REASON, &scope, &number.to_string(), &call];
+        self.changed(sql, params).await.map(drop)
+    }
+
+    async fn insert_recorded(
+        &mut self,
+        scope: &str,
+        number: u64,
+        source: &str,
+        call: &str,
+        request_key: Option<&str>,
+    ) -> Answer<(), Failure> {
+        let n = number.to_string();
+        let none = None::<&str>;
+        let sql = self.sql;
+        match request_key {
+            None => {
+                let status = NumberStatus::Unconfirmed.as_str();
+                let params: &Params = &[&scope, &n, &status, &source, &none, &none, &call];
+                self.insert_number_row(&sql.insert_number, scope, number, params)
+                    .await
+            }
+            Some(key) => {
+                let params: &Params = &[&scope, &n, &source, &call, &key];
+                self.insert_number_row(&sql.insert_keyed, scope, number, params)
+                    .await
+            }
+        }
+    }
+
+    async fn confirm(&mut self, scope: &str, number: u64, call: &str) -> Result<(), Failure> {
+        let sql = &self.sql.confirm_by_call;
+        let params: &Params = &[&scope, &number.to_string(), &call];
+        self.changed(sql, params).await.map(drop)
+    }
+}
+
+impl PaymentStatements for PgStatements<'_> {
     async fn payment(
         &mut self,
         gateway: &str,
         txn: &str,
-    ) -> Answer<Option<StoredPayment>, Self::Failure> {
-        read_payment(self.tx, self.sql, gateway, txn).await
+    ) -> Answer<Option<StoredPayment>, Failure> {
+        let sql = &self.sql.find_payment;
+        let Some(row) = self.row(sql, &[&gateway, &txn]).await? else {
+            return Ok(Ok(None));
+        };
+        let number: Option<String> = row.get(1);
+        let Ok(number) = number.as_deref().map(counter_of).transpose() else {
+            return Ok(Err(Error::Unexpected(
+                "a stored number is not a u64".into(),
+            )));
+        };
+        Ok(Ok(Some(StoredPayment {
+            scope: row.get(0),
+            number,
+            status: row.get(2),
+            post_id: post_of(row.get(3)),
+            period: row.get(4),
+        })))
     }
-}
 
-impl PaymentLocks for PgNumbering<'_, '_> {
     async fn insert_payment(
         &mut self,
         scope: &str,
         p: &NewPayment<'_>,
-    ) -> Result<Option<u64>, Self::Failure> {
-        let params = [
-            &p.gateway as &(dyn tokio_postgres::types::ToSql + Sync),
+    ) -> Result<Option<u64>, Failure> {
+        let sql = &self.sql.insert_payment;
+        let params: &Params = &[
+            &p.gateway,
             &p.txn,
             &scope,
             &p.amount,
             &p.currency,
             &p.period,
         ];
-        let row = match self.insert_payment {
-            Some(prepared) => self.tx.query_opt(prepared, &params).await?,
-            None => self.tx.query_opt(&self.sql.insert_payment, &params).await?,
-        };
         // BIGSERIAL ids are positive.
-        Ok(row.map(|r| r.get::<_, i64>(0) as u64))
+        Ok(self
+            .row(sql, params)
+            .await?
+            .map(|r| r.get::<_, i64>(0) as u64))
+    }
+
+    async fn insert_held_payment(
+        &mut self,
+        scope: &str,
+        p: &NewPayment<'_>,
+    ) -> Result<bool, Failure> {
+        let sql = &self.sql.insert_held_payment;
+        let params: &Params = &[
+            &p.gateway,
+            &p.txn,
+            &scope,
+            &p.amount,
+            &p.currency,
+            &p.period,
+        ];
+        Ok(self.row(sql, params).await?.is_some())
     }
 
     async fn lock_payment(
         &mut self,
         gateway: &str,
         txn: &str,
-    ) -> Answer<Option<LockedPayment>, Self::Failure> {
-        let Some(row) = self
-            .tx
-            .query_opt(&self.sql.lock_payment, &[&gateway, &txn])
-            .await?
-        else {
+    ) -> Answer<Option<LockedPayment>, Failure> {
+        let sql = &self.sql.lock_payment;
+        let Some(row) = self.row(sql, &[&gateway, &txn]).await? else {
             return Ok(Ok(None));
         };
         let (id, scope, number, period): (i64, String, Option<String>, Option<String>) =
@@ -205,49 +380,70 @@ impl PaymentLocks for PgNumbering<'_, '_> {
     }
 }
 
-/// The payment reads on a connection outside a transaction.
-pub(super) struct PgReads<'a, C> {
-    pub(super) client: &'a C,
-    pub(super) sql: &'a PgSql,
-}
-
-impl<C: GenericClient + Sync> PaymentReads for PgReads<'_, C> {
-    type Failure = tokio_postgres::Error;
-
-    async fn payment(
+impl ClaimStatements for PgStatements<'_> {
+    async fn take_claim(
         &mut self,
+        claim: &str,
+        scope: &str,
+        number: u64,
+        stale: Duration,
+    ) -> Result<bool, Failure> {
+        let sql = &self.sql.claim_number;
+        let stale = stale.as_secs().to_string();
+        let params: &Params = &[&claim, &scope, &number.to_string(), &stale];
+        Ok(self.row(sql, params).await?.is_some())
+    }
+
+    async fn number_state(
+        &mut self,
+        scope: &str,
+        number: u64,
+    ) -> Answer<Option<(String, Option<u64>, Option<String>)>, Failure> {
+        let sql = &self.sql.number_state;
+        let row = self.row(sql, &[&scope, &number.to_string()]).await?;
+        Ok(Ok(row.map(|r| (r.get(0), post_of(r.get(1)), r.get(2)))))
+    }
+
+    async fn issue_claimed(
+        &mut self,
+        post_id: u64,
+        scope: &str,
+        number: u64,
+        claim: &str,
+    ) -> Answer<u64, Failure> {
+        let post = match post_param(post_id) {
+            Ok(post) => post,
+            Err(e) => return Ok(Err(e)),
+        };
+        let sql = &self.sql.issue_claimed;
+        let params: &Params = &[&post, &scope, &number.to_string(), &claim];
+        self.changed(sql, params).await.map(Ok)
+    }
+
+    async fn set_payment_post(
+        &mut self,
+        post_id: u64,
         gateway: &str,
         txn: &str,
-    ) -> Answer<Option<StoredPayment>, Self::Failure> {
-        read_payment(self.client, self.sql, gateway, txn).await
+    ) -> Answer<(), Failure> {
+        let post = match post_param(post_id) {
+            Ok(post) => post,
+            Err(e) => return Ok(Err(e)),
+        };
+        let sql = &self.sql.set_payment_post;
+        self.changed(sql, &[&post, &gateway, &txn])
+            .await
+            .map(|_| Ok(()))
     }
-}
 
-/// The payment (gateway, transaction id) with its registry row.
-async fn read_payment<C: GenericClient + Sync>(
-    client: &C,
-    sql: &PgSql,
-    gateway: &str,
-    txn: &str,
-) -> Answer<Option<StoredPayment>, tokio_postgres::Error> {
-    let Some(row) = client
-        .query_opt(&sql.find_payment, &[&gateway, &txn])
-        .await?
-    else {
-        return Ok(Ok(None));
-    };
-    let number: Option<String> = row.get(1);
-    let post_id: Option<i64> = row.get(3);
-    let Ok(number) = number.as_deref().map(counter_of).transpose() else {
-        return Ok(Err(Error::Unexpected(
-            "a stored number is not a u64".into(),
-        )));
-    };
-    Ok(Ok(Some(StoredPayment {
-        scope: row.get(0),
-        number,
-        status: row.get(2),
-        post_id: post_id.map(|p| p as u64),
-        period: row.get(4),
-    })))
+    async fn release_claim(
+        &mut self,
+        scope: &str,
+        number: u64,
+        claim: &str,
+    ) -> Result<bool, Failure> {
+        let sql = &self.sql.release_claim;
+        let params: &Params = &[&scope, &number.to_string(), &claim];
+        Ok(self.changed(sql, params).await? == 1)
+    }
 }

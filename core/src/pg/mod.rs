@@ -21,16 +21,13 @@
 //!   unless the unsafe override was given, and warns on
 //!   `synchronous_commit = local` with synchronous standbys configured.
 
-mod awb_stock;
 mod classify;
 mod connection;
 mod dialect;
-mod payment_flow;
-mod recorded;
+mod dialect_awb;
 mod sql;
 
 use std::future::Future;
-use std::ops::RangeInclusive;
 use std::pin::Pin;
 use std::str::FromStr;
 use std::time::Duration;
@@ -42,10 +39,6 @@ pub use sql::PgSql;
 
 use crate::config::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
 use crate::error::{Error, Result};
-use crate::payment::{NumberStatus, UNANSWERED_REASON};
-use crate::scope::ScopeKey;
-use crate::series::{self, Advanced, Initialized, SeriesState};
-use crate::series_life::{self, MissingSeries, PlannedSeries};
 use crate::writer::Writer;
 
 use classify::{classify, is_state};
@@ -66,8 +59,9 @@ pub fn is_postgres_url(url: &str) -> bool {
 /// An open connection and the statements prepared on it (each statement is
 /// parsed once per connection, then only bound and executed: one round trip).
 ///
-/// Every transaction is opened with [`PgConn::begin`], which marks the
-/// connection: after a try that did not answer a value, the store confirms
+/// Every transaction is opened by the dialect's `begin` (`pg/dialect.rs`),
+/// which marks the connection (`began`) until its `end` confirms COMMIT or
+/// ROLLBACK: after a try that did not answer a value, the store confirms
 /// the end of a marked connection's transaction with a ROLLBACK it awaits,
 /// or closes the connection (docs/design.md §9). tokio-postgres rolls a dropped
 /// transaction back only when the connection is next used: in a PHP worker
@@ -82,14 +76,6 @@ pub struct PgConn {
 }
 
 impl PgConn {
-    /// Opens a transaction and marks the connection (see [`PgConn`]).
-    async fn begin(
-        &mut self,
-    ) -> std::result::Result<tokio_postgres::Transaction<'_>, tokio_postgres::Error> {
-        self.began = true;
-        self.client.transaction().await
-    }
-
     /// Closes the socket now, whatever it holds (the server then rolls back).
     async fn discard(self, bound: Duration) {
         self.driver.abort();
@@ -151,15 +137,9 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-impl PgStore {
-    /// Builds a store and opens its connection (checking durability), within
-    /// the deadline.
-    pub async fn connect(config: StoreConfig) -> Result<Self> {
-        let mut store = Self::lazy(config)?;
-        store.ping().await?;
-        Ok(store)
-    }
+crate::flows::api::with_operations!(crate::flows::api::engine_methods! PgStore);
 
+impl PgStore {
     /// Builds a store without connecting; the first call connects.
     pub fn lazy(config: StoreConfig) -> Result<Self> {
         config.validate()?;
@@ -188,6 +168,14 @@ impl PgStore {
     /// The settings this store was built with.
     pub fn config(&self) -> &StoreConfig {
         &self.config
+    }
+
+    /// Creates the AWB tables if missing.
+    pub async fn awb_ensure_schema(&mut self) -> Result<()> {
+        self.run("awb_ensure_schema", |client, sql| {
+            Box::pin(async move { create_if_missing(client, &sql.awb.create).await })
+        })
+        .await
     }
 
     /// The statements this store sends.
@@ -248,174 +236,6 @@ impl PgStore {
         .await
     }
 
-    /// Creates the series `scope` whose first number is `start` (≥ 1). An
-    /// existing series is reported and never reset.
-    pub async fn initialize(&mut self, scope: &ScopeKey, start: u64) -> Result<Initialized> {
-        let counter = series::counter_for_start(start)?;
-        let key = scope.as_str().to_owned();
-        self.run("initialize", move |client, sql| {
-            let key = key.clone();
-            Box::pin(async move {
-                let created = client
-                    .query_opt(
-                        &sql.initialize,
-                        &[&key, &counter.to_string(), &start.to_string()],
-                    )
-                    .await?;
-                if created.is_some() {
-                    return Ok(Ok(Initialized::Created { next: start }));
-                }
-                Ok(read_current(client, sql, &key)
-                    .await?
-                    .map(|s| Initialized::Exists { current: s.current }))
-            })
-        })
-        .await
-    }
-
-    /// Creates the series `scope` under a plan (docs/design.md §7), as on MySQL:
-    /// at `configured_start` (`Create`), right after the issuer's latest
-    /// earlier year (`Continue`: in one transaction under the previous
-    /// series' row lock, which closes it in favour of the new one), or not at
-    /// all (`Hold`). An existing series is reported, never reset.
-    pub async fn initialize_planned(
-        &mut self,
-        scope: &ScopeKey,
-        plan: MissingSeries,
-        configured_start: u64,
-    ) -> Result<PlannedSeries> {
-        let previous = match (plan, series_life::issuer_and_year(scope.as_str())) {
-            (MissingSeries::Continue, Some((issuer, _))) => {
-                let pattern = series_life::issuer_pattern(issuer);
-                let rows: Vec<(String, u64)> = self
-                    .run("initialize_planned", move |client, sql| {
-                        let pattern = pattern.clone();
-                        Box::pin(async move {
-                            let rows = client.query(&sql.list_like, &[&pattern]).await?;
-                            Ok(rows
-                                .iter()
-                                .map(|r| {
-                                    let current: String = r.get(1);
-                                    current
-                                        .parse::<u64>()
-                                        .map(|c| (r.get::<_, String>(0), c))
-                                        .map_err(|_| {
-                                            Error::Unexpected(format!(
-                                                "counter {current} is not a u64"
-                                            ))
-                                        })
-                                })
-                                .collect::<Result<Vec<_>>>())
-                        })
-                    })
-                    .await?;
-                series_life::previous_series(scope, rows.iter().map(|(k, c)| (k.as_str(), *c)))
-                    .map(|(key, _)| key.to_owned())
-            }
-            _ => None,
-        };
-        let Some(previous) = previous else {
-            let start = series_life::start_for_new_series(plan, configured_start, None)?;
-            let outcome = match start {
-                Some(start) => Some(self.initialize(scope, start).await?),
-                None => None,
-            };
-            return Ok(PlannedSeries {
-                start,
-                continued_from: None,
-                outcome,
-            });
-        };
-        // A table from before `closed_by` gains it here, once.
-        self.ensure_schema().await?;
-        let key = scope.as_str().to_owned();
-        self.run("initialize_planned", move |client, sql| {
-            let (key, previous) = (key.clone(), previous.clone());
-            Box::pin(async move {
-                let tx = client.begin().await?;
-                let mut statements = dialect::PgSeries { tx: &tx, sql };
-                let outcome = crate::flows::continue_series::continue_series(
-                    &mut statements,
-                    &key,
-                    &previous,
-                    configured_start,
-                )
-                .await?;
-                match outcome {
-                    Ok(planned) => {
-                        tx.commit().await?;
-                        Ok(Ok(planned))
-                    }
-                    Err(e) => {
-                        tx.rollback().await?;
-                        Ok(Err(e))
-                    }
-                }
-            })
-        })
-        .await
-    }
-
-    /// Moves the series so that its next number is at least `next`. Never
-    /// moves it down.
-    pub async fn advance(&mut self, scope: &ScopeKey, next: u64) -> Result<Advanced> {
-        let counter = series::counter_for_next(next)?;
-        let key = scope.as_str().to_owned();
-        self.run("advance", move |client, sql| {
-            let key = key.clone();
-            Box::pin(async move {
-                let moved = client
-                    .query_opt(&sql.advance, &[&key, &counter.to_string()])
-                    .await?;
-                if moved.is_some() {
-                    return Ok(Ok(Advanced::Moved { current: counter }));
-                }
-                Ok(read_current(client, sql, &key)
-                    .await?
-                    .map(|s| Advanced::Unchanged { current: s.current }))
-            })
-        })
-        .await
-    }
-
-    /// Hands out the next number of `scope`.
-    pub async fn allocate(&mut self, scope: &ScopeKey) -> Result<u64> {
-        self.allocate_raw(scope, 1).await
-    }
-
-    /// Hands out `count` contiguous numbers (1 ..= [`series::MAX_BATCH`]).
-    pub async fn allocate_many(
-        &mut self,
-        scope: &ScopeKey,
-        count: u64,
-    ) -> Result<RangeInclusive<u64>> {
-        series::check_batch(count)?;
-        let last = self.allocate_raw(scope, count).await?;
-        Ok(series::batch_range(last, count))
-    }
-
-    async fn allocate_raw(&mut self, scope: &ScopeKey, count: u64) -> Result<u64> {
-        let key = scope.as_str().to_owned();
-        self.run("allocate", move |client, sql| {
-            let key = key.clone();
-            Box::pin(async move {
-                let allocate = client.prepared(&sql.allocate).await?;
-                allocate_in(&**client, &allocate, &key, count).await
-            })
-        })
-        .await
-    }
-
-    /// The series as it is now.
-    pub async fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
-        let key = scope.as_str().to_owned();
-        self.run("current", move |client, sql| {
-            let key = key.clone();
-            Box::pin(async move { read_current(client, sql, &key).await })
-        })
-        .await
-    }
-
     /// Closes the connection politely.
     pub async fn close(mut self) -> Result<()> {
         self.client = None;
@@ -468,29 +288,6 @@ pub(super) async fn allocate_in<C: tokio_postgres::GenericClient + Sync>(
                 _ => Err(Error::Unexpected(format!(
                     "allocation returned counter {text} for {count} number(s)"
                 ))),
-            }
-        }
-    })
-}
-
-/// Reads a series.
-async fn read_current(client: &mut PgConn, sql: &PgSql, key: &str) -> PgResult<SeriesState> {
-    let current = client.prepared(&sql.current).await?;
-    let row = client.query_opt(&current, &[&key]).await?;
-    Ok(match row {
-        None => Err(Error::SeriesNotFound {
-            scope: key.to_owned(),
-        }),
-        Some(row) => {
-            let current: String = row.get(0);
-            let start: Option<String> = row.get(1);
-            match current.parse::<u64>() {
-                Ok(current) => Ok(SeriesState {
-                    scope: key.to_owned(),
-                    current,
-                    start: start.and_then(|s| s.parse().ok()),
-                }),
-                Err(_) => Err(Error::Unexpected(format!("counter {current} is not a u64"))),
             }
         }
     })

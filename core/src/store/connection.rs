@@ -8,6 +8,7 @@
 //! closed before the next try or call.
 
 use super::*;
+use crate::error::codes;
 
 impl SeriesStore {
     /// Runs one operation under the one loop of both engines
@@ -137,6 +138,7 @@ impl crate::flows::call::CallSite for SeriesStore {
     type Conn = Session;
     type Sql = Sql;
     type Failure = mysql_async::Error;
+    type Statements<'c> = dialect::MysqlStatements<'c>;
 
     fn config(&self) -> &StoreConfig {
         &self.config
@@ -174,6 +176,14 @@ impl crate::flows::call::CallSite for SeriesStore {
         if let Some(session) = self.conn.take() {
             session.discard(DISCARD_BOUND).await;
         }
+    }
+
+    async fn ensure_schema(&mut self) -> Result<()> {
+        SeriesStore::ensure_schema(self).await
+    }
+
+    fn statements<'c>(session: &'c mut Session, sql: &'c Sql) -> dialect::MysqlStatements<'c> {
+        dialect::MysqlStatements { session, sql }
     }
 }
 

@@ -1,93 +1,128 @@
 //! The MySQL/MariaDB dialect of the engine-neutral flows (`crate::flows`):
-//! each statement a flow sends, on the store's open transaction.
+//! each statement a flow sends, and the begin and end of its transactions,
+//! on the store's session.
 //!
 //! Invariants: only statements from `schema.rs` are sent, every value bound;
-//! a duplicate key is an answer (`false`), any other failure the driver's.
+//! "rows changed" is the server's (the store connects with
+//! `client_found_rows(false)`); a duplicate key is an answer (`false`,
+//! `None` or `DuplicateNumber`), any other failure the driver's.
 
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 
 use crate::error::{codes, Error};
-use crate::flows::continue_series::ContinueStatements;
+use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
-use crate::flows::payments::{
-    LockedPayment, NewPayment, PaymentLocks, PaymentReads, StoredPayment,
-};
-use crate::flows::Answer;
-use crate::payment::NumberStatus;
-use crate::schema::SeriesSql;
+use crate::flows::payments::{LockedPayment, NewPayment, PaymentStatements, StoredPayment};
+use crate::flows::recorded::RecordedStatements;
+use crate::flows::series::SeriesStatements;
+use crate::flows::{Answer, Dialect};
+use crate::payment::{NumberStatus, UNANSWERED_REASON};
 
+use super::session::Session;
 use super::{vetting, Sql};
 
-/// The series statements on a connection inside a transaction.
-pub(super) struct MysqlSeries<'a> {
-    pub(super) conn: &'a mut Conn,
-    pub(super) sql: &'a SeriesSql,
+pub(super) type Failure = mysql_async::Error;
+
+/// The flows' statements on the store's session.
+pub(crate) struct MysqlStatements<'a> {
+    pub(super) session: &'a mut Session,
+    pub(super) sql: &'a Sql,
 }
 
-impl ContinueStatements for MysqlSeries<'_> {
-    type Failure = mysql_async::Error;
-
-    async fn lock_series(
-        &mut self,
-        scope: &str,
-    ) -> Answer<Option<(u64, Option<String>)>, Self::Failure> {
-        self.conn
-            .exec_first(&self.sql.lock_series, (scope,))
-            .await
-            .map(Ok)
+impl MysqlStatements<'_> {
+    pub(super) fn conn(&mut self) -> &mut Conn {
+        self.session
     }
 
-    async fn insert_series(
+    /// Runs `statement`: the rows it changed.
+    pub(super) async fn changed(
         &mut self,
-        scope: &str,
-        counter: u64,
-        start: u64,
-    ) -> Result<bool, Self::Failure> {
-        match self
-            .conn
-            .exec_drop(&self.sql.initialize, (scope, counter, start))
-            .await
-        {
+        statement: &str,
+        params: impl Into<mysql_async::Params> + Send,
+    ) -> Result<u64, Failure> {
+        let conn = self.conn();
+        conn.exec_drop(statement, params).await?;
+        Ok(conn.affected_rows())
+    }
+
+    /// Runs an INSERT: `false` when the key exists already.
+    pub(super) async fn inserted(
+        &mut self,
+        statement: &str,
+        params: impl Into<mysql_async::Params> + Send,
+    ) -> Result<bool, Failure> {
+        match self.conn().exec_drop(statement, params).await {
             Ok(()) => Ok(true),
             Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => Ok(false),
             Err(e) => Err(e),
         }
     }
+}
 
-    async fn counter(&mut self, scope: &str) -> Answer<Option<u64>, Self::Failure> {
-        let row: Option<(u64, Option<u64>)> =
-            self.conn.exec_first(&self.sql.current, (scope,)).await?;
-        Ok(Ok(row.map(|(current, _)| current)))
+impl Dialect for MysqlStatements<'_> {
+    type Failure = Failure;
+
+    async fn begin(&mut self) -> Result<(), Failure> {
+        self.session.begin().await
     }
 
-    async fn close(&mut self, successor: &str, previous: &str) -> Result<u64, Self::Failure> {
-        self.conn
-            .exec_drop(&self.sql.close, (successor, previous))
-            .await?;
-        Ok(self.conn.affected_rows())
+    async fn end<T: Send>(&mut self, outcome: Answer<T, Failure>) -> Answer<T, Failure> {
+        self.session.end(outcome).await
     }
 }
 
-/// The numbering statements (series and registry) on a connection inside a
-/// transaction.
-pub(super) struct MysqlNumbering<'a> {
-    pub(super) conn: &'a mut Conn,
-    pub(super) sql: &'a Sql,
-}
-
-impl NumberingStatements for MysqlNumbering<'_> {
-    type Failure = mysql_async::Error;
-
-    async fn allocate_open(&mut self, scope: &str, count: u64) -> Answer<u64, Self::Failure> {
-        run_allocation(self.conn, &self.sql.series.allocate_open, scope, count).await
+impl SeriesStatements for MysqlStatements<'_> {
+    async fn insert_series(
+        &mut self,
+        scope: &str,
+        counter: u64,
+        start: u64,
+    ) -> Result<bool, Failure> {
+        let sql = &self.sql.series.initialize;
+        self.inserted(sql, (scope, counter, start)).await
     }
 
-    async fn successor(&mut self, scope: &str) -> Result<Option<Option<String>>, Self::Failure> {
-        let row: Option<(Option<String>,)> = self
-            .conn
-            .exec_first(&self.sql.series.successor, (scope,))
-            .await?;
+    async fn series_row(&mut self, scope: &str) -> Answer<Option<(u64, Option<u64>)>, Failure> {
+        let sql = &self.sql.series.current;
+        self.conn().exec_first(sql, (scope,)).await.map(Ok)
+    }
+
+    async fn raise_counter(&mut self, scope: &str, counter: u64) -> Result<u64, Failure> {
+        let sql = &self.sql.series.advance;
+        self.changed(sql, (counter, scope)).await
+    }
+
+    async fn allocate(&mut self, scope: &str, count: u64) -> Answer<u64, Failure> {
+        let sql = &self.sql.series.allocate;
+        run_allocation(self.conn(), sql, scope, count).await
+    }
+
+    async fn series_like(&mut self, pattern: &str) -> Answer<Vec<(String, u64)>, Failure> {
+        let sql = &self.sql.series.list_like;
+        self.conn().exec(sql, (pattern,)).await.map(Ok)
+    }
+
+    async fn lock_series(&mut self, scope: &str) -> Answer<Option<(u64, Option<String>)>, Failure> {
+        let sql = &self.sql.series.lock_series;
+        self.conn().exec_first(sql, (scope,)).await.map(Ok)
+    }
+
+    async fn close(&mut self, successor: &str, previous: &str) -> Result<u64, Failure> {
+        let sql = &self.sql.series.close;
+        self.changed(sql, (successor, previous)).await
+    }
+}
+
+impl NumberingStatements for MysqlStatements<'_> {
+    async fn allocate_open(&mut self, scope: &str, count: u64) -> Answer<u64, Failure> {
+        let sql = &self.sql.series.allocate_open;
+        run_allocation(self.conn(), sql, scope, count).await
+    }
+
+    async fn successor(&mut self, scope: &str) -> Result<Option<Option<String>>, Failure> {
+        let sql = &self.sql.series.successor;
+        let row: Option<(Option<String>,)> = self.conn().exec_first(sql, (scope,)).await?;
         Ok(row.map(|(s,)| s))
     }
 
@@ -98,23 +133,10 @@ impl NumberingStatements for MysqlNumbering<'_> {
         status: NumberStatus,
         gateway: &str,
         txn: &str,
-    ) -> Answer<(), Self::Failure> {
-        let row = (
-            scope,
-            number,
-            status.as_str(),
-            "payment",
-            Some(gateway),
-            Some(txn),
-        );
-        insert_registry_row(
-            self.conn,
-            &self.sql.registry.insert_number,
-            scope,
-            number,
-            row,
-        )
-        .await
+    ) -> Answer<(), Failure> {
+        let row = (scope, number, status.as_str(), "payment", gateway, txn);
+        let sql = &self.sql.registry.insert_number;
+        insert_registry_row(self.conn(), sql, scope, number, row).await
     }
 
     async fn set_payment_number(
@@ -122,25 +144,69 @@ impl NumberingStatements for MysqlNumbering<'_> {
         number: u64,
         scope: &str,
         payment_id: u64,
-    ) -> Result<u64, Self::Failure> {
-        self.conn
-            .exec_drop(
-                &self.sql.registry.set_payment_number,
-                (number, scope, payment_id),
-            )
-            .await?;
-        Ok(self.conn.affected_rows())
+    ) -> Result<u64, Failure> {
+        let sql = &self.sql.registry.set_payment_number;
+        self.changed(sql, (number, scope, payment_id)).await
     }
 }
 
-impl PaymentReads for MysqlNumbering<'_> {
-    type Failure = mysql_async::Error;
+impl RecordedStatements for MysqlStatements<'_> {
+    async fn find_by_request(
+        &mut self,
+        scope: &str,
+        key: &str,
+    ) -> Answer<Option<(u64, String, Option<String>)>, Failure> {
+        let sql = &self.sql.registry.find_by_request;
+        self.conn().exec_first(sql, (scope, key)).await.map(Ok)
+    }
 
+    async fn void_unanswered(
+        &mut self,
+        scope: &str,
+        number: u64,
+        call: &str,
+    ) -> Result<(), Failure> {
+        let sql = &self.sql.registry.void_unanswered;
+        let params = (UNANSWERED_REASON, scope, number, call);
+        self.conn().exec_drop(sql, params).await
+    }
+
+    async fn insert_recorded(
+        &mut self,
+        scope: &str,
+        number: u64,
+        source: &str,
+        call: &str,
+        request_key: Option<&str>,
+    ) -> Answer<(), Failure> {
+        let registry = &self.sql.registry;
+        let conn = &mut **self.session;
+        match request_key {
+            None => {
+                let row = (scope, number, source, call);
+                let sql = &registry.insert_unconfirmed_by_call;
+                insert_registry_row(conn, sql, scope, number, row).await
+            }
+            Some(key) => {
+                let row = (scope, number, source, call, key);
+                let sql = &registry.insert_keyed_by_call;
+                insert_registry_row(conn, sql, scope, number, row).await
+            }
+        }
+    }
+
+    async fn confirm(&mut self, scope: &str, number: u64, call: &str) -> Result<(), Failure> {
+        let sql = &self.sql.registry.confirm_by_call;
+        self.conn().exec_drop(sql, (scope, number, call)).await
+    }
+}
+
+impl PaymentStatements for MysqlStatements<'_> {
     async fn payment(
         &mut self,
         gateway: &str,
         txn: &str,
-    ) -> Answer<Option<StoredPayment>, Self::Failure> {
+    ) -> Answer<Option<StoredPayment>, Failure> {
         type Row = (
             String,
             Option<u64>,
@@ -148,10 +214,8 @@ impl PaymentReads for MysqlNumbering<'_> {
             Option<u64>,
             Option<String>,
         );
-        let row: Option<Row> = self
-            .conn
-            .exec_first(&self.sql.registry.find_payment, (gateway, txn))
-            .await?;
+        let sql = &self.sql.registry.find_payment;
+        let row: Option<Row> = self.conn().exec_first(sql, (gateway, txn)).await?;
         Ok(Ok(row.map(|(scope, number, status, post_id, period)| {
             StoredPayment {
                 scope,
@@ -162,42 +226,103 @@ impl PaymentReads for MysqlNumbering<'_> {
             }
         })))
     }
-}
 
-impl PaymentLocks for MysqlNumbering<'_> {
     async fn insert_payment(
         &mut self,
         scope: &str,
         p: &NewPayment<'_>,
-    ) -> Result<Option<u64>, Self::Failure> {
+    ) -> Result<Option<u64>, Failure> {
         let row = (p.gateway, p.txn, scope, p.amount, p.currency, p.period);
-        match self
-            .conn
-            .exec_drop(&self.sql.registry.insert_payment, row)
-            .await
-        {
-            Ok(()) => Ok(Some(self.conn.last_insert_id().unwrap_or(0))),
-            Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => Ok(None),
-            Err(e) => Err(e),
-        }
+        let sql = &self.sql.registry.insert_payment;
+        Ok(match self.inserted(sql, row).await? {
+            true => Some(self.conn().last_insert_id().unwrap_or(0)),
+            false => None,
+        })
+    }
+
+    async fn insert_held_payment(
+        &mut self,
+        scope: &str,
+        p: &NewPayment<'_>,
+    ) -> Result<bool, Failure> {
+        let row = (p.gateway, p.txn, scope, p.amount, p.currency, p.period);
+        let sql = &self.sql.registry.insert_held_payment;
+        self.inserted(sql, row).await
     }
 
     async fn lock_payment(
         &mut self,
         gateway: &str,
         txn: &str,
-    ) -> Answer<Option<LockedPayment>, Self::Failure> {
+    ) -> Answer<Option<LockedPayment>, Failure> {
         type Row = (u64, String, Option<u64>, Option<String>);
-        let row: Option<Row> = self
-            .conn
-            .exec_first(&self.sql.registry.lock_payment, (gateway, txn))
-            .await?;
+        let sql = &self.sql.registry.lock_payment;
+        let row: Option<Row> = self.conn().exec_first(sql, (gateway, txn)).await?;
         Ok(Ok(row.map(|(id, scope, number, period)| LockedPayment {
             id,
             scope,
             number,
             period,
         })))
+    }
+}
+
+impl ClaimStatements for MysqlStatements<'_> {
+    async fn take_claim(
+        &mut self,
+        claim: &str,
+        scope: &str,
+        number: u64,
+        stale: std::time::Duration,
+    ) -> Result<bool, Failure> {
+        let sql = &self.sql.registry.claim_number;
+        let params = (claim, scope, number, stale.as_secs());
+        Ok(self.changed(sql, params).await? == 1)
+    }
+
+    async fn number_state(
+        &mut self,
+        scope: &str,
+        number: u64,
+    ) -> Answer<Option<(String, Option<u64>, Option<String>)>, Failure> {
+        let sql = &self.sql.registry.number_state;
+        self.conn().exec_first(sql, (scope, number)).await.map(Ok)
+    }
+
+    async fn issue_claimed(
+        &mut self,
+        post_id: u64,
+        scope: &str,
+        number: u64,
+        claim: &str,
+    ) -> Answer<u64, Failure> {
+        let sql = &self.sql.registry.issue_claimed;
+        self.changed(sql, (post_id, scope, number, claim))
+            .await
+            .map(Ok)
+    }
+
+    async fn set_payment_post(
+        &mut self,
+        post_id: u64,
+        gateway: &str,
+        txn: &str,
+    ) -> Answer<(), Failure> {
+        let sql = &self.sql.registry.set_payment_post;
+        self.conn()
+            .exec_drop(sql, (post_id, gateway, txn))
+            .await
+            .map(Ok)
+    }
+
+    async fn release_claim(
+        &mut self,
+        scope: &str,
+        number: u64,
+        claim: &str,
+    ) -> Result<bool, Failure> {
+        let sql = &self.sql.registry.release_claim;
+        Ok(self.changed(sql, (scope, number, claim)).await? == 1)
     }
 }
 
@@ -208,7 +333,7 @@ pub(super) async fn run_allocation(
     statement: &str,
     scope: &str,
     count: u64,
-) -> Answer<u64, mysql_async::Error> {
+) -> Answer<u64, Failure> {
     match conn.exec_drop(statement, (count, scope)).await {
         Ok(()) => {}
         Err(mysql_async::Error::Server(e)) => {
@@ -229,13 +354,13 @@ pub(super) async fn run_allocation(
 
 /// Runs a registry INSERT; a duplicate is the readable alarm of
 /// docs/design.md §2 rule 7.
-pub(super) async fn insert_registry_row(
+async fn insert_registry_row(
     conn: &mut Conn,
     statement: &str,
     scope: &str,
     number: u64,
     params: impl Into<mysql_async::Params> + Send,
-) -> Answer<(), mysql_async::Error> {
+) -> Answer<(), Failure> {
     match conn.exec_drop(statement, params).await {
         Ok(()) => Ok(Ok(())),
         Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {

@@ -15,21 +15,18 @@
 //! - with a node list, the writer is the first node that accepts; a store on a
 //!   later node tries the earlier ones again after `fail_back_after`.
 
-mod awb_stock;
 mod classify;
 mod connection;
 mod dialect;
+mod dialect_awb;
 #[cfg(feature = "mysql-blocking")]
 mod lane;
 #[cfg(feature = "mysql-blocking")]
 mod lane_exchange;
-mod payments;
-mod recorded;
 mod session;
 mod vetting;
 
 use std::future::Future;
-use std::ops::RangeInclusive;
 use std::pin::Pin;
 
 use mysql_async::prelude::Queryable;
@@ -43,18 +40,14 @@ pub use crate::config::{
 #[cfg(feature = "mysql-blocking")]
 pub use lane::AllocationLane;
 
-use crate::error::{codes, Error, Result};
-use crate::flows::payments::Found;
-use crate::format::Period;
-use crate::payment::{Claim, Held, PaymentRecord, PaymentRef};
+use crate::error::{Error, Result};
 use crate::schema::{AwbSql, RegistrySql, SeriesSql};
 use crate::scope::ScopeKey;
-use crate::series::{self, Advanced, Initialized, SeriesState};
-use crate::series_life::{self, MissingSeries, PlannedSeries};
+use crate::series;
 
 use crate::writer::Writer;
 use classify::classify;
-use session::{Session, Tx};
+use session::Session;
 
 type Attempt<'c, T> = Pin<Box<dyn Future<Output = AttemptResult<T>> + Send + 'c>>;
 /// How long closing a discarded connection may take (it is local work: the
@@ -95,15 +88,9 @@ impl std::fmt::Debug for SeriesStore {
     }
 }
 
-impl SeriesStore {
-    /// Builds a store and opens its connection (checking durability), within
-    /// the deadline.
-    pub async fn connect(config: StoreConfig) -> Result<Self> {
-        let mut store = Self::lazy(config)?;
-        store.ping().await?;
-        Ok(store)
-    }
+crate::flows::api::with_operations!(crate::flows::api::engine_methods! SeriesStore);
 
+impl SeriesStore {
     /// Builds a store without connecting; the first call connects.
     pub fn lazy(config: StoreConfig) -> Result<Self> {
         config.validate()?;
@@ -149,6 +136,19 @@ impl SeriesStore {
     /// The settings this store was built with.
     pub fn config(&self) -> &StoreConfig {
         &self.config
+    }
+
+    /// Creates the AWB tables if missing.
+    pub async fn awb_ensure_schema(&mut self) -> Result<()> {
+        self.run("awb_ensure_schema", "", |conn, sql, _| {
+            Box::pin(async move {
+                for ddl in &sql.awb.create {
+                    conn.query_drop(ddl).await?;
+                }
+                Ok(Ok(()))
+            })
+        })
+        .await
     }
 
     /// The series statements this store sends.
@@ -220,147 +220,6 @@ impl SeriesStore {
         .await
     }
 
-    /// Creates the series `scope` whose first number is `start` (≥ 1). An
-    /// existing series is reported and never reset.
-    pub async fn initialize(&mut self, scope: &ScopeKey, start: u64) -> Result<Initialized> {
-        let counter = series::counter_for_start(start)?;
-        self.run("initialize", scope.as_str(), move |conn, sql, key| {
-            Box::pin(async move {
-                match conn
-                    .exec_drop(&sql.series.initialize, (key, counter, start))
-                    .await
-                {
-                    Ok(()) => Ok(Ok(Initialized::Created { next: start })),
-                    Err(mysql_async::Error::Server(e)) if e.code == codes::ER_DUP_ENTRY => {
-                        Ok(read_current(conn, &sql.series, key)
-                            .await?
-                            .map(|s| Initialized::Exists { current: s.current }))
-                    }
-                    Err(e) => Err(e),
-                }
-            })
-        })
-        .await
-    }
-
-    /// Creates the series `scope` under a plan (docs/design.md §7): at
-    /// `configured_start` (`Create`), right after the issuer's latest earlier
-    /// period (`Continue`, see [`series_life::previous_series`]), or not at
-    /// all (`Hold`). An existing series is reported, never reset.
-    ///
-    /// Under `Continue` the new series is made in one transaction that holds
-    /// the previous series' row lock: its first number follows the counter
-    /// once no allocation of the previous series is in flight, and the
-    /// previous series is closed in favour of the new one, so that it never
-    /// hands out a number the new one hands out too (a format without the
-    /// year prints both alike). A payment of the closed series' period is
-    /// numbered by its successor ([`SeriesStore::record_payment`]).
-    pub async fn initialize_planned(
-        &mut self,
-        scope: &ScopeKey,
-        plan: MissingSeries,
-        configured_start: u64,
-    ) -> Result<PlannedSeries> {
-        let previous = match (plan, series_life::issuer_and_year(scope.as_str())) {
-            (MissingSeries::Continue, Some((issuer, _))) => {
-                let pattern = series_life::issuer_pattern(issuer);
-                let rows: Vec<(String, u64)> = self
-                    .run("initialize_planned", scope.as_str(), move |conn, sql, _| {
-                        let pattern = pattern.clone();
-                        Box::pin(async move {
-                            conn.exec(&sql.series.list_like, (pattern,)).await.map(Ok)
-                        })
-                    })
-                    .await?;
-                series_life::previous_series(scope, rows.iter().map(|(k, c)| (k.as_str(), *c)))
-                    .map(|(key, _)| key.to_owned())
-            }
-            _ => None,
-        };
-        let Some(previous) = previous else {
-            let start = series_life::start_for_new_series(plan, configured_start, None)?;
-            let outcome = match start {
-                Some(start) => Some(self.initialize(scope, start).await?),
-                None => None,
-            };
-            return Ok(PlannedSeries {
-                start,
-                continued_from: None,
-                outcome,
-            });
-        };
-        // A table from before `closed_by` gains it here, once.
-        self.ensure_schema().await?;
-        self.run(
-            "initialize_planned",
-            scope.as_str(),
-            move |conn, sql, key| {
-                let previous = previous.clone();
-                Box::pin(async move {
-                    let mut tx = Tx::begin(conn).await?;
-                    let mut statements = dialect::MysqlSeries {
-                        conn: &mut tx,
-                        sql: &sql.series,
-                    };
-                    let outcome = crate::flows::continue_series::continue_series(
-                        &mut statements,
-                        key,
-                        &previous,
-                        configured_start,
-                    )
-                    .await;
-                    tx.end(outcome).await
-                })
-            },
-        )
-        .await
-    }
-
-    /// Moves the series so that its next number is at least `next`. Never
-    /// moves it down: to start lower, create a new series.
-    pub async fn advance(&mut self, scope: &ScopeKey, next: u64) -> Result<Advanced> {
-        let counter = series::counter_for_next(next)?;
-        self.run("advance", scope.as_str(), move |conn, sql, key| {
-            Box::pin(async move {
-                conn.exec_drop(&sql.series.advance, (counter, key)).await?;
-                match conn.affected_rows() {
-                    1 => Ok(Ok(Advanced::Moved { current: counter })),
-                    // Unchanged or missing: the row says which.
-                    0 => Ok(read_current(conn, &sql.series, key)
-                        .await?
-                        .map(|s| Advanced::Unchanged { current: s.current })),
-                    n => Ok(Err(Error::Unexpected(format!(
-                        "advance changed {n} rows of one primary key"
-                    )))),
-                }
-            })
-        })
-        .await
-    }
-
-    /// Hands out the next number of `scope`.
-    pub async fn allocate(&mut self, scope: &ScopeKey) -> Result<u64> {
-        self.allocate_raw(scope, 1).await
-    }
-
-    /// Hands out `count` contiguous numbers (1 ..= [`series::MAX_BATCH`]).
-    pub async fn allocate_many(
-        &mut self,
-        scope: &ScopeKey,
-        count: u64,
-    ) -> Result<RangeInclusive<u64>> {
-        series::check_batch(count)?;
-        let last = self.allocate_raw(scope, count).await?;
-        Ok(series::batch_range(last, count))
-    }
-
-    async fn allocate_raw(&mut self, scope: &ScopeKey, count: u64) -> Result<u64> {
-        self.run("allocate", scope.as_str(), move |conn, sql, key| {
-            Box::pin(async move { allocate_in(conn, &sql.series, key, count).await })
-        })
-        .await
-    }
-
     /// Creates the registry and payments tables if missing (and the
     /// sequences table: [`SeriesStore::ensure_schema`]).
     pub async fn ensure_registry_schema(&mut self) -> Result<()> {
@@ -415,14 +274,6 @@ impl SeriesStore {
         .await
     }
 
-    /// The series as stored.
-    pub async fn current(&mut self, scope: &ScopeKey) -> Result<SeriesState> {
-        self.run("current", scope.as_str(), move |conn, sql, key| {
-            Box::pin(async move { read_current(conn, &sql.series, key).await })
-        })
-        .await
-    }
-
     /// Closes the connection politely.
     pub async fn close(mut self) -> Result<()> {
         if let Some(session) = self.conn.take() {
@@ -436,12 +287,6 @@ impl SeriesStore {
     }
 }
 
-/// Reads one series; `SeriesNotFound` when it does not exist.
-async fn read_current(conn: &mut Conn, sql: &SeriesSql, key: &str) -> AttemptResult<SeriesState> {
-    let row: Option<(u64, Option<u64>)> = conn.exec_first(&sql.current, (key,)).await?;
-    Ok(series::state_of_row(key, row))
-}
-
 /// Allocates `count` numbers of `scope` on a connection and transaction the
 /// caller owns (a tool renumbering inside its own transaction): the same
 /// statement and the same one-row rule as [`SeriesStore::allocate_many`],
@@ -453,18 +298,7 @@ pub async fn allocate_on(
     count: u64,
 ) -> Result<u64> {
     series::check_batch(count)?;
-    allocate_in(conn, sql, scope.as_str(), count)
+    dialect::run_allocation(conn, &sql.allocate, scope.as_str(), count)
         .await
         .map_err(|e| classify(e).error)?
-}
-
-/// The allocation statement on `conn`: the new counter from the statement's
-/// own OK packet, only when exactly one row changed.
-async fn allocate_in(
-    conn: &mut Conn,
-    sql: &SeriesSql,
-    key: &str,
-    count: u64,
-) -> AttemptResult<u64> {
-    dialect::run_allocation(conn, &sql.allocate, key, count).await
 }

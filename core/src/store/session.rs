@@ -1,9 +1,11 @@
 //! The store's connection and the one construct that ends its transactions.
 //!
 //! Invariants (docs/design.md §9, "a transaction left open is a locked series"):
-//! - every transaction the MySQL/MariaDB store opens is a [`Tx`]: [`Tx::end`] ends in COMMIT when the work answered a value and
-//!   in ROLLBACK on anything else (a typed refusal, a driver error, an early
-//!   return), and the end is awaited before the call returns;
+//! - every transaction the MySQL/MariaDB store opens is opened by
+//!   [`Session::begin`] and ended by [`Session::end`] (the flows' `Dialect`
+//!   begin and end): COMMIT when the work answered a value, ROLLBACK on
+//!   anything else (a typed refusal, a driver error), and the end is awaited
+//!   before the call returns;
 //! - [`Session::open`] is true from the moment `START TRANSACTION` is sent
 //!   until its COMMIT or ROLLBACK is confirmed; a session still open when the
 //!   store regains control (the end failed, the work panicked or was
@@ -67,38 +69,27 @@ impl DerefMut for Session {
     }
 }
 
-/// An open transaction on a session: the work runs on it (it derefs to the
-/// connection) and [`Tx::end`] commits or rolls back. A `Tx` dropped without
-/// `end` (an early return, a panic, the deadline) leaves its session marked
-/// open, and the store discards that connection before anything else runs.
-#[must_use = "a transaction must be ended with Tx::end"]
-pub(crate) struct Tx<'s> {
-    session: &'s mut Session,
-}
-
-impl<'s> Tx<'s> {
-    /// Sends `START TRANSACTION`. The session counts as open from before
-    /// it is sent.
-    pub(crate) async fn begin(session: &'s mut Session) -> Result<Tx<'s>, mysql_async::Error> {
-        session.open = true;
-        session.conn.query_drop("START TRANSACTION").await?;
-        Ok(Tx { session })
+impl Session {
+    /// Sends `START TRANSACTION`. The session counts as open from before it
+    /// is sent.
+    pub(crate) async fn begin(&mut self) -> Result<(), mysql_async::Error> {
+        self.open = true;
+        self.conn.query_drop("START TRANSACTION").await
     }
 
     /// Ends the transaction by the work's `outcome`: COMMIT when it answered
     /// a value, ROLLBACK on a typed refusal or a driver error; the end is
     /// awaited. A failed end is reported (a COMMIT whose answer was lost has
     /// an unknown outcome) and leaves the session open, so it is discarded.
-    pub(crate) async fn end<T>(self, outcome: AttemptResult<T>) -> AttemptResult<T> {
-        let conn = &mut self.session.conn;
+    pub(crate) async fn end<T>(&mut self, outcome: AttemptResult<T>) -> AttemptResult<T> {
         let end = if matches!(outcome, Ok(Ok(_))) {
             "COMMIT"
         } else {
             "ROLLBACK"
         };
-        match conn.query_drop(end).await {
+        match self.conn.query_drop(end).await {
             Ok(()) => {
-                self.session.open = false;
+                self.open = false;
                 outcome
             }
             Err(failed) => {
@@ -107,9 +98,9 @@ impl<'s> Tx<'s> {
                 // the session is clean. A lost connection fails here too
                 // and stays open.
                 if matches!(failed, mysql_async::Error::Server(_))
-                    && conn.query_drop("ROLLBACK").await.is_ok()
+                    && self.conn.query_drop("ROLLBACK").await.is_ok()
                 {
-                    self.session.open = false;
+                    self.open = false;
                 }
                 match outcome {
                     Ok(Ok(_)) => Err(failed),
@@ -117,18 +108,5 @@ impl<'s> Tx<'s> {
                 }
             }
         }
-    }
-}
-
-impl Deref for Tx<'_> {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        &self.session.conn
-    }
-}
-
-impl DerefMut for Tx<'_> {
-    fn deref_mut(&mut self) -> &mut Conn {
-        &mut self.session.conn
     }
 }

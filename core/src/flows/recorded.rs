@@ -1,0 +1,181 @@
+//! The recorded allocation, written once for both engines: a number and its
+//! registry row in one transaction, `unconfirmed` until the answer to its
+//! COMMIT has arrived, with an optional request key (docs/design.md §2
+//! rule 4, §9).
+//!
+//! Invariants: the number exists only with its registry row; a retry voids
+//! only rows carrying its own call's mark (so never a number another call
+//! issued after a rollback); a keyed repeat returns the number its key took,
+//! never a voided one, and marks it issued; a number whose caller may not
+//! have received it stays `unconfirmed`, which is what the books must say.
+
+use std::future::Future;
+use std::sync::Mutex;
+
+use super::numbering::{allocate_open, NumberingStatements};
+use super::{Answer, Dialect};
+use crate::error::Error;
+
+/// The row a request key took: number, status and the mark of its call.
+pub(crate) type RequestedNumber = (u64, String, Option<String>);
+
+/// The registry statements of this flow, as one dialect sends them.
+pub(crate) trait RecordedStatements: Dialect {
+    /// The number request key `key` took in `scope`: number, status and the
+    /// mark of the call that took it.
+    fn find_by_request(
+        &mut self,
+        scope: &str,
+        key: &str,
+    ) -> impl Future<Output = Answer<Option<RequestedNumber>, Self::Failure>> + Send;
+
+    /// Voids `number` of `scope` with [`crate::payment::UNANSWERED_REASON`]
+    /// if its row carries the mark `call` and is still unconfirmed.
+    fn void_unanswered(
+        &mut self,
+        scope: &str,
+        number: u64,
+        call: &str,
+    ) -> impl Future<Output = Result<(), Self::Failure>> + Send;
+
+    /// The registry row of a recorded number, `unconfirmed`, marked `call`,
+    /// with the request key if any; a duplicate is `DuplicateNumber`.
+    fn insert_recorded(
+        &mut self,
+        scope: &str,
+        number: u64,
+        source: &str,
+        call: &str,
+        request_key: Option<&str>,
+    ) -> impl Future<Output = Answer<(), Self::Failure>> + Send;
+
+    /// Marks `number` issued if its row carries the mark `call`.
+    fn confirm(
+        &mut self,
+        scope: &str,
+        number: u64,
+        call: &str,
+    ) -> impl Future<Output = Result<(), Self::Failure>> + Send;
+}
+
+/// One call of the recorded allocation: its mark, its request key, and the
+/// numbers its tries took up to their COMMIT (shared by the tries).
+pub(crate) struct RecordedCall {
+    pub(crate) source: String,
+    pub(crate) request_key: Option<String>,
+    /// This call's mark on its registry rows.
+    pub(crate) mark: String,
+    /// Numbers of this call's tries that reached COMMIT: a later try voids
+    /// them (only rows with this call's mark) unless they were confirmed.
+    pub(crate) committing: Mutex<Vec<u64>>,
+}
+
+impl RecordedCall {
+    /// A call with a fresh random mark.
+    pub(crate) fn new(source: &str, request_key: Option<&str>) -> Self {
+        Self {
+            source: source.to_owned(),
+            request_key: request_key.map(str::to_owned),
+            mark: format!("call-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)),
+            committing: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// One try of the recorded allocation (see the module's invariants).
+pub(crate) async fn allocate_recorded<S>(
+    statements: &mut S,
+    scope: &str,
+    call: &RecordedCall,
+) -> Answer<u64, S::Failure>
+where
+    S: RecordedStatements + NumberingStatements + Send,
+{
+    statements.begin().await?;
+    let outcome = take(statements, scope, call).await;
+    if let Ok(Ok((number, _))) = &outcome {
+        call.committing.lock().expect("not poisoned").push(*number);
+    }
+    let (number, mark) = match statements.end(outcome).await? {
+        Ok(taken) => taken,
+        // The same key at the same moment: the other call committed first;
+        // this one rolled back and reads it.
+        Err(e @ Error::DuplicateNumber { .. }) if call.request_key.is_some() => {
+            let key = call.request_key.as_deref().unwrap_or_default();
+            match by_request_key(statements, scope, key).await? {
+                Ok(Some(found)) => found,
+                Ok(None) => return Ok(Err(e)),
+                Err(refused) => return Ok(Err(refused)),
+            }
+        }
+        Err(e) => return Ok(Err(e)),
+    };
+    // The COMMIT was answered (or a repeat found its number): this caller
+    // has the number. Marking it issued is idempotent; if this answer is
+    // lost, or the deadline ends the call first, the number stays
+    // unconfirmed.
+    if let Err(e) = statements.confirm(scope, number, &mark).await {
+        log::warn!("number {number} of `{scope}` stays unconfirmed: {e}");
+    }
+    Ok(Ok(number))
+}
+
+/// The work inside the transaction: the number and the mark to confirm.
+async fn take<S>(
+    statements: &mut S,
+    scope: &str,
+    call: &RecordedCall,
+) -> Answer<(u64, String), S::Failure>
+where
+    S: RecordedStatements + NumberingStatements + Send,
+{
+    match &call.request_key {
+        Some(key) => match by_request_key(statements, scope, key).await? {
+            Ok(Some(found)) => return Ok(Ok(found)),
+            Ok(None) => {}
+            Err(refused) => return Ok(Err(refused)),
+        },
+        None => {
+            let unanswered = call.committing.lock().expect("not poisoned").clone();
+            for number in unanswered {
+                statements
+                    .void_unanswered(scope, number, &call.mark)
+                    .await?;
+            }
+        }
+    }
+    let number = match allocate_open(statements, scope, 1).await? {
+        Ok(number) => number,
+        Err(e) => return Ok(Err(e)),
+    };
+    let inserted = statements
+        .insert_recorded(
+            scope,
+            number,
+            &call.source,
+            &call.mark,
+            call.request_key.as_deref(),
+        )
+        .await?;
+    Ok(inserted.map(|()| (number, call.mark.clone())))
+}
+
+/// The number request key `key` took in `scope`, with its call's mark
+/// (`None`: the key is new); a number no longer handed out is refused
+/// ([`crate::payment::repeat_of_request`]).
+async fn by_request_key<S: RecordedStatements + Send>(
+    statements: &mut S,
+    scope: &str,
+    key: &str,
+) -> Answer<Option<(u64, String)>, S::Failure> {
+    let found = match statements.find_by_request(scope, key).await? {
+        Ok(found) => found,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(found
+        .map(|(number, status, mark)| {
+            crate::payment::repeat_of_request(scope, key, number, &status)
+                .map(|n| (n, mark.unwrap_or_default()))
+        })
+        .transpose())
+}
