@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::retry::RetryPolicy;
-use crate::schema::TablePrefix;
+use crate::table_prefix::TablePrefix;
 
 /// What to do with a server's `innodb_flush_log_at_trx_commit`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -9,8 +9,8 @@
 //! `SeriesStore` and `PgStore` are generated from one list.
 
 use crate::error::{Error, Result};
+use crate::mysql::{Durability, SeriesStore, StoreConfig, StoreStats};
 use crate::pg::{is_postgres_url, PgStore};
-use crate::store::{Durability, SeriesStore, StoreConfig, StoreStats};
 
 /// Which engine a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -360,14 +360,15 @@ fn awb_single_digit_substitutions() {
 }
 
 /// The statements the pure-PHP twin must send as they are: the file is the
-/// core's list for the prefix `wp_` (`schema::numbering_statements`). After a
+/// core's list for the prefix `wp_` (`mysql::sql::numbering_statements`). After a
 /// change of a statement, write the file anew with
 /// `COUNTERFOIL_WRITE_VECTORS=1 cargo test -p counterfoil-core --test vectors
 /// mysql_statements`; the twin's test (`VectorsTest::test_mysql_statements`)
 /// then shows where the twin differs.
+#[cfg(feature = "mysql")]
 #[test]
 fn mysql_statements() {
-    use counterfoil_core::schema::{numbering_statements, TablePrefix};
+    use counterfoil_core::{mysql::sql::numbering_statements, TablePrefix};
     let ours: serde_json::Map<String, serde_json::Value> =
         numbering_statements(&TablePrefix::new("wp_").unwrap())
             .into_iter()

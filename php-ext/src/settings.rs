@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use counterfoil_core::store::url_from_parts;
+use counterfoil_core::mysql::url_from_parts;
 use counterfoil_core::{NodeListPolicy, NumberFormat, StoreConfig, TablePrefix};
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};

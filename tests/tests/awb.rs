@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use counterfoil_core::awb::AwbState;
-use counterfoil_core::store::AwbTransition;
+use counterfoil_core::mysql::AwbTransition;
 use counterfoil_core::{Engine, Error, Store, StoreConfig};
 use counterfoil_tests::engines::{exec, fresh_database, scalar};
 use counterfoil_tests::mariadb::block_on;

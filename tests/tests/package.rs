@@ -339,7 +339,7 @@ fn one_version_everywhere() {
         .find(|l| l.starts_with("## "))
         .expect("a version entry");
     assert!(newest.starts_with(&format!("## {VERSION} ")), "{newest}");
-    for manifest in ["core", "php-ext", "mysql-tools", "wasm", "tests", "benches"] {
+    for manifest in ["core", "php-ext", "cli", "wasm", "tests", "benches"] {
         let text = read(&format!("{manifest}/Cargo.toml"));
         assert!(
             text.contains("version.workspace = true"),

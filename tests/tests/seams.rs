@@ -550,7 +550,7 @@ fn a_claim_taken_on_another_node_is_judged_by_its_lease() {
         &url,
         &format!(
             "UPDATE wp_counterfoil_numbers SET claim_node = {}",
-            counterfoil_core::schema::CLAIM_NODE
+            counterfoil_core::mysql::sql::CLAIM_NODE
         ),
     );
     runtime().block_on(async {

@@ -1,7 +1,7 @@
 //! What the accountant opens, on real WordPress: the invoice list sorts
 //! numbers numerically and finds a payment by its transaction id; each screen
 //! in a real browser, with screenshots. (The export's test, CLI against
-//! plugin, is `mysql-tools/tests/export.rs`.)
+//! plugin, is `cli/tests/export.rs`.)
 
 use counterfoil_tests::browser;
 use counterfoil_tests::wordpress::books_site;

@@ -27,7 +27,7 @@
  * (a series closed when the `continue` plan makes its successor).
  *
  * The definitions of the first three equal counterfoil-core's
- * (core/src/schema.rs); a test compares SHOW CREATE TABLE of both.
+ * (core/src/mysql/sql.rs); a test compares SHOW CREATE TABLE of both.
  *
  * @package Counterfoil
  */

@@ -1,7 +1,7 @@
 //! The flows of the store, written once for both engines (issue 25: one
 //! store, two dialects). A flow is the order of statements an operation
 //! sends and what it decides from their answers; a dialect (MySQL/MariaDB in
-//! `store/dialect.rs`, PostgreSQL in `pg/dialect.rs`) supplies each statement
+//! `mysql/dialect.rs`, PostgreSQL in `pg/dialect.rs`) supplies each statement
 //! as one method of a trait here, and the begin and end of a transaction.
 //!
 //! Invariants:

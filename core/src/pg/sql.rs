@@ -8,7 +8,7 @@
 //! Scope keys compare bytewise (`COLLATE "C"`), as MySQL's `utf8mb4_bin`.
 //! Only the prefix (restricted to `[A-Za-z0-9_]`) is spliced into the text.
 
-use crate::schema::TablePrefix;
+use crate::table_prefix::TablePrefix;
 
 /// The largest counter, as text for the CHECK constraints.
 const U64_MAX: &str = "18446744073709551615";

@@ -3,7 +3,7 @@
 //! `mysql_common` with mysql_async), for a caller with nothing else to do
 //! while it waits — a PHP request. No runtime, no reactor. On a plain
 //! connection the allocation itself goes through
-//! `store::lane_exchange`: one `send`, one `poll` and one
+//! `mysql::lane_exchange`: one `send`, one `poll` and one
 //! `recv` per number, one sleep while the server works. Measured on these
 //! machines (docs/benchmarks.md), the async driver costs about 56 µs of CPU
 //! per allocation; this lane costs the same as PHP's own mysqli.
@@ -26,7 +26,7 @@
 //! - a failed try is retried with a fresh statement (so a fresh number).
 //!
 //! [`RetryPolicy`]: crate::RetryPolicy
-//! [`SeriesSql::allocate`]: crate::schema::SeriesSql
+//! [`SeriesSql::allocate`]: crate::mysql::sql::SeriesSql
 
 use std::ops::RangeInclusive;
 use std::os::fd::AsRawFd;
@@ -39,7 +39,7 @@ use super::lane_exchange::Exchange;
 use super::{vetting, StoreStats};
 use crate::config::{Durability, StoreConfig};
 use crate::error::{codes, Error, Result};
-use crate::schema::SeriesSql;
+use crate::mysql::sql::SeriesSql;
 use crate::scope::ScopeKey;
 use crate::series::{self, SeriesState};
 use crate::writer::Writer;

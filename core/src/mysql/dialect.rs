@@ -2,7 +2,7 @@
 //! each statement a flow sends, and the begin and end of its transactions,
 //! on the store's session.
 //!
-//! Invariants: only statements from `schema.rs` are sent, every value bound;
+//! Invariants: only statements from `sql.rs` are sent, every value bound;
 //! "rows changed" is the server's (the store connects with
 //! `client_found_rows(false)`); a duplicate key is an answer (`false`,
 //! `None` or `DuplicateNumber`), any other failure the driver's.

@@ -1,7 +1,7 @@
 //! The MySQL/MariaDB dialect's AWB stock statements (`crate::flows::awb`).
 //!
 //! Invariants: as the rest of the dialect (`dialect.rs`): statements from
-//! `schema.rs` only, every value bound; a duplicate key is an answer
+//! `sql.rs` only, every value bound; a duplicate key is an answer
 //! (`Some(number)`, `false`), any other failure the driver's.
 
 use mysql_async::prelude::Queryable;

@@ -1,4 +1,5 @@
-//! Table names and every SQL statement Counterfoil sends, as text.
+//! The MySQL/MariaDB dialect's SQL: table names and every statement the
+//! store sends on this engine, as text (PostgreSQL's are in `pg/sql.rs`).
 //!
 //! Invariants: the only text interpolated into SQL is the table prefix, and a
 //! [`TablePrefix`] holds only ASCII letters, digits and `_` (at most 32
@@ -6,52 +7,7 @@
 //! bound parameter. The sequences table keeps the article's two columns
 //! (`scope_key`, `current_value`) so existing sites are adopted, not migrated.
 
-use crate::error::{Error, Result};
-
-/// A validated table prefix such as WordPress's `wp_`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TablePrefix(String);
-
-impl TablePrefix {
-    /// The longest prefix accepted.
-    pub const MAX_LEN: usize = 32;
-
-    /// Validates a prefix: ASCII letters, digits and `_` only.
-    pub fn new(prefix: &str) -> Result<Self> {
-        if prefix.len() > Self::MAX_LEN {
-            return Err(Error::InvalidArgument {
-                name: "table_prefix",
-                reason: format!(
-                    "table prefix `{prefix}` is longer than {} characters",
-                    Self::MAX_LEN
-                ),
-            });
-        }
-        if let Some(c) = prefix
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-        {
-            return Err(Error::InvalidArgument {
-                name: "table_prefix",
-                reason: format!(
-                    "table prefix `{prefix}` holds `{c}`; only letters, digits and _ are allowed"
-                ),
-            });
-        }
-        Ok(Self(prefix.to_owned()))
-    }
-
-    /// The prefix.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for TablePrefix {
-    fn default() -> Self {
-        Self("wp_".into())
-    }
-}
+use crate::table_prefix::TablePrefix;
 
 /// The SQL of the series store for one table prefix.
 #[derive(Clone, Debug)]

@@ -413,7 +413,7 @@ async fn renumber(
         db.query_drop("START TRANSACTION").await?;
         let outcome = async {
             let new =
-                counterfoil_core::store::allocate_on(&mut db.conn, series, &ScopeKey::new(scope)?, 1)
+                counterfoil_core::mysql::allocate_on(&mut db.conn, series, &ScopeKey::new(scope)?, 1)
                     .await?;
             let title = format.render(new, Period::new(year, month.clamp(1, 12))?);
             db.exec(

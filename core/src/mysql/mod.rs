@@ -1,4 +1,6 @@
-//! The series store on MySQL/MariaDB (feature `mysql`).
+//! The MySQL/MariaDB dialect (feature `mysql`): its SQL ([`sql`]), its
+//! statements for the shared flows (`dialect.rs`), its connection, vetting
+//! and error classes, and [`SeriesStore`], the store on this engine.
 //!
 //! Invariants, from docs/design.md §1–2:
 //! - one dedicated connection per store, opened lazily, replaced when lost;
@@ -24,6 +26,7 @@ mod lane;
 #[cfg(feature = "mysql-blocking")]
 mod lane_exchange;
 mod session;
+pub mod sql;
 mod vetting;
 
 use std::future::Future;
@@ -41,9 +44,9 @@ pub use crate::config::{
 pub use lane::AllocationLane;
 
 use crate::error::{Error, Result};
-use crate::schema::{AwbSql, RegistrySql, SeriesSql};
 use crate::scope::ScopeKey;
 use crate::series;
+use sql::{AwbSql, RegistrySql, SeriesSql};
 
 use crate::writer::Writer;
 use classify::classify;

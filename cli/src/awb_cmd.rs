@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, Result};
 use counterfoil_core::awb::{expand_block, Awb, AwbState};
-use counterfoil_core::store::AwbTransition;
+use counterfoil_core::mysql::AwbTransition;
 use serde_json::json;
 
 use crate::cli::{AwbCommand, Global};
