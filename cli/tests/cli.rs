@@ -59,6 +59,21 @@ fn the_articles_semantics_through_the_cli_on_postgres() {
     articles_semantics(&Postgres::shared().fresh_database("cli").unwrap());
 }
 
+/// The same on a PostgreSQL primary with a synchronous standby, named by
+/// one multi-host URL with the standby first (issue 26).
+#[test]
+fn the_articles_semantics_through_the_cli_on_a_postgres_node_list() {
+    let (primary, standby) = Postgres::start_cluster("cli", true).unwrap();
+    let single = primary.fresh_database("cli_list").unwrap();
+    let db = single.rsplit('/').next().unwrap();
+    standby.wait_for_database(db).unwrap();
+    articles_semantics(&format!(
+        "postgres://cf:cf@127.0.0.1:{},127.0.0.1:{}/{db}?target_session_attrs=read-write",
+        standby.port(),
+        primary.port()
+    ));
+}
+
 fn articles_semantics(url: &str) {
     let url = url.to_owned();
     let out = ok(&url, &["series", "init", "42:2019", "--start", "2"]);

@@ -142,13 +142,23 @@ impl StoreConfig {
         self
     }
 
-    /// The node URLs, in order of preference.
-    pub fn node_urls(&self) -> Vec<&str> {
-        self.url
-            .split(',')
-            .map(str::trim)
-            .filter(|u| !u.is_empty())
-            .collect()
+    /// The node URLs, in order of preference: the comma-separated list, with
+    /// a PostgreSQL URL of several hosts (libpq's multi-host form,
+    /// `postgres://user@host1:5432,host2:5432/db?target_session_attrs=read-write`)
+    /// expanded into one URL per host ([`expand_hosts`]).
+    pub fn node_urls(&self) -> Vec<String> {
+        let mut urls: Vec<String> = Vec::new();
+        for piece in self.url.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+            match urls.last_mut() {
+                // A host (or a query value) of the PostgreSQL URL before it.
+                Some(last) if !piece.contains("://") && is_postgres_url(last) => {
+                    last.push(',');
+                    last.push_str(piece);
+                }
+                _ => urls.push(piece.to_owned()),
+            }
+        }
+        urls.iter().flat_map(|u| expand_hosts(u)).collect()
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
@@ -162,6 +172,43 @@ impl StoreConfig {
         }
         Ok(())
     }
+}
+
+/// Whether a URL names the PostgreSQL engine.
+pub fn is_postgres_url(url: &str) -> bool {
+    let u = url.trim_start();
+    u.starts_with("postgres://") || u.starts_with("postgresql://")
+}
+
+/// A PostgreSQL URL with several hosts in its authority, one URL per host
+/// (user, database and parameters kept); any other URL as it is. A host
+/// may be `name`, `name:port`, `[v6]:port` or a percent-encoded socket
+/// directory (`%2Frun%2Fpostgresql`).
+pub fn expand_hosts(url: &str) -> Vec<String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return vec![url.to_owned()];
+    };
+    if !is_postgres_url(url) {
+        return vec![url.to_owned()];
+    }
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let (userinfo, hosts) = match authority.rsplit_once('@') {
+        Some((user, hosts)) => (Some(user), hosts),
+        None => (None, authority),
+    };
+    if !hosts.contains(',') {
+        return vec![url.to_owned()];
+    }
+    hosts
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(|host| match userinfo {
+            Some(user) => format!("{scheme}://{user}@{host}{tail}"),
+            None => format!("{scheme}://{host}{tail}"),
+        })
+        .collect()
 }
 
 /// Builds a `mysql://` URL from WordPress-style parts (see
@@ -264,5 +311,43 @@ mod tests {
         #[cfg(feature = "mysql")]
         assert!(mysql_async::Opts::from_url(&cfg.url).is_ok());
         assert!(cfg.url.starts_with("mysql://u:p@h:1/d"));
+    }
+
+    #[test]
+    fn a_postgres_url_of_several_hosts_is_one_node_per_host() {
+        let cfg = StoreConfig::new;
+        assert_eq!(
+            cfg(
+                "postgres://cf:pw@10.0.0.1:5432,10.0.0.2:5433/shop?target_session_attrs=read-write"
+            )
+            .node_urls(),
+            [
+                "postgres://cf:pw@10.0.0.1:5432/shop?target_session_attrs=read-write",
+                "postgres://cf:pw@10.0.0.2:5433/shop?target_session_attrs=read-write",
+            ]
+        );
+        // A socket directory and an IPv6 host; no user.
+        assert_eq!(
+            cfg("postgresql://%2Frun%2Fpostgresql:5432,[::1]:5433/db").node_urls(),
+            [
+                "postgresql://%2Frun%2Fpostgresql:5432/db",
+                "postgresql://[::1]:5433/db"
+            ]
+        );
+        // The comma-separated list of whole URLs still works, and a MySQL
+        // list is untouched.
+        assert_eq!(
+            cfg("postgres://a@h1/db, postgres://a@h2/db").node_urls(),
+            ["postgres://a@h1/db", "postgres://a@h2/db"]
+        );
+        assert_eq!(
+            cfg("mysql://u@h1/db,mysql://u@h2/db").node_urls(),
+            ["mysql://u@h1/db", "mysql://u@h2/db"]
+        );
+        // One host: as given.
+        assert_eq!(
+            cfg("postgres://a@h/db?x=1").node_urls(),
+            ["postgres://a@h/db?x=1"]
+        );
     }
 }

@@ -278,6 +278,17 @@ pub enum Error {
         /// Its value.
         value: String,
     },
+    /// The primary of a PostgreSQL node list acknowledges a commit before a
+    /// standby has it (no synchronous standby, or `synchronous_commit` below
+    /// `on`): after a failover the promoted standby can lack the last
+    /// numbers and hand them out again.
+    #[error("refusing to number on this PostgreSQL node list: {setting} = '{value}' on the primary, so a commit is acknowledged before any standby has it, and after a failover the promoted standby can lack the last numbers and hand them out again; configure a synchronous standby (synchronous_standby_names = 'FIRST 1 (standby)' or '*', with synchronous_commit = on or remote_apply), or pass the explicit unsafe override")]
+    UnsafeReplication {
+        /// The setting.
+        setting: &'static str,
+        /// Its value on the primary.
+        value: String,
+    },
     /// The operation did not finish within its deadline. Its outcome is
     /// unknown: an allocation may have used a number (a gap), never a duplicate.
     #[error("{operation} did not finish within {} ms; the database is slow or unreachable; the outcome is unknown (a number may have been skipped, never repeated)", after.as_millis())]
@@ -382,7 +393,9 @@ impl Error {
             Error::Overflow { .. } => "overflow",
             Error::DuplicateNumber { .. } => "duplicate_number",
             Error::Refused(_) => "refused",
-            Error::UnsafeDurability { .. } | Error::UnsafeSetting { .. } => "unsafe_durability",
+            Error::UnsafeDurability { .. }
+            | Error::UnsafeSetting { .. }
+            | Error::UnsafeReplication { .. } => "unsafe_durability",
             Error::Timeout { .. } => "timeout",
             Error::Unavailable { .. } => "unavailable",
             Error::Server { .. } => "server",

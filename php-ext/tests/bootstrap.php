@@ -30,10 +30,10 @@ final class TestDb
         return (bool) preg_match('#^postgres(ql)?://#', getenv('COUNTERFOIL_TEST_URL'));
     }
 
-    /** A PDO connection to the test database, on either engine (for checks and for killing a connection). */
+    /** A PDO connection to the test database, on either engine (for checks and for killing a connection); on a node list, to the first node (the primary). */
     public static function pdo(): PDO
     {
-        $u = parse_url(getenv('COUNTERFOIL_TEST_URL'));
+        $u = parse_url(preg_replace('#@([^/,]+),[^/]+/#', '@$1/', getenv('COUNTERFOIL_TEST_URL')));
         $dsn = (self::postgres() ? 'pgsql' : 'mysql') . ":host={$u['host']};port={$u['port']};dbname=" . ltrim($u['path'], '/');
         return new PDO($dsn, $u['user'], $u['pass'] ?? '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
     }

@@ -68,8 +68,8 @@ impl Postgres {
         Self::start_with(name, &[])
     }
 
-    /// Starts a server with extra settings (`("fsync", "off")`, …).
-    pub fn start_with(name: &str, settings: &[(&str, &str)]) -> Result<Self> {
+    /// A fresh directory under `target/harness/` owned by `postgres`.
+    fn fresh_dir(name: &str) -> Result<PathBuf> {
         let dir = crate::target_dir().join("harness").join(format!(
             "pg-{name}-{}-{}",
             std::process::id(),
@@ -86,6 +86,148 @@ impl Postgres {
         if !status.success() {
             bail!("chown {} to postgres failed", dir.display());
         }
+        Ok(dir)
+    }
+
+    fn free_port() -> Result<u16> {
+        Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port())
+    }
+
+    /// Starts a primary and a streaming standby of it (`pg_basebackup -R`),
+    /// the standby synchronous (`synchronous_standby_names = '*'`) when
+    /// `synchronous`; returns once the primary reports the standby
+    /// streaming (as `sync` when synchronous).
+    pub fn start_cluster(name: &str, synchronous: bool) -> Result<(Postgres, Postgres)> {
+        let primary = Self::start(&format!("{name}-primary"))?;
+        let standby = Self::standby_of(&primary, &format!("{name}-standby"))?;
+        if synchronous {
+            primary.configure("synchronous_standby_names", "'*'")?;
+        }
+        let want = if synchronous { "sync" } else { "async" };
+        let started = Instant::now();
+        loop {
+            let state = Self::scalar(
+                &primary.socket_url_as("postgres", "postgres"),
+                "SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'",
+            )?;
+            if state.as_deref() == Some(want) {
+                return Ok((primary, standby));
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("the standby is not streaming as {want}: {state:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts a streaming standby of `primary`: a base backup with the
+    /// recovery settings (`-R`), on its own port and socket.
+    pub fn standby_of(primary: &Postgres, name: &str) -> Result<Self> {
+        let dir = Self::fresh_dir(name)?;
+        let backup = as_postgres("pg_basebackup")?
+            .arg("-D")
+            .arg(dir.join("data"))
+            .args(["-h", "127.0.0.1", "-p", &primary.port.to_string()])
+            .args([
+                "-U",
+                "postgres",
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "--no-sync",
+            ])
+            .output()
+            .context("run pg_basebackup")?;
+        if !backup.status.success() {
+            bail!(
+                "pg_basebackup failed: {}",
+                String::from_utf8_lossy(&backup.stderr)
+            );
+        }
+        let server = Postgres {
+            port: Self::free_port()?,
+            dir,
+            settings: vec![format!("cluster_name={name}")],
+            child: Mutex::new(None),
+        };
+        server.boot()?;
+        Ok(server)
+    }
+
+    /// Waits until database `db` exists here (a standby replays its
+    /// creation after the primary's commit was acknowledged).
+    pub fn wait_for_database(&self, db: &str) -> Result<()> {
+        let started = Instant::now();
+        let sql = format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'");
+        while Self::scalar(&self.socket_url_as("postgres", "postgres"), &sql)?.as_deref()
+            != Some("1")
+        {
+            if started.elapsed() > Duration::from_secs(30) {
+                bail!("database {db} was not replayed within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    /// `ALTER SYSTEM SET name = value` and a reload (one statement each:
+    /// ALTER SYSTEM refuses a transaction block).
+    pub fn configure(&self, name: &str, value: &str) -> Result<()> {
+        self.exec_as_postgres("postgres", &format!("ALTER SYSTEM SET {name} = {value}"))?;
+        self.exec_as_postgres("postgres", "SELECT pg_reload_conf()")
+    }
+
+    /// Promotes a standby to primary and waits until it accepts writes.
+    pub fn promote(&self) -> Result<()> {
+        self.exec_as_postgres("postgres", "SELECT pg_promote(true, 60)")?;
+        let started = Instant::now();
+        while Self::scalar(
+            &self.socket_url_as("postgres", "postgres"),
+            "SELECT pg_is_in_recovery()",
+        )?
+        .as_deref()
+            != Some("f")
+        {
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("the standby was not promoted within 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    /// A machine's crash: SIGKILL to the postmaster and every backend at
+    /// once (none of them answers a client again), then waits for it.
+    pub fn crash_host(&self) -> Result<()> {
+        self.each_process(libc::SIGKILL)?;
+        if let Some(mut child) = self.child.lock().unwrap().take() {
+            let _ = child.wait();
+        }
+        Ok(())
+    }
+
+    /// `pg_ctl stop -m immediate`: SIGQUIT to the postmaster, which ends
+    /// every backend without a checkpoint; waits for it.
+    pub fn stop_immediate(&self) -> Result<()> {
+        let Some(mut child) = self.child.lock().unwrap().take() else {
+            return Ok(());
+        };
+        // SAFETY: a signal to our own child.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGQUIT);
+        }
+        child.wait()?;
+        Ok(())
+    }
+
+    /// Starts a server with extra settings (`("fsync", "off")`, …).
+    pub fn start_with(name: &str, settings: &[(&str, &str)]) -> Result<Self> {
+        let dir = Self::fresh_dir(name)?;
         let init = as_postgres("initdb")?
             .arg("-D")
             .arg(dir.join("data"))
@@ -96,9 +238,7 @@ impl Postgres {
             bail!("initdb failed: {}", String::from_utf8_lossy(&init.stderr));
         }
         let server = Postgres {
-            port: std::net::TcpListener::bind("127.0.0.1:0")?
-                .local_addr()?
-                .port(),
+            port: Self::free_port()?,
             dir,
             settings: settings.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             child: Mutex::new(None),
@@ -161,6 +301,11 @@ impl Postgres {
             let _ = task.await;
             anyhow::Ok(())
         })
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> Result<String> {
+        Ok(std::fs::read_to_string(self.dir.join("postgres.log"))?)
     }
 
     fn log_tail(&self) -> String {

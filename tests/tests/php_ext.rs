@@ -28,6 +28,24 @@ fn phpunit_suite_postgres() {
     phpunit_suite_on(&Postgres::shared().fresh_database("phpunit").unwrap(), 1);
 }
 
+/// The same suite on a PostgreSQL primary with a synchronous standby, named
+/// by one multi-host URL (issue 26; the standby listed first, and the
+/// failover, are `postgres_ha.rs`: here the suite's connection counts hold).
+#[test]
+fn phpunit_suite_postgres_node_list() {
+    use counterfoil_tests::postgres::Postgres;
+    let (primary, standby) = Postgres::start_cluster("phpunit", true).unwrap();
+    let single = primary.fresh_database("phpunit").unwrap();
+    let db = single.rsplit('/').next().unwrap();
+    standby.wait_for_database(db).unwrap();
+    let url = format!(
+        "postgres://cf:cf@127.0.0.1:{},127.0.0.1:{}/{db}?target_session_attrs=read-write",
+        primary.port(),
+        standby.port()
+    );
+    phpunit_suite_on(&url, 1);
+}
+
 fn phpunit_suite_on(url: &str, skipped: usize) {
     let out = php()
         .arg("/usr/bin/phpunit")

@@ -11,7 +11,10 @@
 //! UPDATE; UPDATE; COMMIT`); (4) a `SEQUENCE`'s `nextval` (a reference only:
 //! one global counter, gaps on rollback, not a per-series number). Next to
 //! them on MariaDB: (5) the raw mysql_async loop of the LAST_INSERT_ID
-//! statement and (6) the core.
+//! statement and (6) the core. And (7) the core on a PostgreSQL node list:
+//! a primary with a synchronous standby (`synchronous_standby_names = '*'`,
+//! `synchronous_commit = on`: every commit waits for the standby's flush),
+//! the cost of never losing a number at failover (issue 26).
 //!
 //! Usage: `cargo build --release -p counterfoil-benches &&
 //! ./target/release/pg-table [--seconds S] [--rounds R]`
@@ -29,13 +32,14 @@ use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 
 const CLIENTS: [usize; 4] = [1, 4, 16, 64];
-const CONTENDERS: [&str; 6] = [
+const CONTENDERS: [&str; 7] = [
     "(1) raw tokio-postgres loop (UPDATE … RETURNING)",
     "(2) counterfoil-core on PostgreSQL",
     "(3) locked counter row (SELECT … FOR UPDATE + UPDATE)",
     "(4) SEQUENCE nextval (reference only)",
     "(5) MariaDB: raw mysql_async loop",
     "(6) MariaDB: counterfoil-core",
+    "(7) core on primary + synchronous standby",
 ];
 
 /// One client's connection.
@@ -48,6 +52,8 @@ enum Client {
 struct Urls {
     pg: String,
     my: String,
+    /// The multi-host URL of a primary and its synchronous standby.
+    cluster: String,
 }
 
 async fn pg_client(url: &str, sql: &str) -> Result<Client> {
@@ -77,6 +83,9 @@ async fn client(contender: usize, urls: &Urls) -> Result<Client> {
             mysql_async::Conn::new(mysql_async::Opts::from_url(&urls.my)?).await?,
             SeriesSql::new(&prefix).allocate,
         ),
+        6 => Client::Store(Box::new(
+            Store::connect(StoreConfig::new(urls.cluster.as_str())).await?,
+        )),
         _ => Client::Store(Box::new(
             Store::connect(StoreConfig::new(urls.my.as_str())).await?,
         )),
@@ -187,19 +196,29 @@ fn main() -> Result<()> {
     counterfoil_benches::help_or_go(
         "Usage: pg-table [--seconds S] [--rounds R]
 
-PostgreSQL side by side (one private PostgreSQL 15 and one private MariaDB, started by this run): the core against a raw tokio-postgres loop of the same statement, the locked counter row and a SEQUENCE, next to MariaDB's raw loop and core, at 1-64 clients on one hot series. S seconds a cell (default 1.5), the median of R interleaved rounds (default 3).",
+PostgreSQL side by side (one private PostgreSQL 15, a primary with a synchronous standby, and one private MariaDB, started by this run): the core against a raw tokio-postgres loop of the same statement, the locked counter row and a SEQUENCE, next to MariaDB's raw loop and core, and the core on the primary with its synchronous standby, at 1-64 clients on one hot series. S seconds a cell (default 1.5), the median of R interleaved rounds (default 3).",
     );
     let seconds: f64 = arg("--seconds", 1.5);
     let rounds: usize = arg("--rounds", 3usize).max(1);
     eprintln!("starting a private PostgreSQL 15 (fsync on) and a private MariaDB (flush=1) …");
     let pg = Postgres::start("pg-table")?;
     let my = MariaDb::start_with("pg-table", &["--max-connections=300"])?;
+    eprintln!("starting a private PostgreSQL primary with a synchronous standby …");
+    let (primary, standby) = Postgres::start_cluster("pg-table", true)?;
+    let single = primary.fresh_database("bench")?;
+    let db = counterfoil_tests::MariaDb::database_name(&single);
+    standby.wait_for_database(&db)?;
     let urls = Urls {
         pg: pg.fresh_database("bench")?,
         my: my.fresh_database("bench")?,
+        cluster: format!(
+            "postgres://cf:cf@127.0.0.1:{},127.0.0.1:{}/{db}",
+            primary.port(),
+            standby.port()
+        ),
     };
     block_on(async {
-        for url in [&urls.pg, &urls.my] {
+        for url in [&urls.pg, &urls.my, &urls.cluster] {
             let mut s = Store::connect(StoreConfig::new(url.as_str())).await?;
             s.ensure_schema().await?;
             s.initialize(&ScopeKey::new("hot:2026")?, 1).await?;
@@ -239,7 +258,7 @@ PostgreSQL side by side (one private PostgreSQL 15 and one private MariaDB, star
     );
     println!("|---|{}|", CLIENTS.map(|_| "---").join("|"));
     for (ci, name) in CONTENDERS.iter().enumerate() {
-        let base = if ci >= 4 { 4 } else { 0 };
+        let base = if ci == 4 || ci == 5 { 4 } else { 0 };
         let row: Vec<String> = (0..CLIENTS.len())
             .map(|k| {
                 let c = table[ci][k];
@@ -263,11 +282,15 @@ PostgreSQL side by side (one private PostgreSQL 15 and one private MariaDB, star
         "\nCells: allocations/s (ratio to the raw loop of the same engine) p50/p99; the median of {rounds} interleaved rounds of {seconds} s.\n\
          (2) core / (1) raw loop, 1–64 clients: {}\n\
          (2) core / (3) locked counter row: {}\n\
-         (2) core on PostgreSQL / (6) core on MariaDB: {}",
+         (2) core on PostgreSQL / (6) core on MariaDB: {}\n\
+         (7) core with a synchronous standby / (2) core on one server: {}",
         ratio(1, 0).join(", "),
         ratio(1, 2).join(", "),
-        ratio(1, 5).join(", ")
+        ratio(1, 5).join(", "),
+        ratio(6, 1).join(", ")
     );
+    drop(standby);
+    drop(primary);
     drop(pg);
     drop(my);
     Ok(())

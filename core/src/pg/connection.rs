@@ -50,7 +50,12 @@ impl PgStore {
 
     /// Sets the server's `statement_timeout` and `lock_timeout` to the time
     /// left when it differs from the session's by more than a tenth (so the
-    /// first try of a call on a settled session costs no round trip).
+    /// first try of a call on a settled session costs no round trip). On a
+    /// primary whose commits wait for a synchronous standby only
+    /// `lock_timeout` is set: a `statement_timeout` that fires while a
+    /// COMMIT waits for the standby makes PostgreSQL acknowledge the commit
+    /// as done ("canceling wait for synchronous replication"), although the
+    /// standby may never get it — a number that a failover hands out again.
     pub(super) async fn set_budget(&mut self, until: Instant) -> Result<()> {
         let left = until
             .saturating_duration_since(Instant::now())
@@ -60,12 +65,12 @@ impl PgStore {
             return Ok(());
         }
         let client = self.client.as_mut().expect("connected");
-        match client
-            .batch_execute(&format!(
-                "SET statement_timeout = {left}; SET lock_timeout = {left}"
-            ))
-            .await
-        {
+        let budget = if self.waits_for_standby {
+            format!("SET lock_timeout = {left}")
+        } else {
+            format!("SET statement_timeout = {left}; SET lock_timeout = {left}")
+        };
+        match client.batch_execute(&budget).await {
             Ok(()) => {
                 self.session_timeout_ms = left;
                 Ok(())
@@ -118,7 +123,9 @@ impl PgStore {
                     self.open(node, client, driver);
                     return Ok(());
                 }
-                Err(e @ Error::UnsafeSetting { .. }) | Err(e @ Error::Config(_)) => return Err(e),
+                Err(e @ Error::UnsafeSetting { .. })
+                | Err(e @ Error::UnsafeReplication { .. })
+                | Err(e @ Error::Config(_)) => return Err(e),
                 Err(e) => {
                     self.writer.skipped(node, &e);
                     last = Some(e);
@@ -166,7 +173,8 @@ impl PgStore {
             .query_one(
                 "SELECT current_setting('fsync'), current_setting('synchronous_commit'), \
                  current_setting('synchronous_standby_names'), pg_backend_pid(), \
-                 pg_is_in_recovery(), (SELECT system_identifier::text FROM pg_control_system())",
+                 pg_is_in_recovery(), (SELECT system_identifier::text FROM pg_control_system()), \
+                 (SELECT count(*) FROM pg_stat_replication)",
                 &[],
             )
             .await
@@ -204,19 +212,36 @@ impl PgStore {
         if !fsync.eq_ignore_ascii_case("off") && !sync_commit.eq_ignore_ascii_case("off") {
             self.durability = Some(Durability::Full);
         }
-        if sync_commit.eq_ignore_ascii_case("local") && !standbys.trim().is_empty() {
+        let waits = replication::commit_waits_for_standby(&standbys, &sync_commit);
+        let wal_senders = u64::try_from(settings.get::<_, i64>(6)).unwrap_or(0);
+        if self.nodes.len() > 1 && self.config.node_list == NodeListPolicy::OneCluster {
+            // A node list is a primary and the standbys it fails over to
+            // (docs/design.md §8): an acknowledged number must be on a
+            // standby before the answer, or a promotion can repeat it.
+            if let Some((setting, value)) =
+                replication::unsafe_for_failover(&standbys, &sync_commit, wal_senders)
+            {
+                if !unsafe_allowed {
+                    return Err(Error::UnsafeReplication { setting, value });
+                }
+                log::warn!("{setting} = '{value}' on the primary accepted under the unsafe override: a failover can hand numbers out twice");
+                self.durability = Some(Durability::ServerCrashOnly);
+            }
+        } else if sync_commit.eq_ignore_ascii_case("local") && !standbys.trim().is_empty() {
             log::warn!(
                 "synchronous_commit = local with synchronous standbys ({standbys}): a failover to a standby can lose acknowledged numbers"
             );
             self.durability = Some(Durability::ServerCrashOnly);
         }
+        self.waits_for_standby = waits;
         // The server's own backstop against a transaction left idle (a
         // process frozen in the middle of one): no call of ours keeps one
         // open past its deadline, so the server may end it a little later.
         let idle = budget.saturating_mul(2).max(1000);
+        let statement_budget = if waits { 0 } else { budget };
         client
             .batch_execute(&format!(
-                "SET statement_timeout = {budget}; SET lock_timeout = {budget}; \
+                "SET statement_timeout = {statement_budget}; SET lock_timeout = {budget}; \
                  SET idle_in_transaction_session_timeout = {idle}"
             ))
             .await

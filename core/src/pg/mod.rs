@@ -25,6 +25,7 @@ mod classify;
 mod connection;
 mod dialect;
 mod dialect_awb;
+mod replication;
 mod sql;
 
 use std::future::Future;
@@ -37,7 +38,7 @@ use tokio_postgres::{Client, NoTls, Statement};
 
 pub use sql::PgSql;
 
-use crate::config::{Durability, DurabilityPolicy, StoreConfig, StoreStats};
+use crate::config::{Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats};
 use crate::error::{Error, Result};
 use crate::writer::Writer;
 
@@ -50,11 +51,7 @@ type PgAttempt<'c, T> = Pin<Box<dyn Future<Output = PgResult<T>> + Send + 'c>>;
 /// Outer error: a driver failure (retry decision); inner: the operation's answer.
 type PgResult<T> = std::result::Result<Result<T>, tokio_postgres::Error>;
 
-/// Whether a URL names the PostgreSQL engine.
-pub fn is_postgres_url(url: &str) -> bool {
-    let u = url.trim_start();
-    u.starts_with("postgres://") || u.starts_with("postgresql://")
-}
+pub use crate::config::is_postgres_url;
 
 /// An open connection and the statements prepared on it (each statement is
 /// parsed once per connection, then only bound and executed: one round trip).
@@ -118,6 +115,9 @@ pub struct PgStore {
     client: Option<PgConn>,
     /// The session's `statement_timeout` and `lock_timeout`, in ms.
     session_timeout_ms: u64,
+    /// The open connection's commits wait for a synchronous standby (then
+    /// no `statement_timeout` is set: see `set_budget`).
+    waits_for_standby: bool,
     /// The server process of the open connection (`pg_backend_pid()`).
     backend_pid: Option<u32>,
     durability: Option<Durability>,
@@ -147,8 +147,14 @@ impl PgStore {
             .node_urls()
             .iter()
             .map(|url| {
-                tokio_postgres::Config::from_str(url)
-                    .map_err(|e| Error::Config(format!("database URL: {e}")))
+                let mut node = tokio_postgres::Config::from_str(url)
+                    .map_err(|e| Error::Config(format!("database URL: {e}")))?;
+                // The store vets every node itself (a standby is passed over
+                // with its reason: `connection.rs`), so the driver's own
+                // `target_session_attrs=read-write` check, which fails with
+                // no reason, is not needed.
+                node.target_session_attrs(tokio_postgres::config::TargetSessionAttrs::Any);
+                Ok(node)
             })
             .collect::<Result<Vec<_>>>()?;
         let sql = PgSql::new(&config.table_prefix);
@@ -158,6 +164,7 @@ impl PgStore {
             sql,
             client: None,
             session_timeout_ms: 0,
+            waits_for_standby: false,
             backend_pid: None,
             durability: None,
             stats: StoreStats::default(),
