@@ -504,3 +504,51 @@ impl Drop for Postgres {
         }
     }
 }
+
+/// After a fault under the payment flow (gateway `fault`, series `scope`,
+/// table prefix `wp_`): delivers again every payment whose call got no
+/// answer, then checks the books on `url`: every payment recorded once with
+/// one distinct number, the registry covering 1..counter (a number exists
+/// only with its registry row), and no number used without its payment.
+pub fn redeliver_and_check_payments(url: &str, scope: &str, ops: &[crate::history::Op]) {
+    use counterfoil_core::{PaymentRef, ScopeKey, Store, StoreConfig};
+    let scope = ScopeKey::new(scope).unwrap();
+    let retried: Vec<&str> = ops
+        .iter()
+        .filter(|o| !matches!(o.completion, crate::history::Completion::Ok(..)))
+        .map(|o| o.label.as_str())
+        .collect();
+    block_on(async {
+        let mut s = Store::connect(StoreConfig::new(url)).await.unwrap();
+        for txn in &retried {
+            s.record_payment(&scope, &PaymentRef::new("fault", txn).unwrap(), None, None)
+                .await
+                .unwrap();
+        }
+    });
+    let single = url.split('?').next().unwrap();
+    let num = |sql: &str| -> u64 {
+        Postgres::scalar(single, sql)
+            .unwrap()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let payments = ops.len() as u64;
+    assert_eq!(
+        num("SELECT COUNT(*) FROM wp_counterfoil_payments"),
+        payments
+    );
+    assert_eq!(
+        num("SELECT COUNT(DISTINCT number) FROM wp_counterfoil_payments WHERE number IS NOT NULL"),
+        payments,
+        "one distinct number per payment"
+    );
+    let counter = num("SELECT current_value FROM wp_invoice_sequences");
+    assert_eq!(
+        num("SELECT COUNT(*) FROM wp_counterfoil_numbers"),
+        counter,
+        "the registry covers 1..counter: a number exists only with its row"
+    );
+    assert_eq!(counter, payments, "no number used without its payment");
+}

@@ -283,47 +283,6 @@ fn kill_nine_under_load_loses_nothing_acknowledged() {
         // Payments: deliver again every payment that got no answer; each
         // keeps (or gets) one number; the registry has no hole.
         assert!(verdict.duplicates.is_empty(), "{verdict:?}");
-        let retried: Vec<String> = ops
-            .iter()
-            .filter(|o| !matches!(o.completion, Completion::Ok(..)))
-            .map(|o| o.label.clone())
-            .collect();
-        block_on(async {
-            let mut s = store(&url).await;
-            for txn in &retried {
-                s.record_payment(
-                    &key("hot"),
-                    &PaymentRef::new("fault", txn).unwrap(),
-                    None,
-                    None,
-                )
-                .await
-                .unwrap();
-            }
-        });
-        let num = |sql: &str| -> u64 {
-            Postgres::scalar(&url, sql)
-                .unwrap()
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
-        let payments = ops.len() as u64;
-        assert_eq!(
-            num("SELECT COUNT(*) FROM wp_counterfoil_payments"),
-            payments
-        );
-        assert_eq!(
-            num("SELECT COUNT(DISTINCT number) FROM wp_counterfoil_payments WHERE number IS NOT NULL"),
-            payments,
-            "one distinct number per payment"
-        );
-        let counter = num("SELECT current_value FROM wp_invoice_sequences");
-        assert_eq!(
-            num("SELECT COUNT(*) FROM wp_counterfoil_numbers"),
-            counter,
-            "the registry covers 1..counter: a number exists only with its row"
-        );
-        assert_eq!(counter, payments, "no number used without its payment");
+        counterfoil_tests::postgres::redeliver_and_check_payments(&url, "hot", &ops);
     }
 }

@@ -12,9 +12,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use counterfoil_core::{
-    DurabilityPolicy, Error, PaymentRef, RetryPolicy, ScopeKey, Store, StoreConfig,
-};
+use counterfoil_core::{DurabilityPolicy, Error, RetryPolicy, ScopeKey, Store, StoreConfig};
 use counterfoil_tests::history::{check, Completion, History};
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::postgres::Postgres;
@@ -269,48 +267,6 @@ fn the_primary_lost_under_load_and_the_standby_promoted_loses_nothing_acknowledg
         assert!(verdict.duplicates.is_empty(), "{verdict:?}");
         // Every payment that got no answer is delivered again: each keeps
         // (or gets) one number, and the registry has no hole.
-        let retried: Vec<String> = ops
-            .iter()
-            .filter(|o| !matches!(o.completion, Completion::Ok(..)))
-            .map(|o| o.label.clone())
-            .collect();
-        block_on(async {
-            let mut s = store(&standby_url).await;
-            for txn in &retried {
-                s.record_payment(
-                    &key("hot"),
-                    &PaymentRef::new("fault", txn).unwrap(),
-                    None,
-                    None,
-                )
-                .await
-                .unwrap();
-            }
-        });
-        let single = standby_url.split('?').next().unwrap().to_owned();
-        let num = |sql: &str| -> u64 {
-            Postgres::scalar(&single, sql)
-                .unwrap()
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
-        let payments = ops.len() as u64;
-        assert_eq!(
-            num("SELECT COUNT(*) FROM wp_counterfoil_payments"),
-            payments
-        );
-        assert_eq!(
-            num("SELECT COUNT(DISTINCT number) FROM wp_counterfoil_payments WHERE number IS NOT NULL"),
-            payments,
-            "one distinct number per payment"
-        );
-        let counter = num("SELECT current_value FROM wp_invoice_sequences");
-        assert_eq!(
-            num("SELECT COUNT(*) FROM wp_counterfoil_numbers"),
-            counter,
-            "the registry covers 1..counter"
-        );
-        assert_eq!(counter, payments, "no number used without its payment");
+        counterfoil_tests::postgres::redeliver_and_check_payments(&standby_url, "hot", &ops);
     }
 }

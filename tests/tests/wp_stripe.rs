@@ -109,6 +109,194 @@ fn site(label: &str) -> WordPress {
 }
 
 #[test]
+fn events_that_are_not_the_shops_on_the_pure_php_backend() {
+    not_the_shops(false);
+}
+
+#[test]
+fn events_that_are_not_the_shops_on_the_extension() {
+    not_the_shops(true);
+}
+
+/// Issue 27, items 1, 2 and 4: every PaymentIntent of the account reaches
+/// the endpoint, and test-mode and Connect events may too; only this shop's
+/// live payments take a number, and a session and its intent land in the
+/// session's series whatever order (or concurrency) their events come in.
+fn not_the_shops(extension: bool) {
+    let wp = site(if extension {
+        "stripe_not_ours_ext"
+    } else {
+        "stripe_not_ours_php"
+    });
+    // A default issuer is set: without the rule, each event below would
+    // take a number in its series.
+    wp.eval(
+        false,
+        "update_option('counterfoil_stripe_default_issuer', '9');",
+    )
+    .unwrap();
+    let fpm = wp.serve(extension, 4).unwrap();
+    let port = fpm.port();
+    let ignored = |e: &Value, why: &str| {
+        let r = deliver(port, e);
+        assert_eq!(
+            (r.status, body(&r)["ignored"].as_str()),
+            (200, Some(why)),
+            "{}",
+            r.body
+        );
+    };
+    let intent = |id: &str, edit: &dyn Fn(&mut Value)| {
+        event("payment_intent.succeeded", |v| {
+            v["data"]["object"]["id"] = json!(id);
+            edit(&mut v["data"]["object"]);
+        })
+    };
+    // Stripe Billing's invoice payment (a subscription renewal), a Dashboard
+    // payment and a Terminal payment: no marker.
+    ignored(
+        &intent("pi_3BILLING", &|o| {
+            o["metadata"] = json!({});
+            o["invoice"] = json!("in_1RENEWAL");
+        }),
+        "not_ours",
+    );
+    ignored(
+        &intent("pi_3BILLMARK", &|o| {
+            o["invoice"] = json!("in_1MARKED");
+        }),
+        "not_ours",
+    );
+    ignored(
+        &intent("pi_3DASHBOARD", &|o| {
+            o["metadata"] = json!({});
+        }),
+        "not_ours",
+    );
+    ignored(
+        &intent("pi_3TERMINAL", &|o| {
+            o["metadata"] = json!({"reader": "tmr_1"});
+            o["payment_method_types"] = json!(["card_present"]);
+        }),
+        "not_ours",
+    );
+    // A subscription's Checkout session.
+    ignored(
+        &event("checkout.session.completed", |v| {
+            let o = &mut v["data"]["object"];
+            o["mode"] = json!("subscription");
+            o["payment_intent"] = json!("pi_3SUBSCRIPTION");
+        }),
+        "not_payment_mode",
+    );
+    // Test mode, and a connected account's event.
+    ignored(
+        &event("checkout.session.completed", |v| {
+            v["livemode"] = json!(false);
+            v["data"]["object"]["livemode"] = json!(false);
+            v["data"]["object"]["payment_intent"] = json!("pi_3TESTMODE");
+        }),
+        "test_mode",
+    );
+    ignored(
+        &event("payment_intent.succeeded", |v| {
+            v["account"] = json!("acct_1SOMEONEELSE");
+            v["data"]["object"]["id"] = json!("pi_3CONNECT");
+        }),
+        "other_account",
+    );
+    assert_eq!(
+        books(&wp),
+        (0, 0, 0),
+        "an event that is not the shop's wrote something"
+    );
+    // The account set as the site's own is numbered.
+    wp.eval(
+        false,
+        "update_option('counterfoil_stripe_account', 'acct_1THISSHOP');",
+    )
+    .unwrap();
+    let own = event("payment_intent.succeeded", |v| {
+        v["account"] = json!("acct_1THISSHOP");
+        v["data"]["object"]["id"] = json!("pi_3OWNACCOUNT");
+    });
+    assert_eq!(deliver(port, &own).status, 201);
+
+    // A Checkout session (issuer 5) and its PaymentIntent (no metadata:
+    // Checkout does not copy it), the intent first: the session's series.
+    let session_of = |pi: &str| {
+        event("checkout.session.completed", |v| {
+            let o = &mut v["data"]["object"];
+            o["payment_intent"] = json!(pi);
+            o["metadata"] = json!({"counterfoil_user_id": "5"});
+        })
+    };
+    let bare = |pi: &str| {
+        intent(pi, &|o| {
+            o["metadata"] = json!({});
+        })
+    };
+    ignored(&bare("pi_3INTENTFIRST"), "not_ours");
+    let r = deliver(port, &session_of("pi_3INTENTFIRST"));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let first = body(&r);
+    assert!(
+        first["scope_key"].as_str().unwrap().starts_with("5:"),
+        "{first}"
+    );
+    let r = deliver(port, &bare("pi_3INTENTFIRST"));
+    assert_eq!(
+        r.status, 200,
+        "the intent after its session is told the invoice: {}",
+        r.body
+    );
+    assert_eq!(body(&r)["invoice_id"], first["invoice_id"]);
+    // Both at once, three times each, for three payments.
+    for n in 0..3 {
+        let pi = format!("pi_3TOGETHER{n}");
+        let (s, i) = (session_of(&pi), bare(&pi));
+        let answers: Vec<Response> = std::thread::scope(|t| {
+            let hs: Vec<_> = (0..6)
+                .map(|k| {
+                    let e = if k % 2 == 0 { &s } else { &i };
+                    t.spawn(move || deliver(port, e))
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let numbered: Vec<Value> = answers
+            .iter()
+            .filter(|r| r.status == 201 || r.status == 200)
+            .map(body)
+            .filter(|b| b["ignored"].is_null())
+            .collect();
+        assert!(
+            answers.iter().all(|r| r.status == 200 || r.status == 201),
+            "{:?}",
+            answers
+                .iter()
+                .map(|r| (r.status, &r.body))
+                .collect::<Vec<_>>()
+        );
+        assert!(
+            numbered.len() >= 3,
+            "every session delivery is told its number"
+        );
+        for b in &numbered {
+            assert!(b["scope_key"].as_str().unwrap().starts_with("5:"), "{b}");
+            assert_eq!(b["invoice_id"], numbered[0]["invoice_id"]);
+        }
+    }
+    assert_eq!(
+        count(&wp, "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE scope_key LIKE '9:%' AND transaction_id <> 'pi_3OWNACCOUNT'"),
+        0,
+        "nothing took the default issuer's series"
+    );
+    assert_eq!(books(&wp), (5, 5, 5));
+    drop(fpm);
+}
+
+#[test]
 fn stripe_events_on_the_pure_php_backend() {
     stripe_events(false);
 }
@@ -279,11 +467,12 @@ fn stripe_events(extension: bool) {
     );
     assert_eq!(books(&wp), before);
 
-    // No issuer in the metadata and no default issuer: 503 (Stripe delivers
-    // again) and nothing written; with a default issuer set, the payment is made.
-    let anonymous = event("payment_intent.succeeded", |v| {
+    // A session (a Payment Link's) with no issuer in the metadata and no
+    // default issuer: 503 (Stripe delivers again) and nothing written; with
+    // a default issuer set, the payment is made in its series.
+    let anonymous = event("checkout.session.completed", |v| {
         let o = &mut v["data"]["object"];
-        o["id"] = json!("pi_3ANON");
+        o["payment_intent"] = json!("pi_3ANON");
         o["metadata"] = json!({});
     });
     let r = deliver(port, &anonymous);

@@ -8,10 +8,20 @@
  * secret (`whsec_…`); any matching v1 is accepted (Stripe sends several while
  * a secret is rolled), and `t` must be within 5 minutes of the server's clock.
  *
+ * Only this shop's live payments are numbered: a test-mode event
+ * (`livemode` false) and an event of another account (Connect's `account`,
+ * unless it is the one in `counterfoil_stripe_account`) are answered 200 and
+ * ignored, and so is a PaymentIntent this shop did not mark.
+ *
  * Events:
  * - `checkout.session.completed` when its `payment_status` is `paid`, and
- *   `checkout.session.async_payment_succeeded`: a payment;
- * - `payment_intent.succeeded`: a payment;
+ *   `checkout.session.async_payment_succeeded`, for a session in `payment`
+ *   mode: a payment;
+ * - `payment_intent.succeeded` for an intent that carries
+ *   `metadata.counterfoil_user_id` (not a Stripe Billing invoice's): a
+ *   payment; any other intent (Billing, Dashboard, Terminal, other sites on
+ *   the account) is ignored, unless its session recorded it already (then
+ *   the answer names that invoice);
  *   both keyed by the PaymentIntent id, so a session and its intent make one
  *   invoice; the amount from the smallest currency unit by the currency's
  *   exponent (the core's rule, tests/vectors/minor_units.json); the issuer
@@ -45,6 +55,8 @@ final class Counterfoil_Stripe {
 	const MAX_BODY       = 262144;
 	const SECRET_OPTION  = 'counterfoil_stripe_secret';
 	const ISSUER_OPTION  = 'counterfoil_stripe_default_issuer';
+	const ACCOUNT_OPTION = 'counterfoil_stripe_account';
+	const MARKER         = 'counterfoil_user_id';
 	const PAID_EVENTS    = array( 'checkout.session.completed', 'checkout.session.async_payment_succeeded', 'payment_intent.succeeded' );
 
 	/** Registers the route. */
@@ -163,6 +175,10 @@ final class Counterfoil_Stripe {
 			return self::bad( __( 'The body is not a Stripe event.', 'counterfoil' ) );
 		}
 		$type = $event['type'];
+		$not_ours = self::not_this_books( $event );
+		if ( null !== $not_ours ) {
+			return self::ignored( $type, $not_ours );
+		}
 		if ( 'charge.refunded' === $type ) {
 			return self::refund( $object, $event );
 		}
@@ -170,6 +186,10 @@ final class Counterfoil_Stripe {
 			return self::ignored( $type, 'event_type' );
 		}
 		$is_session = 'payment_intent.succeeded' !== $type;
+		if ( $is_session && ( ! isset( $object['mode'] ) || 'payment' !== $object['mode'] ) ) {
+			// Subscription and setup sessions: Stripe Billing invoices them.
+			return self::ignored( $type, 'not_payment_mode' );
+		}
 		if ( $is_session && ( ! isset( $object['payment_status'] ) || 'paid' !== $object['payment_status'] ) ) {
 			return self::ignored( $type, 'unpaid' );
 		}
@@ -178,6 +198,20 @@ final class Counterfoil_Stripe {
 			// A session without a PaymentIntent (a subscription's): its
 			// invoices come from Stripe Billing, not from this endpoint.
 			return self::ignored( $type, 'no_payment_intent' );
+		}
+		if ( ! $is_session && ! self::carries_marker( $object ) ) {
+			// Every PaymentIntent of the account comes here: Billing's
+			// invoices and renewals, Dashboard and Terminal payments, other
+			// sites and apps. Only an intent this shop marked is numbered;
+			// the intent of one of our Checkout sessions (Checkout does not
+			// copy the session's metadata) is numbered by its session, and
+			// when that came first this event is told the same invoice.
+			if ( ! Counterfoil_Invoices::payment_row( self::GATEWAY, $intent ) ) {
+				if ( function_exists( 'error_log' ) && defined( 'WP_DEBUG' ) && WP_DEBUG ) {
+					error_log( sprintf( 'counterfoil: Stripe %s %s ignored: not marked by this shop (metadata.%s)', $type, $intent, self::MARKER ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log
+				}
+				return self::ignored( $type, 'not_ours' );
+			}
 		}
 		$minor = $is_session
 			? ( isset( $object['amount_total'] ) ? $object['amount_total'] : null )
@@ -351,6 +385,40 @@ final class Counterfoil_Stripe {
 			),
 			200
 		);
+	}
+
+	/**
+	 * Why an event does not belong to this site's live books, or null when
+	 * it does: a test-mode event (`livemode` false) never takes a live
+	 * number; an event of another account (Connect: `account` other than
+	 * the one set in `counterfoil_stripe_account`) is not this shop's.
+	 *
+	 * @param array $event The event.
+	 * @return string|null
+	 */
+	private static function not_this_books( array $event ) {
+		if ( empty( $event['livemode'] ) ) {
+			return 'test_mode';
+		}
+		$account = isset( $event['account'] ) && is_string( $event['account'] ) ? $event['account'] : '';
+		if ( '' !== $account && (string) get_option( self::ACCOUNT_OPTION, '' ) !== $account ) {
+			return 'other_account';
+		}
+		return null;
+	}
+
+	/**
+	 * Whether a PaymentIntent was marked by this shop: it carries
+	 * `metadata.counterfoil_user_id` and is not a Stripe Billing invoice's.
+	 *
+	 * @param array $intent The PaymentIntent.
+	 * @return bool
+	 */
+	private static function carries_marker( array $intent ) {
+		if ( ! empty( $intent['invoice'] ) ) {
+			return false;
+		}
+		return isset( $intent['metadata'][ self::MARKER ] ) && '' !== $intent['metadata'][ self::MARKER ];
 	}
 
 	/** The id of an expanded object or an id string, or null. */
