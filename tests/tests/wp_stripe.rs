@@ -205,6 +205,23 @@ fn not_the_shops(extension: bool) {
         }),
         "other_account",
     );
+    // A refund of a charge this site never invoiced: no record, no action.
+    ignored(
+        &event("charge.refunded", |v| {
+            v["data"]["object"]["payment_intent"] = json!("pi_3DASHBOARD");
+        }),
+        "not_invoiced",
+    );
+    assert_eq!(
+        count(&wp, "SELECT COUNT(*) FROM wp_counterfoil_refunds"),
+        0,
+        "a refund of a charge never invoiced is not recorded"
+    );
+    assert_eq!(
+        wp.scalar("SELECT COUNT(*) FROM wp_options WHERE option_name = 'cf_refund_actions'"),
+        "0",
+        "and announces nothing"
+    );
     assert_eq!(
         books(&wp),
         (0, 0, 0),

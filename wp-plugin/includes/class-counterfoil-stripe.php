@@ -27,7 +27,8 @@
  *   exponent (the core's rule, tests/vectors/minor_units.json); the issuer
  *   from `metadata.counterfoil_user_id`, else the site's default issuer, else
  *   the issuer of the payment already recorded for that intent;
- * - `charge.refunded`: the refund is recorded beside the payment
+ * - `charge.refunded` of a payment this site recorded (any other is
+ *   ignored, `not_invoiced`): the refund is recorded beside the payment
  *   ({prefix}counterfoil_refunds) and announced with the action
  *   `counterfoil_payment_refunded` once per change of the refunded total (a
  *   redelivered event does not announce it again); no number and no invoice
@@ -294,6 +295,11 @@ final class Counterfoil_Stripe {
 		$ref    = self::id_of( $charge );
 		if ( null === $intent || null === $ref ) {
 			return self::ignored( 'charge.refunded', 'no_payment_intent' );
+		}
+		if ( ! Counterfoil_Invoices::payment_row( self::GATEWAY, $intent ) ) {
+			// A charge this site never recorded (Billing, Dashboard, another
+			// site on the account): nothing to refund here, no action.
+			return self::ignored( 'charge.refunded', 'not_invoiced' );
 		}
 		$minor = isset( $charge['amount_refunded'] ) ? $charge['amount_refunded'] : null;
 		try {
