@@ -61,6 +61,8 @@ Counterfoil_Invoice_Type::init();
 add_action( 'init', 'counterfoil_load_textdomain' );
 add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );
 add_action( 'rest_api_init', array( 'Counterfoil_Stripe', 'register_routes' ) );
+add_action( 'update_option_' . Counterfoil_Stripe::ISSUER_OPTION, array( 'Counterfoil_Stripe', 'default_issuer_set' ), 10, 2 );
+add_action( 'add_option_' . Counterfoil_Stripe::ISSUER_OPTION, array( 'Counterfoil_Stripe', 'default_issuer_set' ), 10, 2 );
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );
 Counterfoil_Series_Life::init();
 if ( is_admin() ) {

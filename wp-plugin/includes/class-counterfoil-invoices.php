@@ -239,6 +239,73 @@ final class Counterfoil_Invoices {
 		return null;
 	}
 
+	/**
+	 * Records a payment that names no issuer yet, without a number, in the
+	 * placeholder series $scope (one that no invoice series is ever called):
+	 * it is listed with the waiting payments (admin screen, Site Health)
+	 * until assign_waiting() gives it an issuer. A repeat changes nothing.
+	 *
+	 * @param string $scope   The placeholder series.
+	 * @param array  $payment gateway, transaction_id, amount, currency.
+	 * @return array|WP_Error The backend's answer (status 'held').
+	 */
+	public static function hold_without_issuer( $scope, array $payment ) {
+		$now = counterfoil_local_period();
+		try {
+			return counterfoil_backend()->hold_payment( $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'], $now[0], $now[1] );
+		} catch ( Throwable $e ) {
+			return self::error_from( $e, $payment );
+		}
+	}
+
+	/**
+	 * Gives the payments waiting in placeholder series $placeholder (`…:{year}`)
+	 * their issuer: each moves to `{issuer}:{year}` of its own period's year
+	 * and is numbered and invoiced as a delivery would be (the site's plan may
+	 * create the series). Only rows still without a number move.
+	 *
+	 * @param string $placeholder_prefix The placeholder series before `:{year}`.
+	 * @param int    $issuer             The issuer.
+	 * @return array completed (int), failed (list of messages).
+	 */
+	public static function assign_waiting( $placeholder_prefix, $issuer ) {
+		global $wpdb;
+		$t   = Counterfoil_Schema::tables();
+		$out = array(
+			'completed' => 0,
+			'failed'    => array(),
+		);
+		$rows = $wpdb->get_results(
+			$wpdb->prepare(
+				"SELECT id, gateway, transaction_id, scope_key, amount, currency, period FROM {$t['payments']}
+				 WHERE number IS NULL AND scope_key LIKE %s ORDER BY id LIMIT 500",
+				$wpdb->esc_like( $placeholder_prefix . ':' ) . '%'
+			)
+		);
+		foreach ( $rows as $row ) {
+			$year  = (int) substr( (string) $row->scope_key, strlen( $placeholder_prefix ) + 1 );
+			$scope = $issuer . ':' . $year;
+			$wpdb->query( $wpdb->prepare( "UPDATE {$t['payments']} SET scope_key = %s WHERE id = %d AND number IS NULL AND scope_key = %s", $scope, $row->id, $row->scope_key ) );
+			$period  = array_map( 'intval', explode( '-', (string) $row->period ) );
+			$payment = array(
+				'gateway'        => $row->gateway,
+				'transaction_id' => $row->transaction_id,
+				'user_id'        => (int) $issuer,
+				'year'           => $year,
+				'amount'         => $row->amount,
+				'currency'       => $row->currency,
+			);
+			$now    = 2 === count( $period ) && $period[0] > 0 ? $period : counterfoil_local_period();
+			$result = self::issue( $scope, $payment, $now, true );
+			if ( is_wp_error( $result ) ) {
+				$out['failed'][] = $row->gateway . '/' . $row->transaction_id . ': ' . $result->get_error_message();
+			} else {
+				++$out['completed'];
+			}
+		}
+		return $out;
+	}
+
 	/** The series a held payment waits for, or null. */
 	private static function held_scope( array $payment ) {
 		$row = self::payment_row( $payment['gateway'], $payment['transaction_id'] );

@@ -38,8 +38,10 @@
  * Answers: as the payments route (201, 200 a repeat, 409, 503 + Retry-After),
  * plus 400 a body that is not an event, a malformed header or invalid event
  * data; 401 no v1 matches or `t` is outside the tolerance; 503 no signing
- * secret, or no issuer for the payment (set a default issuer): Stripe delivers
- * again for three days, so no payment is lost while the site is set up.
+ * secret (Stripe delivers again for three days); 202 a paid session with no
+ * issuer while the site has no default issuer: recorded without a number,
+ * listed with the waiting payments, and numbered as soon as a default issuer
+ * is set — nothing is lost when Stripe's retries end.
  *
  * @package Counterfoil
  */
@@ -58,6 +60,8 @@ final class Counterfoil_Stripe {
 	const ISSUER_OPTION  = 'counterfoil_stripe_default_issuer';
 	const ACCOUNT_OPTION = 'counterfoil_stripe_account';
 	const MARKER         = 'counterfoil_user_id';
+	/** The placeholder series of payments that name no issuer yet (`…:{year}`). */
+	const UNASSIGNED     = 'stripe-no-issuer';
 	const PAID_EVENTS    = array( 'checkout.session.completed', 'checkout.session.async_payment_succeeded', 'payment_intent.succeeded' );
 
 	/** Registers the route. */
@@ -223,6 +227,9 @@ final class Counterfoil_Stripe {
 			return self::bad( $e->getMessage() );
 		}
 		$issuer = self::issuer( $object, $intent );
+		if ( is_wp_error( $issuer ) && 'counterfoil_stripe_no_issuer' === $issuer->get_error_code() ) {
+			return self::wait_for_issuer( $intent, $amount, $currency, $event, $type );
+		}
 		if ( is_wp_error( $issuer ) ) {
 			return Counterfoil_Rest::respond( $issuer, array() );
 		}
@@ -263,7 +270,7 @@ final class Counterfoil_Stripe {
 		}
 		$recorded = Counterfoil_Invoices::payment_row( self::GATEWAY, $intent );
 		$owner    = $recorded ? Counterfoil_Rules::issuer_and_year( (string) $recorded->scope_key ) : null;
-		if ( null !== $owner ) {
+		if ( null !== $owner && ctype_digit( (string) $owner[0] ) ) {
 			return (int) $owner[0];
 		}
 		$default = self::default_issuer();
@@ -391,6 +398,59 @@ final class Counterfoil_Stripe {
 			),
 			200
 		);
+	}
+
+	/**
+	 * A paid session of this shop that names no issuer while the site has no
+	 * default one: recorded without a number (listed with the waiting
+	 * payments, counted in Site Health) and answered 202, so Stripe stops
+	 * delivering it and nothing is lost after its three days of retries;
+	 * setting a default issuer numbers it (assign_waiting()).
+	 *
+	 * @return WP_REST_Response|WP_Error
+	 */
+	private static function wait_for_issuer( $intent, $amount, $currency, array $event, $type ) {
+		$now     = counterfoil_local_period();
+		$payment = array(
+			'gateway'        => self::GATEWAY,
+			'transaction_id' => $intent,
+			'amount'         => $amount,
+			'currency'       => $currency,
+		);
+		$held = Counterfoil_Invoices::hold_without_issuer( self::UNASSIGNED . ':' . $now[0], $payment );
+		if ( is_wp_error( $held ) ) {
+			return Counterfoil_Rest::respond( $held, $payment );
+		}
+		return new WP_REST_Response(
+			array(
+				'waiting'        => 'no_issuer',
+				'message'        => __( 'The payment is recorded and waits for an issuer: set a default Stripe issuer (Settings → Invoice numbers) and it gets its number.', 'counterfoil' ),
+				'gateway'        => self::GATEWAY,
+				'transaction_id' => $intent,
+				'event_id'       => isset( $event['id'] ) ? (string) $event['id'] : '',
+				'event_type'     => $type,
+			),
+			202
+		);
+	}
+
+	/**
+	 * Numbers the payments that waited for an issuer, once the site's
+	 * default issuer is set (hooked on the option's update).
+	 *
+	 * @param mixed $old   Previous value (or the option name, on add).
+	 * @param mixed $value New value.
+	 */
+	public static function default_issuer_set( $old, $value ) {
+		unset( $old );
+		$issuer = is_scalar( $value ) ? (string) $value : '';
+		if ( '' === $issuer || ! ctype_digit( $issuer ) ) {
+			return;
+		}
+		$done = Counterfoil_Invoices::assign_waiting( self::UNASSIGNED, (int) $issuer );
+		foreach ( $done['failed'] as $message ) {
+			error_log( 'counterfoil: a Stripe payment waiting for an issuer was not numbered: ' . $message ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log
+		}
 	}
 
 	/**
