@@ -133,6 +133,24 @@ pub fn start_for_new_series(
 /// The longest chain of closed series a payment is passed along.
 pub const MAX_SUCCESSORS: u32 = 16;
 
+/// How many times an allocation is sent again when its series was found
+/// open right after the allocation changed no row.
+pub const MAX_REAPPEARED: u32 = 2;
+
+/// After a zero-row allocation, whether to allocate again: the series
+/// reads as open (`successor` is `Some(None)`), so it was created (or its
+/// creation committed) between the allocation and the read — under READ
+/// COMMITTED, or a snapshot taken at the read, the two statements can see
+/// two moments. At most [`MAX_REAPPEARED`] times, counted in `tries`; after
+/// that [`closed_or_missing`] calls it unexpected.
+pub fn allocate_again(successor: &Option<Option<String>>, tries: &mut u32) -> bool {
+    if matches!(successor, Some(None)) && *tries < MAX_REAPPEARED {
+        *tries += 1;
+        return true;
+    }
+    false
+}
+
 /// What a zero-row allocation of an open series means: the series is
 /// missing (`successor` is `None`: no row), or closed in favour of its
 /// successor. An open series that changed no row is unexpected.
@@ -192,6 +210,21 @@ pub struct PlannedSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_series_after_a_zero_row_allocation_is_allocated_again_twice_at_most() {
+        let mut tries = 0;
+        assert!(allocate_again(&Some(None), &mut tries));
+        assert!(allocate_again(&Some(None), &mut tries));
+        assert!(!allocate_again(&Some(None), &mut tries), "bounded");
+        let mut tries = 0;
+        assert!(!allocate_again(&None, &mut tries), "missing: no retry");
+        assert!(
+            !allocate_again(&Some(Some("7:2027".into())), &mut tries),
+            "closed: its successor"
+        );
+        assert_eq!(tries, 0);
+    }
 
     #[test]
     fn plans_by_name() {

@@ -593,11 +593,16 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * @return int
 	 */
 	private function allocate_open_in( $scope, $count ) {
-		try {
-			return $this->allocate_in( $scope, $count, true );
-		} catch ( SeriesNotFoundException $e ) {
-			list( $row, $successor ) = $this->successor( $scope );
-			throw Counterfoil_Rules::closed_or_missing( $scope, $row, $successor );
+		$tries = 0;
+		for ( ;; ) {
+			try {
+				return $this->allocate_in( $scope, $count, true );
+			} catch ( SeriesNotFoundException $e ) {
+				list( $row, $successor ) = $this->successor( $scope );
+				if ( ! Counterfoil_Rules::allocate_again( $row, $successor, $tries ) ) {
+					throw Counterfoil_Rules::closed_or_missing( $scope, $row, $successor );
+				}
+			}
 		}
 	}
 
@@ -608,13 +613,16 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * @return array [scope key, number].
 	 */
 	private function allocate_for_payment( $scope ) {
-		$hops = 0;
+		$hops  = 0;
+		$tries = 0;
 		for ( ;; ) {
 			try {
 				return array( $scope, $this->allocate_in( $scope, 1, true ) );
 			} catch ( SeriesNotFoundException $e ) {
 				list( $row, $successor ) = $this->successor( $scope );
-				$scope                   = Counterfoil_Rules::forward_to( $scope, $row, $successor, $hops );
+				if ( ! Counterfoil_Rules::allocate_again( $row, $successor, $tries ) ) {
+					$scope = Counterfoil_Rules::forward_to( $scope, $row, $successor, $hops );
+				}
 			}
 		}
 	}

@@ -241,6 +241,28 @@ final class Counterfoil_Rules {
 	/** The longest chain of closed series a payment is passed along (series_life::MAX_SUCCESSORS). */
 	const MAX_SUCCESSORS = 16;
 
+	/** How many times an allocation is sent again when its series was found open right after it changed no row (the core's series_life::MAX_REAPPEARED). */
+	const MAX_REAPPEARED = 2;
+
+	/**
+	 * After a zero-row allocation, whether to allocate again (the core's
+	 * series_life::allocate_again): the series reads as open, so it was
+	 * created between the allocation and the read; at most MAX_REAPPEARED
+	 * times, counted in $tries.
+	 *
+	 * @param bool        $row       Whether the series' row exists.
+	 * @param string|null $successor Its closed_by.
+	 * @param int         $tries     Retries so far (incremented).
+	 * @return bool
+	 */
+	public static function allocate_again( $row, $successor, &$tries ) {
+		if ( $row && null === $successor && $tries < self::MAX_REAPPEARED ) {
+			++$tries;
+			return true;
+		}
+		return false;
+	}
+
 	/**
 	 * What a zero-row allocation of an open series means (the core's
 	 * series_life::closed_or_missing): the series is missing ($row false),

@@ -58,6 +58,18 @@ final class SeriesLifeTest extends TestCase {
 		return $wpdb->get_row( $wpdb->prepare( 'SELECT current_value, start_value FROM wp_invoice_sequences WHERE scope_key = %s', $scope ), ARRAY_A );
 	}
 
+	/** The core's series_life::allocate_again: an open series after a zero-row allocation is allocated from again, twice at most. */
+	public function testAnOpenSeriesAfterAZeroRowAllocationIsAllocatedAgainTwiceAtMost() {
+		$tries = 0;
+		$this->assertTrue( Counterfoil_Rules::allocate_again( true, null, $tries ) );
+		$this->assertTrue( Counterfoil_Rules::allocate_again( true, null, $tries ) );
+		$this->assertFalse( Counterfoil_Rules::allocate_again( true, null, $tries ), 'bounded' );
+		$tries = 0;
+		$this->assertFalse( Counterfoil_Rules::allocate_again( false, null, $tries ), 'missing: no retry' );
+		$this->assertFalse( Counterfoil_Rules::allocate_again( true, '7:2027', $tries ), 'closed: its successor' );
+		$this->assertSame( 0, $tries );
+	}
+
 	public function test_create_makes_the_new_issuers_series_at_the_configured_start() {
 		update_option( 'counterfoil_missing_series', 'create' );
 		$u = Counterfoil_Test::user();

@@ -56,18 +56,26 @@ pub(crate) trait NumberingStatements: Dialect {
 
 /// Allocates `count` numbers of an open series: a series that answered no
 /// row is missing (`SeriesNotFound`) or closed (`SeriesClosed`, naming its
-/// successor) by [`series_life::closed_or_missing`].
+/// successor) by [`series_life::closed_or_missing`]; one that reads as open
+/// was created between the two statements, and is allocated from again
+/// ([`series_life::allocate_again`]).
 pub(crate) async fn allocate_open<S: NumberingStatements + Send>(
     statements: &mut S,
     scope: &str,
     count: u64,
 ) -> Answer<u64, S::Failure> {
-    match statements.allocate_open(scope, count).await? {
-        Err(crate::error::Error::SeriesNotFound { .. }) => {
-            let successor = statements.successor(scope).await?;
-            Ok(Err(series_life::closed_or_missing(scope, successor)))
+    let mut tries = 0;
+    loop {
+        match statements.allocate_open(scope, count).await? {
+            Err(crate::error::Error::SeriesNotFound { .. }) => {
+                let successor = statements.successor(scope).await?;
+                if series_life::allocate_again(&successor, &mut tries) {
+                    continue;
+                }
+                return Ok(Err(series_life::closed_or_missing(scope, successor)));
+            }
+            other => return Ok(other),
         }
-        other => Ok(other),
     }
 }
 
