@@ -36,6 +36,7 @@ pub mod awb;
 pub mod awb_stock_rules;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub mod config;
+pub mod credit_note;
 pub mod error;
 pub mod export;
 #[cfg(any(feature = "mysql", feature = "postgres"))]

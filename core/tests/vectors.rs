@@ -391,3 +391,73 @@ fn mysql_statements() {
     );
     assert!(ours.len() >= 25);
 }
+
+fn scope_of(case: &Value) -> String {
+    match case["scope"].as_str() {
+        Some(s) => s.to_owned(),
+        None => {
+            let r = &case["scope_repeat"];
+            r[0].as_str()
+                .unwrap()
+                .repeat(r[1].as_u64().unwrap() as usize)
+        }
+    }
+}
+
+/// The name a vector gives an error of the credit-note rules: a scope key's
+/// kind, else the argument's name.
+fn credit_note_error(e: &Error) -> &'static str {
+    match e {
+        Error::InvalidScopeKey(k) => k.name(),
+        Error::InvalidArgument { name, .. } => name,
+        other => panic!("not an argument error: {other:?}"),
+    }
+}
+
+#[test]
+fn credit_notes() {
+    use counterfoil_core::credit_note;
+    let v = load("credit_notes.json");
+    for case in v["series"].as_array().unwrap() {
+        let scope = scope_of(case);
+        let year = case["year"].as_u64().unwrap() as u32;
+        match (
+            credit_note::series_for(&scope, year),
+            case["error"].as_str(),
+        ) {
+            (Ok(got), None) => match case["series"].as_str() {
+                Some(expect) => assert_eq!(got, expect, "{case}"),
+                None => assert_eq!(got.len() as u64, case["series_length"].as_u64().unwrap()),
+            },
+            (Err(e), Some(kind)) => assert_eq!(credit_note_error(&e), kind, "{case}"),
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+    for case in v["kinds"].as_array().unwrap() {
+        let got = credit_note::kind_of(case["scope"].as_str().unwrap());
+        assert_eq!(got.as_str(), case["kind"].as_str().unwrap(), "{case}");
+    }
+    for case in v["minor_units"].as_array().unwrap() {
+        let got = credit_note::minor_units(
+            case["amount"].as_str().unwrap(),
+            case["currency"].as_str().unwrap(),
+        );
+        match (got, case["error"].as_str()) {
+            (Ok(n), None) => assert_eq!(n, case["minor"].as_u64().unwrap(), "{case}"),
+            (Err(e), Some(name)) => assert_eq!(credit_note_error(&e), name, "{case}"),
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+    for case in v["amounts"].as_array().unwrap() {
+        let got = credit_note::credit_note_amount(
+            case["invoice"].as_u64().unwrap(),
+            case["credited"].as_u64().unwrap(),
+            case["requested"].as_u64(),
+        );
+        match (got, case["error"].as_str()) {
+            (Ok(n), None) => assert_eq!(n, case["amount"].as_u64().unwrap(), "{case}"),
+            (Err(e), Some(name)) => assert_eq!(credit_note_error(&e), name, "{case}"),
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+}

@@ -532,6 +532,108 @@ final class Counterfoil_Rules {
 		return array( $amount, $code );
 	}
 
+	/** The default number template of credit notes (counterfoil_core::credit_note::DEFAULT_TEMPLATE). */
+	const CREDIT_NOTE_TEMPLATE = 'CN-{year}-{seq:04}';
+
+	/**
+	 * What a series numbers: 'credit_note' when its key ends in `:cn` or
+	 * `:cn:{yyyy}`, else 'invoice' (counterfoil_core::credit_note::kind_of,
+	 * tests/vectors/credit_notes.json).
+	 *
+	 * @param string $scope Series.
+	 * @return string
+	 */
+	public static function kind_of( $scope ) {
+		$body = preg_match( '/^(.*):[0-9]{4}$/s', (string) $scope, $m ) ? $m[1] : (string) $scope;
+		return ':cn' === substr( $body, -3 ) ? 'credit_note' : 'invoice';
+	}
+
+	/**
+	 * The series of a credit note issued in $year for an invoice of series
+	 * $scope: `{issuer}:cn:{year}` for `{issuer}:{y}`, else `{scope}:cn`
+	 * (counterfoil_core::credit_note::series_for).
+	 *
+	 * @param string $scope Invoice series.
+	 * @param int    $year  The year the credit note is issued in.
+	 * @return string
+	 * @throws InvalidArgumentException Naming `scope` or `year`, or the scope key error's kind.
+	 */
+	public static function credit_note_series( $scope, $year ) {
+		$error = self::scope_key_error( $scope );
+		if ( null === $error && 'credit_note' === self::kind_of( $scope ) ) {
+			$error = array( 'scope', sprintf( '`%s` is a credit-note series; a credit note corrects an invoice', $scope ) );
+		}
+		if ( null === $error && ( ! is_int( $year ) || $year < 1 || $year > 9999 ) ) {
+			$error = array( 'year', 'the year is outside 1..9999' );
+		}
+		if ( null === $error ) {
+			$key   = preg_match( '/^(.*):([0-9]{4})$/s', $scope, $m ) ? $m[1] . ':cn:' . sprintf( '%04d', $year ) : $scope . ':cn';
+			$error = self::scope_key_error( $key );
+		}
+		if ( null !== $error ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `%s`: %s', $error[0], $error[1] ) );
+		}
+		return $key;
+	}
+
+	/**
+	 * A decimal amount (such as "19.99") of $currency in its smallest unit,
+	 * exact; more decimals than the currency has is refused
+	 * (counterfoil_core::credit_note::minor_units).
+	 *
+	 * @param mixed $amount   Decimal string.
+	 * @param mixed $currency Three-letter code, any case.
+	 * @return int
+	 * @throws InvalidArgumentException Naming `amount` or `currency`.
+	 */
+	public static function minor_units( $amount, $currency ) {
+		if ( ! is_string( $currency ) || ! preg_match( '/^[A-Za-z]{3}$/', $currency ) ) {
+			throw new InvalidArgumentException( 'invalid argument `currency`: a currency is a three-letter ISO code such as EUR' );
+		}
+		$code   = strtoupper( $currency );
+		$places = in_array( $code, self::ZERO_DECIMAL, true ) ? 0 : ( in_array( $code, self::THREE_DECIMAL, true ) ? 3 : 2 );
+		if ( ! is_string( $amount ) || ! preg_match( '/^([0-9]+)(?:\.([0-9]+))?$/', $amount, $m ) ) {
+			throw new InvalidArgumentException( 'invalid argument `amount`: not a decimal amount such as 19.99' );
+		}
+		$fraction = isset( $m[2] ) ? $m[2] : '';
+		if ( strlen( $fraction ) > $places ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `amount`: `%s` has more than %d decimals, the smallest unit of %s', $amount, $places, $code ) );
+		}
+		if ( strlen( ltrim( $m[1], '0' ) ) > 12 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `amount`: `%s` has more than 12 digits before the point', $amount ) );
+		}
+		return (int) ( $m[1] . str_pad( $fraction, $places, '0' ) );
+	}
+
+	/**
+	 * The amount of a new credit note in smallest units: $requested (null:
+	 * everything left), refused when zero, when nothing is left, or when more
+	 * than the invoice's amount less what is credited already
+	 * (counterfoil_core::credit_note::credit_note_amount).
+	 *
+	 * @param int      $invoice   The invoice's amount.
+	 * @param int      $credited  Credit notes issued for it so far.
+	 * @param int|null $requested The refund.
+	 * @return int
+	 * @throws InvalidArgumentException Naming `refund`.
+	 */
+	public static function credit_note_amount( $invoice, $credited, $requested ) {
+		$left = max( 0, $invoice - $credited );
+		if ( 0 === $left ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `refund`: nothing is left to credit: %d of %d is credited already', $credited, $invoice ) );
+		}
+		if ( null === $requested ) {
+			return $left;
+		}
+		if ( 0 === $requested ) {
+			throw new InvalidArgumentException( 'invalid argument `refund`: a credit note is for more than zero' );
+		}
+		if ( $requested > $left ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `refund`: %d is more than what is left to credit (%d of %d)', $requested, $left, $invoice ) );
+		}
+		return $requested;
+	}
+
 	/**
 	 * Parses a number template into pieces.
 	 *

@@ -178,6 +178,59 @@ final class VectorsTest extends TestCase {
 		$this->assertGreaterThan( 20, $ran );
 	}
 
+	/** An argument error's name, as the twin's message carries it. */
+	private function assertRefusedAs( $name, InvalidArgumentException $e, $case ) {
+		$this->assertStringContainsString( '`' . $name . '`', $e->getMessage(), json_encode( $case ) );
+	}
+
+	public function test_credit_notes() {
+		$v   = self::load( 'credit_notes.json' );
+		$ran = 0;
+		foreach ( $v['series'] as $case ) {
+			$scope = isset( $case['scope'] ) ? $case['scope'] : str_repeat( $case['scope_repeat'][0], $case['scope_repeat'][1] );
+			try {
+				$got = Counterfoil_Rules::credit_note_series( $scope, $case['year'] );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+				if ( isset( $case['series'] ) ) {
+					$this->assertSame( $case['series'], $got );
+				} else {
+					$this->assertSame( $case['series_length'], strlen( $got ) );
+				}
+			} catch ( InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, $e->getMessage() );
+				$this->assertRefusedAs( $case['error'], $e, $case );
+			}
+			++$ran;
+		}
+		foreach ( $v['kinds'] as $case ) {
+			$this->assertSame( $case['kind'], Counterfoil_Rules::kind_of( $case['scope'] ), json_encode( $case ) );
+			++$ran;
+		}
+		foreach ( $v['minor_units'] as $case ) {
+			try {
+				$got = Counterfoil_Rules::minor_units( $case['amount'], $case['currency'] );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+				$this->assertSame( $case['minor'], $got, json_encode( $case ) );
+			} catch ( InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, $e->getMessage() );
+				$this->assertRefusedAs( $case['error'], $e, $case );
+			}
+			++$ran;
+		}
+		foreach ( $v['amounts'] as $case ) {
+			try {
+				$got = Counterfoil_Rules::credit_note_amount( $case['invoice'], $case['credited'], $case['requested'] );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+				$this->assertSame( $case['amount'], $got, json_encode( $case ) );
+			} catch ( InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, $e->getMessage() );
+				$this->assertRefusedAs( $case['error'], $e, $case );
+			}
+			++$ran;
+		}
+		$this->assertGreaterThan( 40, $ran );
+	}
+
 	public function test_number_states() {
 		$cases = self::load( 'number_states.json' );
 		$this->assertGreaterThanOrEqual( 6, count( $cases['repeat_of_request'] ) );
