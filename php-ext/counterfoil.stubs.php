@@ -275,6 +275,20 @@ namespace Counterfoil {
         public function releaseClaim(string $scope_key, int $number, string $claim): bool {}
 
         /**
+         * Renders `$number` with `$template` (not this instance's format: a
+         * credit note's, say) for `$year` and `$month` (default this month, UTC).
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a template that does not parse, a year outside 1..9999 or a month outside 1..12.
+         *
+         * @param string $template
+         * @param int $number
+         * @param int $year
+         * @param int|null $month
+         * @return string
+         */
+        public static function render(string $template, int $number, int $year, ?int $month = null): string {}
+
+        /**
          * The scope key of the per-user, per-year series: `"{user_id}:{year}"`.
          *
          * @throws \Counterfoil\InvalidArgumentException for a negative user id or a year outside 1..9999.

@@ -38,6 +38,7 @@ require_once __DIR__ . '/includes/class-counterfoil-extension-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-schema.php';
 require_once __DIR__ . '/includes/class-counterfoil-invoice-type.php';
 require_once __DIR__ . '/includes/class-counterfoil-invoices.php';
+require_once __DIR__ . '/includes/class-counterfoil-credit-notes.php';
 require_once __DIR__ . '/includes/class-counterfoil-rest.php';
 require_once __DIR__ . '/includes/class-counterfoil-stripe.php';
 require_once __DIR__ . '/includes/class-counterfoil-series-life.php';

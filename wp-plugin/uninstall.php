@@ -35,8 +35,9 @@ function counterfoil_uninstall_site() {
 	// sequences table that was there before us — the article's, adopted — stays).
 	$counterfoil_posts = $wpdb->get_col(
 		$wpdb->prepare(
-			"SELECT p.ID FROM {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key' WHERE p.post_type IN (%s, %s)",
+			"SELECT p.ID FROM {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key' WHERE p.post_type IN (%s, %s, %s)",
 			'counterfoil_invoice',
+			'counterfoil_cnote',
 			'invoice'
 		)
 	);
@@ -58,7 +59,7 @@ function counterfoil_uninstall_site() {
 			}
 		}
 	}
-	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared' ) as $counterfoil_option ) {
+	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared', 'counterfoil_credit_note_format' ) as $counterfoil_option ) {
 		delete_option( $counterfoil_option );
 	}
 }

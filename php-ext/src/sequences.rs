@@ -1,8 +1,8 @@
 //! `Counterfoil\Sequences`: the namespaced API on any scope key.
 
 use counterfoil_core::{
-    Advanced, Claim, Error, Held, Initialized, MissingSeries, PaymentRecord, PaymentRef, Period,
-    ScopeKey,
+    Advanced, Claim, Error, Held, Initialized, MissingSeries, NumberFormat, PaymentRecord,
+    PaymentRef, Period, ScopeKey,
 };
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
@@ -254,6 +254,21 @@ impl Sequences {
         };
         let period = Period::new(small("year", year)?, month).map_err(|e| to_php(e.into()))?;
         Ok(self.settings.number_format()?.render(number, period))
+    }
+
+    /// Renders `$number` with `$template` (not this instance's format: a
+    /// credit note's, say) for `$year` and `$month` (default this month, UTC).
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a template that does not parse, a year outside 1..9999 or a month outside 1..12.
+    pub fn render(template: &str, number: i64, year: i64, month: Option<i64>) -> PhpResult<String> {
+        let number = unsigned("number", number)?;
+        let month = match month {
+            Some(m) => small("month", m)?,
+            None => current_month(),
+        };
+        let period = Period::new(small("year", year)?, month).map_err(|e| to_php(e.into()))?;
+        let format = NumberFormat::parse(template).map_err(|e| to_php(e.into()))?;
+        Ok(format.render(number, period))
     }
 
     /// The scope key of the per-user, per-year series: `"{user_id}:{year}"`.

@@ -34,9 +34,11 @@ final class Counterfoil_Books {
 		add_action( 'admin_menu', array( __CLASS__, 'menu' ) );
 		add_action( 'admin_post_counterfoil_export', array( __CLASS__, 'handle_export' ) );
 		add_action( 'wp_dashboard_setup', array( __CLASS__, 'dashboard' ) );
-		add_filter( 'manage_' . Counterfoil_Invoice_Type::POST_TYPE . '_posts_columns', array( __CLASS__, 'invoice_columns' ), 20 );
-		add_action( 'manage_' . Counterfoil_Invoice_Type::POST_TYPE . '_posts_custom_column', array( __CLASS__, 'invoice_column' ), 10, 2 );
-		add_filter( 'manage_edit-' . Counterfoil_Invoice_Type::POST_TYPE . '_sortable_columns', array( __CLASS__, 'invoice_sortable' ) );
+		foreach ( array( Counterfoil_Invoice_Type::POST_TYPE, Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE ) as $type ) {
+			add_filter( 'manage_' . $type . '_posts_columns', array( __CLASS__, 'invoice_columns' ), 20 );
+			add_action( 'manage_' . $type . '_posts_custom_column', array( __CLASS__, 'invoice_column' ), 10, 2 );
+			add_filter( 'manage_edit-' . $type . '_sortable_columns', array( __CLASS__, 'invoice_sortable' ) );
+		}
 		add_action( 'restrict_manage_posts', array( __CLASS__, 'invoice_filters' ) );
 		add_filter( 'posts_clauses', array( __CLASS__, 'invoice_clauses' ), 10, 2 );
 		add_filter( 'posts_search', array( __CLASS__, 'invoice_search' ), 10, 2 );
@@ -44,7 +46,7 @@ final class Counterfoil_Books {
 
 	/** Whether $query is the invoice list's own query. */
 	private static function is_invoice_list( $query ) {
-		return is_admin() && $query->is_main_query() && Counterfoil_Invoice_Type::POST_TYPE === $query->get( 'post_type' );
+		return is_admin() && $query->is_main_query() && Counterfoil_Invoice_Type::is_ours( $query->get( 'post_type' ) );
 	}
 
 	/**
@@ -465,7 +467,7 @@ final class Counterfoil_Books {
 
 	/** The invoice list's filters: series, year, status. */
 	public static function invoice_filters( $post_type ) {
-		if ( Counterfoil_Invoice_Type::POST_TYPE !== $post_type ) {
+		if ( ! Counterfoil_Invoice_Type::is_ours( $post_type ) ) {
 			return;
 		}
 		$f = self::filters( $_GET ); // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only view.

@@ -100,4 +100,8 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 	public function format( $number, $year, $month ) {
 		return $this->sequences->format( $number, $year, $month );
 	}
+
+	public function render( $template, $number, $year, $month ) {
+		return \Counterfoil\Sequences::render( $template, $number, $year, $month );
+	}
 }

@@ -1,12 +1,15 @@
 <?php
 /**
- * The invoice post type and what protects it.
+ * The invoice and credit-note post types and what protects them.
  *
  * Invariants:
- * - the post type is `counterfoil_invoice` (prefixed: another plugin's
- *   `invoice` posts are never ours), with its own capabilities, granted to the
+ * - the post types are `counterfoil_invoice` and `counterfoil_cnote` (a post type is at most 20 characters)
+ *   (prefixed: another plugin's `invoice` posts are never ours), sharing
+ *   their own capabilities, granted to the
  *   roles of the `counterfoil_invoice_roles` filter (administrators by
  *   default) on activation and on every schema upgrade; nobody else sees it;
+ * - what is said of invoices below holds of credit notes alike (a credit
+ *   note is a corrective invoice: a number of its own series);
  * - an invoice post is created only by the payment flow; its title is the
  *   number as issued and never changes; it is never trashed or deleted by
  *   anyone (the capability is refused and the core functions are stopped),
@@ -23,6 +26,8 @@ defined( 'ABSPATH' ) || exit;
  */
 final class Counterfoil_Invoice_Type {
 	const POST_TYPE = 'counterfoil_invoice';
+	/** The credit notes' post type (same capabilities, same protection). */
+	const CREDIT_NOTE_TYPE = 'counterfoil_cnote';
 	/** The post type before schema version 3 (migrated when it carries our meta). */
 	const OLD_POST_TYPE = 'invoice';
 	/** Meta holding a void invoice's reason. */
@@ -46,10 +51,22 @@ final class Counterfoil_Invoice_Type {
 		add_filter( 'pre_trash_post', array( __CLASS__, 'refuse_removal' ), 10, 2 );
 		add_filter( 'pre_delete_post', array( __CLASS__, 'refuse_removal' ), 10, 2 );
 		add_filter( 'wp_insert_post_data', array( __CLASS__, 'keep_title' ), 10, 2 );
-		add_filter( 'bulk_actions-edit-' . self::POST_TYPE, '__return_empty_array' );
 		add_filter( 'post_row_actions', array( __CLASS__, 'row_actions' ), 10, 2 );
-		add_filter( 'manage_' . self::POST_TYPE . '_posts_columns', array( __CLASS__, 'columns' ) );
-		add_action( 'manage_' . self::POST_TYPE . '_posts_custom_column', array( __CLASS__, 'column' ), 10, 2 );
+		foreach ( array( self::POST_TYPE, self::CREDIT_NOTE_TYPE ) as $type ) {
+			add_filter( 'bulk_actions-edit-' . $type, '__return_empty_array' );
+			add_filter( 'manage_' . $type . '_posts_columns', array( __CLASS__, 'columns' ) );
+			add_action( 'manage_' . $type . '_posts_custom_column', array( __CLASS__, 'column' ), 10, 2 );
+		}
+	}
+
+	/** Whether $post_type is one of ours (an invoice or a credit note). */
+	public static function is_ours( $post_type ) {
+		return self::POST_TYPE === $post_type || self::CREDIT_NOTE_TYPE === $post_type;
+	}
+
+	/** The post type of the documents series $scope numbers. */
+	public static function type_of_series( $scope ) {
+		return 'credit_note' === Counterfoil_Rules::kind_of( (string) $scope ) ? self::CREDIT_NOTE_TYPE : self::POST_TYPE;
 	}
 
 	/** Registers the post type. */
@@ -67,6 +84,26 @@ final class Counterfoil_Invoice_Type {
 				'show_in_menu'    => true,
 				'show_in_rest'    => false,
 				'menu_icon'       => 'dashicons-media-spreadsheet',
+				'supports'        => array( 'title' ),
+				'capability_type' => array( 'counterfoil_invoice', 'counterfoil_invoices' ),
+				'capabilities'    => array( 'create_posts' => 'do_not_allow' ),
+				'map_meta_cap'    => true,
+			)
+		);
+		register_post_type(
+			self::CREDIT_NOTE_TYPE,
+			array(
+				'labels'          => array(
+					'name'          => __( 'Credit notes', 'counterfoil' ),
+					'singular_name' => __( 'Credit note', 'counterfoil' ),
+					'menu_name'     => __( 'Credit notes', 'counterfoil' ),
+					'all_items'     => __( 'Credit notes', 'counterfoil' ),
+					'not_found'     => __( 'No credit notes yet: they are issued for refunds.', 'counterfoil' ),
+				),
+				'public'          => false,
+				'show_ui'         => true,
+				'show_in_menu'    => 'edit.php?post_type=' . self::POST_TYPE,
+				'show_in_rest'    => false,
 				'supports'        => array( 'title' ),
 				'capability_type' => array( 'counterfoil_invoice', 'counterfoil_invoices' ),
 				'capabilities'    => array( 'create_posts' => 'do_not_allow' ),
@@ -133,7 +170,7 @@ final class Counterfoil_Invoice_Type {
 			return $caps;
 		}
 		$post = get_post( (int) $args[0] );
-		if ( ! $post || self::POST_TYPE !== $post->post_type ) {
+		if ( ! $post || ! self::is_ours( $post->post_type ) ) {
 			return $caps;
 		}
 		return array( 'do_not_allow' );
@@ -148,7 +185,7 @@ final class Counterfoil_Invoice_Type {
 	 * @return mixed
 	 */
 	public static function refuse_removal( $check, $post ) {
-		if ( $post && self::POST_TYPE === $post->post_type && ! self::$removing_orphan && ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
+		if ( $post && self::is_ours( $post->post_type ) && ! self::$removing_orphan && ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
 			return false;
 		}
 		return $check;
@@ -162,11 +199,12 @@ final class Counterfoil_Invoice_Type {
 	 * @return array
 	 */
 	public static function keep_title( $data, $postarr ) {
-		if ( empty( $postarr['ID'] ) || self::POST_TYPE !== $data['post_type'] ) {
+		if ( empty( $postarr['ID'] ) ) {
 			return $data;
 		}
 		$old = get_post( (int) $postarr['ID'] );
-		if ( $old && self::POST_TYPE === $old->post_type ) {
+		if ( $old && self::is_ours( $old->post_type ) ) {
+			$data['post_type']   = $old->post_type;
 			$data['post_title']  = $old->post_title;
 			$data['post_status'] = $old->post_status;
 		}
@@ -181,7 +219,7 @@ final class Counterfoil_Invoice_Type {
 	 * @return array
 	 */
 	public static function row_actions( $actions, $post ) {
-		if ( self::POST_TYPE !== $post->post_type ) {
+		if ( ! self::is_ours( $post->post_type ) ) {
 			return $actions;
 		}
 		$actions = array();
@@ -208,7 +246,8 @@ final class Counterfoil_Invoice_Type {
 	 * @return array
 	 */
 	public static function columns( $columns ) {
-		$columns['counterfoil_status'] = __( 'Status', 'counterfoil' );
+		$columns['counterfoil_status']  = __( 'Status', 'counterfoil' );
+		$columns['counterfoil_related'] = __( 'Credit notes / corrects', 'counterfoil' );
 		return $columns;
 	}
 
@@ -219,6 +258,10 @@ final class Counterfoil_Invoice_Type {
 	 * @param int    $post_id Post.
 	 */
 	public static function column( $column, $post_id ) {
+		if ( 'counterfoil_related' === $column ) {
+			echo esc_html( implode( ', ', Counterfoil_Credit_Notes::related_titles( $post_id ) ) );
+			return;
+		}
 		if ( 'counterfoil_status' !== $column ) {
 			return;
 		}

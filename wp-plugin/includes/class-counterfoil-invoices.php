@@ -121,7 +121,7 @@ final class Counterfoil_Invoices {
 	 * @param bool   $may_create  Whether the site's plan may create a missing series.
 	 * @return array|WP_Error
 	 */
-	private static function issue( $scope, array $payment, array $now, $may_create ) {
+	public static function issue( $scope, array $payment, array $now, $may_create ) {
 		$started = microtime( true );
 		try {
 			$backend = counterfoil_backend();
@@ -161,10 +161,14 @@ final class Counterfoil_Invoices {
 			$payment['amount']   = null === $first->amount ? null : (string) $first->amount;
 			$payment['currency'] = null === $first->currency ? null : (string) $first->currency;
 		}
-		$year   = Counterfoil_Rules::issuer_and_year( $record['scope_key'] );
-		$period = empty( $record['period'] ) ? null : array_map( 'intval', explode( '-', $record['period'] ) );
-		$month  = null !== $period ? $period[1] : $now[1];
-		$done   = self::complete( $record, $payment, $backend->format( (int) $record['number'], null !== $year ? $year[1] : $payment['year'], $month ) );
+		$year     = Counterfoil_Rules::issuer_and_year( $record['scope_key'] );
+		$period   = empty( $record['period'] ) ? null : array_map( 'intval', explode( '-', $record['period'] ) );
+		$month    = null !== $period ? $period[1] : $now[1];
+		$year     = null !== $year ? $year[1] : $payment['year'];
+		$rendered = 'credit_note' === Counterfoil_Rules::kind_of( $record['scope_key'] )
+			? $backend->render( counterfoil_credit_note_format(), (int) $record['number'], $year, $month )
+			: $backend->format( (int) $record['number'], $year, $month );
+		$done     = self::complete( $record, $payment, $rendered );
 		if ( is_wp_error( $done ) ) {
 			return $done;
 		}
@@ -226,8 +230,8 @@ final class Counterfoil_Invoices {
 	 * when it is the same payment.
 	 */
 	private static function differs( $first, array $payment ) {
-		$owner = Counterfoil_Rules::issuer_and_year( $first->scope_key );
-		if ( null !== $owner && (string) $owner[0] !== (string) $payment['user_id'] ) {
+		$owner = self::issuer_of( $first->scope_key );
+		if ( null !== $owner && $owner !== (string) $payment['user_id'] ) {
 			return 'issuer';
 		}
 		if ( (string) $first->amount !== (string) $payment['amount'] ) {
@@ -237,6 +241,24 @@ final class Counterfoil_Invoices {
 			return 'currency';
 		}
 		return null;
+	}
+
+	/**
+	 * The issuer of series $scope (`{issuer}:{year}`, or a credit-note series
+	 * `{issuer}:cn:{year}`), or null for a series of another shape.
+	 *
+	 * @param string $scope Series.
+	 * @return string|null
+	 */
+	public static function issuer_of( $scope ) {
+		$owner = Counterfoil_Rules::issuer_and_year( (string) $scope );
+		if ( null === $owner ) {
+			return null;
+		}
+		if ( 'credit_note' === Counterfoil_Rules::kind_of( (string) $scope ) ) {
+			return substr( $owner[0], 0, -3 );
+		}
+		return $owner[0];
 	}
 
 	/**
@@ -371,11 +393,12 @@ final class Counterfoil_Invoices {
 				continue;
 			}
 			$owner   = Counterfoil_Rules::issuer_and_year( $row->scope_key );
+			$issuer  = self::issuer_of( $row->scope_key );
 			$period  = array_map( 'intval', explode( '-', (string) $row->period ) );
 			$payment = array(
 				'gateway'        => $row->gateway,
 				'transaction_id' => $row->transaction_id,
-				'user_id'        => null !== $owner && ctype_digit( $owner[0] ) ? (int) $owner[0] : 0,
+				'user_id'        => null !== $issuer && ctype_digit( $issuer ) ? (int) $issuer : 0,
 				'year'           => null !== $owner ? $owner[1] : $period[0],
 				'amount'         => $row->amount,
 				'currency'       => $row->currency,
@@ -450,28 +473,37 @@ final class Counterfoil_Invoices {
 			 * 503; the number stays reserved and a retry completes it.
 			 */
 			do_action( 'counterfoil_before_invoice_post', $record, $payment );
+			$type     = Counterfoil_Invoice_Type::type_of_series( $scope );
 			$slug     = self::slug( $scope, $number );
-			$post_id  = self::post_by_slug( $slug );
+			$post_id  = self::post_by_slug( $slug, $type );
 			$inserted = false;
 			if ( ! $post_id ) {
 				$user    = get_userdata( $payment['user_id'] );
+				$meta    = array(
+					'_counterfoil_scope_key'      => $scope,
+					'_counterfoil_number'         => (string) $number,
+					'_counterfoil_gateway'        => $payment['gateway'],
+					'_counterfoil_transaction_id' => $payment['transaction_id'],
+					'_counterfoil_amount'         => (string) $payment['amount'],
+					'_counterfoil_currency'       => (string) $payment['currency'],
+				);
+				$content = '';
+				if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $type ) {
+					$refers  = Counterfoil_Credit_Notes::refers( $payment['gateway'], $payment['transaction_id'] );
+					$meta   += $refers['meta'];
+					$content = $refers['content'];
+				}
 				$post_id = wp_insert_post(
 					apply_filters(
 						'counterfoil_invoice_post_data',
 						array(
-							'post_type'   => self::POST_TYPE,
-							'post_status' => 'publish',
-							'post_title'  => $rendered,
-							'post_name'   => $slug,
-							'post_author' => $user ? $user->ID : 0,
-							'meta_input'  => array(
-								'_counterfoil_scope_key'      => $scope,
-								'_counterfoil_number'         => (string) $number,
-								'_counterfoil_gateway'        => $payment['gateway'],
-								'_counterfoil_transaction_id' => $payment['transaction_id'],
-								'_counterfoil_amount'         => (string) $payment['amount'],
-								'_counterfoil_currency'       => (string) $payment['currency'],
-							),
+							'post_type'    => $type,
+							'post_status'  => 'publish',
+							'post_title'   => $rendered,
+							'post_name'    => $slug,
+							'post_author'  => $user ? $user->ID : 0,
+							'post_content' => $content,
+							'meta_input'   => $meta,
 						),
 						$record,
 						$payment
@@ -500,7 +532,20 @@ final class Counterfoil_Invoices {
 			}
 			return self::incomplete( $rendered, $e );
 		}
-		do_action( 'counterfoil_invoice_created', (int) $post_id, $record, $payment );
+		if ( 'credit_note' === Counterfoil_Rules::kind_of( $scope ) ) {
+			/**
+			 * A credit note was issued for a refund: once per credit note.
+			 *
+			 * @param int   $post_id The credit note's post (meta
+			 *                       _counterfoil_refers_to: the invoice's post).
+			 * @param array $record  The backend's record (scope_key, number).
+			 * @param array $payment The refund (gateway, transaction_id: the
+			 *                       refund's id, amount, currency).
+			 */
+			do_action( 'counterfoil_credit_note_created', (int) $post_id, $record, $payment );
+		} else {
+			do_action( 'counterfoil_invoice_created', (int) $post_id, $record, $payment );
+		}
 		return array(
 			'post_id' => (int) $post_id,
 			'created' => true,
@@ -512,10 +557,10 @@ final class Counterfoil_Invoices {
 		return 'cf-' . substr( md5( $scope ), 0, 16 ) . '-' . $number;
 	}
 
-	/** The invoice post with $slug, or 0. */
-	private static function post_by_slug( $slug ) {
+	/** The post of type $type with $slug, or 0. */
+	private static function post_by_slug( $slug, $type ) {
 		global $wpdb;
-		return (int) $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_name = %s ORDER BY ID LIMIT 1", self::POST_TYPE, $slug ) );
+		return (int) $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_name = %s ORDER BY ID LIMIT 1", $type, $slug ) );
 	}
 
 	/** Phase 2 did not finish: 503, the number stays the payment's. */

@@ -560,6 +560,22 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	}
 
 	/**
+	 * Renders $number with $template (a credit note's).
+	 *
+	 * @param string $template Number template.
+	 * @param int    $number   Number.
+	 * @param int    $year     Year.
+	 * @param int    $month    Month.
+	 * @return string
+	 */
+	public function render( $template, $number, $year, $month ) {
+		if ( $number < 0 ) {
+			throw new InvalidArgumentException( sprintf( 'number must not be negative, got %d', $number ) );
+		}
+		return Counterfoil_Rules::render( $template, $number, $year, $month );
+	}
+
+	/**
 	 * The allocation statement: the new counter from its own result, only
 	 * when exactly one row changed.
 	 *

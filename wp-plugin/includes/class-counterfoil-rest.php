@@ -1,6 +1,10 @@
 <?php
 /**
- * REST: POST /wp-json/counterfoil/v1/payments, for payment gateways.
+ * REST: POST /wp-json/counterfoil/v1/payments, for payment gateways, and
+ * POST /wp-json/counterfoil/v1/refunds, a refund's credit note (body:
+ * gateway, refund_id, the invoice as transaction_id — the payment's — or
+ * invoice_id, optional amount, currency, reason; see
+ * Counterfoil_Credit_Notes::for_refund). Both are signed alike.
  *
  * Authentication: an HMAC-SHA256 of "{timestamp}.{raw body}" with the site's
  * webhook secret, sent as `X-Counterfoil-Signature: sha256=<hex>`, and the
@@ -38,6 +42,60 @@ final class Counterfoil_Rest {
 				'callback'            => array( __CLASS__, 'create_payment' ),
 				'permission_callback' => array( __CLASS__, 'verify_signature' ),
 			)
+		);
+		register_rest_route(
+			self::NAMESPACE_V1,
+			'/refunds',
+			array(
+				'methods'             => 'POST',
+				'callback'            => array( __CLASS__, 'create_refund' ),
+				'permission_callback' => array( __CLASS__, 'verify_signature' ),
+			)
+		);
+	}
+
+	/**
+	 * Issues the credit note of a refund: 201 issued, 200 a repeated
+	 * delivery (the same credit note), else the error's status.
+	 *
+	 * @param WP_REST_Request $request Request.
+	 * @return WP_REST_Response
+	 */
+	public static function create_refund( $request ) {
+		$refund = json_decode( $request->get_body(), true );
+		if ( ! is_array( $refund ) ) {
+			return self::respond( new WP_Error( 'counterfoil_invalid_json', __( 'The body must be a JSON object.', 'counterfoil' ), array( 'status' => 400 ) ), array() );
+		}
+		return self::respond_credit_note( Counterfoil_Credit_Notes::for_refund( $refund ), $refund );
+	}
+
+	/**
+	 * The answer to a refund: the credit note's number, its amount and the
+	 * invoice it corrects (201 created, 200 a repeat), or the error's.
+	 *
+	 * @param array|WP_Error $result Counterfoil_Credit_Notes::for_refund()'s answer.
+	 * @param array          $refund The refund (gateway, refund_id).
+	 * @return WP_REST_Response
+	 */
+	public static function respond_credit_note( $result, array $refund ) {
+		if ( is_wp_error( $result ) ) {
+			return self::respond( $result, $refund );
+		}
+		return new WP_REST_Response(
+			array(
+				'credit_note_id' => $result['post']->ID,
+				'credit_note'    => $result['number'],
+				'sequence'       => $result['sequence'],
+				'scope_key'      => $result['scope_key'],
+				'amount'         => $result['amount'],
+				'currency'       => $result['currency'],
+				'refers_to'      => $result['refers_to'],
+				'invoice_id'     => $result['invoice_id'],
+				'gateway'        => $refund['gateway'],
+				'refund_id'      => $refund['refund_id'],
+				'repeated'       => ! $result['created'],
+			),
+			$result['created'] ? 201 : 200
 		);
 	}
 

@@ -12,7 +12,8 @@
  *   unique per (scope_key, number), status reserved / issued / void + reason.
  * - {prefix}counterfoil_payments: one row per (gateway, transaction_id), unique,
  *   with the number it received (NULL while it is held for a missing series,
- *   with the local period it arrived in).
+ *   with the local period it arrived in); a credit note's row (its
+ *   transaction id the refund's) names the invoice it corrects.
  *
  * Versions: 1 the tables; 2 payments.period (payments held for a series);
  * 3 the post type counterfoil_invoice (our `invoice` posts migrated), its
@@ -24,7 +25,14 @@
  * charge.refunded), one row per (gateway, transaction_id, refund_ref) with
  * the largest refunded amount seen; plugin-only (the core has no refunds);
  * 6 the registry's claim_node and request_key; 7 invoice_sequences.closed_by
- * (a series closed when the `continue` plan makes its successor).
+ * (a series closed when the `continue` plan makes its successor); 8 credit
+ * notes: payments.refers_scope/refers_number/reason (a credit note's row names
+ * the invoice it corrects, its series and number, and why), and refunds become one row
+ * per refund (refund_ref the refund's id) with its status and the time of
+ * the event that last changed it (`as_of`): a later event wins, so a
+ * refund that fails or is reversed stops counting; a `charge.refunded`
+ * without its refunds listed keeps one row per charge (refund_ref the
+ * charge's id, status `charge_total`).
  *
  * The definitions of the first three equal counterfoil-core's
  * (core/src/mysql/sql.rs); a test compares SHOW CREATE TABLE of both.
@@ -38,7 +46,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 7;
+	const VERSION        = 8;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -58,7 +66,13 @@ final class Counterfoil_Schema {
 		$lock = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 10)', $name ) );
 		try {
 			self::remember_preexisting_sequences();
+			$before = (int) get_option( self::VERSION_OPTION );
 			dbDelta( self::statements( $wpdb->prefix ) );
+			if ( $before >= 5 && $before < 8 ) {
+				// Before version 8 every refund row was a charge's refunded
+				// total (refund_ref the charge's id), not one refund.
+				$wpdb->query( "UPDATE `{$wpdb->prefix}counterfoil_refunds` SET status = 'charge_total'" ); // phpcs:ignore WordPress.DB -- fixed name.
+			}
 			Counterfoil_Invoice_Type::migrate_old_posts();
 			Counterfoil_Invoice_Type::grant();
 			update_option( self::VERSION_OPTION, self::VERSION, true );
@@ -142,10 +156,14 @@ final class Counterfoil_Schema {
   currency varchar(3) NULL,
   period char(7) NULL,
   created_at datetime NOT NULL,
+  refers_scope varchar(191) NULL,
+  refers_number bigint(20) unsigned NULL,
+  reason varchar(255) NULL,
   PRIMARY KEY  (id),
   UNIQUE KEY gateway_transaction (gateway,transaction_id),
   KEY scope_number (scope_key,number),
-  KEY number_id (number,id)
+  KEY number_id (number,id),
+  KEY refers (refers_scope,refers_number)
 ) ENGINE=InnoDB $charset;",
 			"CREATE TABLE {$prefix}counterfoil_refunds (
   id bigint(20) unsigned NOT NULL AUTO_INCREMENT,
@@ -156,6 +174,8 @@ final class Counterfoil_Schema {
   amount varchar(32) NOT NULL,
   currency varchar(3) NOT NULL,
   fully tinyint(1) NOT NULL DEFAULT 0,
+  status varchar(24) NOT NULL DEFAULT 'succeeded',
+  as_of bigint(20) unsigned NOT NULL DEFAULT 0,
   created_at datetime NOT NULL,
   updated_at datetime NOT NULL,
   PRIMARY KEY  (id),

@@ -134,6 +134,17 @@ function counterfoil_format() {
 }
 
 /**
+ * The credit notes' number template: the `counterfoil_credit_note_format`
+ * option when it parses, else CN-{year}-{seq:04}.
+ *
+ * @return string
+ */
+function counterfoil_credit_note_format() {
+	$format = (string) get_option( 'counterfoil_credit_note_format', Counterfoil_Rules::CREDIT_NOTE_TEMPLATE );
+	return null === Counterfoil_Rules::format_error( $format ) ? $format : Counterfoil_Rules::CREDIT_NOTE_TEMPLATE;
+}
+
+/**
  * The database hosts the plugin's own connection may use, in order of
  * preference: COUNTERFOIL_DB_NODES (an array of DB_HOST-style hosts, for a
  * Galera cluster) or DB_HOST.
@@ -244,6 +255,22 @@ function counterfoil_backend_notice() {
  */
 function counterfoil_create_invoice_for_payment( $payment ) {
 	$result = Counterfoil_Invoices::for_payment( $payment );
+	return is_wp_error( $result ) ? $result : $result['post'];
+}
+
+/**
+ * Issues the credit note of a refund, once per (gateway, refund id).
+ *
+ * @param array $refund gateway, refund_id; the invoice as transaction_id (of
+ *                      the payment it was issued for) or invoice_id (its
+ *                      post); optional amount ("5.00", default everything
+ *                      left to credit), currency (the invoice's), reason.
+ * @return WP_Post|WP_Error The credit note's post (the same one for a
+ *                          repeated refund), or an error with an HTTP status
+ *                          in its data (409: more than what is left).
+ */
+function counterfoil_create_credit_note_for_refund( $refund ) {
+	$result = Counterfoil_Credit_Notes::for_refund( $refund );
 	return is_wp_error( $result ) ? $result : $result['post'];
 }
 

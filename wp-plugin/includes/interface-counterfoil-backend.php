@@ -149,4 +149,16 @@ interface Counterfoil_Backend {
 	 * @return string
 	 */
 	public function format( $number, $year, $month );
+
+	/**
+	 * Renders $number with $template (a credit note's, not the site's
+	 * invoice format).
+	 *
+	 * @param string $template Number template.
+	 * @param int    $number   Number.
+	 * @param int    $year     Year.
+	 * @param int    $month    Month.
+	 * @return string
+	 */
+	public function render( $template, $number, $year, $month );
 }

@@ -237,6 +237,12 @@ impl SeriesStore {
                 if !columns.iter().any(|c| c.eq_ignore_ascii_case("period")) {
                     conn.query_drop(&sql.registry.add_period).await?;
                 }
+                if !columns
+                    .iter()
+                    .any(|c| c.eq_ignore_ascii_case("refers_scope"))
+                {
+                    conn.query_drop(&sql.registry.add_refers).await?;
+                }
                 let columns: Vec<String> = conn
                     .exec(&sql.series.list_columns, (&sql.registry.numbers,))
                     .await?;

@@ -209,6 +209,8 @@ pub struct RegistrySql {
     pub add_book_indexes: String,
     /// Adds the index that finds payments held for a series (no number yet).
     pub add_held_index: String,
+    /// Adds a credit note's link to the invoice it corrects, and its reason.
+    pub add_refers: String,
     /// Claims a number for its invoice (claim, scope, number, stale seconds):
     /// from reserved, or from a claim older than the stale limit or whose
     /// holder's connection is gone (the holder died).
@@ -269,10 +271,14 @@ impl RegistrySql {
                  currency VARCHAR(3) NULL,\n  \
                  period CHAR(7) NULL,\n  \
                  created_at DATETIME NOT NULL,\n  \
+                 refers_scope VARCHAR(191) NULL,\n  \
+                 refers_number BIGINT UNSIGNED NULL,\n  \
+                 reason VARCHAR(255) NULL,\n  \
                  PRIMARY KEY (id),\n  \
                  UNIQUE KEY gateway_transaction (gateway, transaction_id),\n  \
                  KEY scope_number (scope_key, number),\n  \
-                 KEY number_id (number, id)\n\
+                 KEY number_id (number, id),\n  \
+                 KEY refers (refers_scope, refers_number)\n\
                  ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
             ),
             insert_number: format!(
@@ -340,6 +346,12 @@ impl RegistrySql {
                  ADD KEY status_updated (status, updated_at), ADD KEY created_at (created_at)"
             ),
             add_held_index: format!("ALTER TABLE `{payments}` ADD KEY number_id (number, id)"),
+            add_refers: format!(
+                "ALTER TABLE `{payments}` ADD COLUMN refers_scope VARCHAR(191) NULL AFTER created_at, \
+                 ADD COLUMN refers_number BIGINT UNSIGNED NULL AFTER refers_scope, \
+                 ADD COLUMN reason VARCHAR(255) NULL AFTER refers_number, \
+                 ADD KEY refers (refers_scope, refers_number)"
+            ),
             claim_number: format!(
                 "UPDATE `{numbers}` SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), \
                  claim_node = {CLAIM_NODE}, claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() \

@@ -141,10 +141,19 @@ impl PgSql {
                  currency VARCHAR(3) NULL,\n  \
                  period CHAR(7) NULL,\n  \
                  created_at TIMESTAMP NOT NULL,\n  \
+                 refers_scope VARCHAR(191) COLLATE \"C\" NULL,\n  \
+                 {},\n  \
+                 reason VARCHAR(255) NULL,\n  \
                  CONSTRAINT \"{payments}_gateway_transaction\" UNIQUE (gateway, transaction_id)\n);\n\
-                 CREATE INDEX IF NOT EXISTS \"{payments}_scope_number\" ON \"{payments}\" (scope_key, number)",
+                 CREATE INDEX IF NOT EXISTS \"{payments}_scope_number\" ON \"{payments}\" (scope_key, number);\n\
+                 ALTER TABLE \"{payments}\" ADD COLUMN IF NOT EXISTS refers_scope VARCHAR(191) COLLATE \"C\" NULL;\n\
+                 ALTER TABLE \"{payments}\" ADD COLUMN IF NOT EXISTS {};\n\
+                 ALTER TABLE \"{payments}\" ADD COLUMN IF NOT EXISTS reason VARCHAR(255) NULL;\n\
+                 CREATE INDEX IF NOT EXISTS \"{payments}_refers\" ON \"{payments}\" (refers_scope, refers_number)",
                 counter("number", "NOT NULL"),
                 counter("number", "NULL"),
+                counter("refers_number", "NULL"),
+                counter("refers_number", "NULL"),
             ),
             initialize: format!(
                 "INSERT INTO \"{sequences}\" (scope_key, current_value, start_value) \

@@ -1,0 +1,373 @@
+<?php
+/**
+ * Credit notes: a refund of an invoice documented by a number of its own.
+ *
+ * Invariants:
+ * - one credit note per (gateway, refund id): its row in the payments table
+ *   is keyed by them (the refund's id as the transaction id) and names the
+ *   invoice it corrects (refers_scope, refers_number) and why (reason), so a
+ *   refund delivered again, concurrently or out of order finds the same
+ *   credit note, numbered and completed by the payment flow
+ *   (Counterfoil_Invoices::issue): reserved, claimed, post, issued;
+ * - its series is the issuer's credit-note series of the year it is issued
+ *   in (the core's credit_note::series_for, `{issuer}:cn:{year}`), made by
+ *   the site's plan for missing series like an invoice series; its number is
+ *   rendered with `counterfoil_credit_note_format` (CN-{year}-{seq:04});
+ * - the amount is more than zero and at most what is left of the invoice's
+ *   amount after its earlier credit notes (the core's
+ *   credit_note::credit_note_amount, in the currency's smallest unit), in
+ *   the invoice's currency; the check and the credit note's row are made
+ *   under one named lock per invoice, so two refunds of one invoice at once
+ *   never credit more than it was. A refused refund writes nothing;
+ * - only an issued invoice of this site is credited; a refund of a payment
+ *   this site never invoiced makes none (404 not_invoiced).
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * Credit notes for refunds.
+ */
+final class Counterfoil_Credit_Notes {
+	/** Seconds a refund waits for another refund of the same invoice. */
+	const LOCK_SECONDS = 10;
+
+	/**
+	 * Issues (or finds) the credit note of a refund.
+	 *
+	 * @param mixed $refund gateway, refund_id; the invoice as invoice_id (its
+	 *                      post) or transaction_id (the payment it was issued
+	 *                      for, same gateway); optional amount (a decimal
+	 *                      string, default everything left), currency
+	 *                      (default the invoice's; must be the invoice's),
+	 *                      reason (up to 255 characters).
+	 * @return array|WP_Error post, number (as issued), sequence, scope_key,
+	 *                        amount, currency, refers_to (the invoice's number
+	 *                        as issued), invoice_id, created; or an error
+	 *                        with an HTTP status (400 bad input, 404 no such
+	 *                        invoice, 409 more than what is left or a refund
+	 *                        id reused for another refund, 503 retry).
+	 */
+	public static function for_refund( $refund ) {
+		$bad = function ( $message ) {
+			return new WP_Error( 'counterfoil_invalid_refund', $message, array( 'status' => 400 ) );
+		};
+		if ( ! is_array( $refund ) ) {
+			return $bad( __( 'The refund must be an object.', 'counterfoil' ) );
+		}
+		foreach ( array( 'gateway', 'refund_id' ) as $key ) {
+			if ( ! isset( $refund[ $key ] ) || ! is_string( $refund[ $key ] ) ) {
+				/* translators: %s: field name */
+				return $bad( sprintf( __( 'The field %s is required and must be a string.', 'counterfoil' ), $key ) );
+			}
+		}
+		try {
+			Counterfoil_Rules::payment_ref( $refund['gateway'], $refund['refund_id'] );
+		} catch ( InvalidArgumentException $e ) {
+			return $bad( $e->getMessage() );
+		}
+		$reason = isset( $refund['reason'] ) ? $refund['reason'] : '';
+		if ( ! is_string( $reason ) || strlen( $reason ) > 255 ) {
+			return $bad( __( 'The field reason must be a string of at most 255 characters.', 'counterfoil' ) );
+		}
+		$amount = isset( $refund['amount'] ) ? $refund['amount'] : null;
+		if ( null !== $amount && ! is_string( $amount ) ) {
+			return $bad( __( 'The field amount must be a decimal string such as "19.99".', 'counterfoil' ) );
+		}
+		$invoice = self::invoice_of( $refund );
+		if ( is_wp_error( $invoice ) ) {
+			return $invoice;
+		}
+		$currency = isset( $refund['currency'] ) ? $refund['currency'] : $invoice['currency'];
+		if ( ! is_string( $currency ) || strtoupper( $currency ) !== $invoice['currency'] ) {
+			/* translators: %s: the invoice's currency */
+			return $bad( sprintf( __( 'A credit note is in its invoice\'s currency, %s.', 'counterfoil' ), $invoice['currency'] ) );
+		}
+		try {
+			$requested = null === $amount ? null : Counterfoil_Rules::minor_units( $amount, $invoice['currency'] );
+		} catch ( InvalidArgumentException $e ) {
+			return $bad( $e->getMessage() );
+		}
+		$lock = self::lock( $invoice );
+		if ( is_wp_error( $lock ) ) {
+			return $lock;
+		}
+		try {
+			$row = self::row( $refund['gateway'], $refund['refund_id'] );
+			if ( $row && null === $row->refers_scope && 'credit_note' === Counterfoil_Rules::kind_of( (string) $row->scope_key ) ) {
+				// Recorded by a delivery that stopped before it named the
+				// invoice: this delivery names it (nothing else can have).
+				$linked = self::record( (string) $row->scope_key, $refund, (string) $row->amount, $invoice, $reason );
+				if ( is_wp_error( $linked ) ) {
+					return $linked;
+				}
+				$row = self::row( $refund['gateway'], $refund['refund_id'] );
+			}
+			if ( $row ) {
+				$same = (string) $row->refers_scope === $invoice['scope_key'] && (int) $row->refers_number === $invoice['number']
+					&& ( null === $requested || Counterfoil_Rules::minor_units( (string) $row->amount, $invoice['currency'] ) === $requested );
+				if ( ! $same ) {
+					return new WP_Error( 'counterfoil_refund_mismatch', __( 'This refund id was already recorded for another invoice or amount; a refund is never credited twice under a reused id.', 'counterfoil' ), array( 'status' => 409 ) );
+				}
+				$credit = (string) $row->amount;
+				$scope  = (string) $row->scope_key;
+			} else {
+				try {
+					$minor  = Counterfoil_Rules::credit_note_amount( $invoice['minor'], self::credited( $invoice ), $requested );
+					$credit = Counterfoil_Rules::amount_from_minor_units( $minor, $invoice['currency'] )[0];
+				} catch ( InvalidArgumentException $e ) {
+					return new WP_Error( 'counterfoil_refund_exceeds', $e->getMessage(), array( 'status' => 409 ) );
+				}
+				$now   = counterfoil_local_period();
+				$scope = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], $now[0] );
+				$held  = self::record( $scope, $refund, $credit, $invoice, $reason );
+				if ( is_wp_error( $held ) ) {
+					return $held;
+				}
+			}
+			$payment = array(
+				'gateway'        => $refund['gateway'],
+				'transaction_id' => $refund['refund_id'],
+				'user_id'        => $invoice['issuer'],
+				'year'           => (int) substr( $scope, -4 ),
+				'amount'         => $credit,
+				'currency'       => $invoice['currency'],
+			);
+			if ( null === Counterfoil_Rules::issuer_and_year( $scope ) ) {
+				$payment['year'] = counterfoil_local_period()[0];
+			}
+			$result = Counterfoil_Invoices::issue( $scope, $payment, counterfoil_local_period(), true );
+		} finally {
+			self::unlock( $invoice );
+		}
+		if ( is_wp_error( $result ) ) {
+			return $result;
+		}
+		return $result + array(
+			'amount'     => $credit,
+			'currency'   => $invoice['currency'],
+			'refers_to'  => $invoice['number_as_issued'],
+			'invoice_id' => $invoice['post_id'],
+		);
+	}
+
+	/**
+	 * The invoice a refund corrects: by its post (invoice_id), else by the
+	 * payment it was issued for (gateway, transaction_id).
+	 *
+	 * @param array $refund The refund.
+	 * @return array|WP_Error post_id, scope_key, number, number_as_issued,
+	 *                        issuer, currency, minor (its amount).
+	 */
+	private static function invoice_of( array $refund ) {
+		$post_id = 0;
+		if ( isset( $refund['invoice_id'] ) ) {
+			$post_id = is_int( $refund['invoice_id'] ) ? $refund['invoice_id'] : 0;
+		} elseif ( isset( $refund['transaction_id'] ) && is_string( $refund['transaction_id'] ) ) {
+			$paid    = Counterfoil_Invoices::payment_row( $refund['gateway'], $refund['transaction_id'] );
+			$post_id = $paid && null !== $paid->post_id ? (int) $paid->post_id : 0;
+		} else {
+			return new WP_Error( 'counterfoil_invalid_refund', __( 'A refund names its invoice: invoice_id, or the transaction_id of the payment it refunds.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		$post = $post_id ? get_post( $post_id ) : null;
+		if ( ! $post || Counterfoil_Invoice_Type::POST_TYPE !== $post->post_type ) {
+			return new WP_Error( 'counterfoil_not_invoiced', __( 'No invoice of this site matches the refund: a credit note corrects an invoice issued here.', 'counterfoil' ), array( 'status' => 404 ) );
+		}
+		global $wpdb;
+		$t      = Counterfoil_Schema::tables();
+		$scope  = (string) get_post_meta( $post_id, '_counterfoil_scope_key', true );
+		$number = (int) get_post_meta( $post_id, '_counterfoil_number', true );
+		$status = $wpdb->get_var( $wpdb->prepare( "SELECT status FROM {$t['numbers']} WHERE scope_key = %s AND number = %d AND post_id = %d", $scope, $number, $post_id ) );
+		if ( 'issued' !== $status ) {
+			return new WP_Error( 'counterfoil_invoice_not_issued', __( 'The invoice is not issued (void or unfinished): it cannot be credited.', 'counterfoil' ), array( 'status' => 409 ) );
+		}
+		$amount   = (string) get_post_meta( $post_id, '_counterfoil_amount', true );
+		$currency = (string) get_post_meta( $post_id, '_counterfoil_currency', true );
+		if ( '' === $amount || '' === $currency ) {
+			return new WP_Error( 'counterfoil_invoice_without_amount', __( 'The invoice records no amount and currency: there is nothing to credit against.', 'counterfoil' ), array( 'status' => 409 ) );
+		}
+		try {
+			$minor = Counterfoil_Rules::minor_units( $amount, $currency );
+		} catch ( InvalidArgumentException $e ) {
+			return new WP_Error( 'counterfoil_invoice_without_amount', $e->getMessage(), array( 'status' => 409 ) );
+		}
+		$issuer = Counterfoil_Invoices::issuer_of( $scope );
+		return array(
+			'post_id'          => $post_id,
+			'scope_key'        => $scope,
+			'number'           => $number,
+			'number_as_issued' => $post->post_title,
+			'issuer'           => null !== $issuer && ctype_digit( $issuer ) ? (int) $issuer : (int) $post->post_author,
+			'currency'         => strtoupper( $currency ),
+			'minor'            => $minor,
+		);
+	}
+
+	/**
+	 * Records the credit note's row without a number yet (held in its
+	 * series), naming the invoice it corrects; the payment flow numbers it.
+	 *
+	 * @return true|WP_Error
+	 */
+	private static function record( $scope, array $refund, $credit, array $invoice, $reason ) {
+		$now = counterfoil_local_period();
+		try {
+			counterfoil_backend()->hold_payment( $scope, $refund['gateway'], $refund['refund_id'], $credit, $invoice['currency'], $now[0], $now[1] );
+		} catch ( Throwable $e ) {
+			return new WP_Error(
+				'counterfoil_unavailable',
+				__( 'The credit note could not be recorded now; deliver the refund again.', 'counterfoil' ),
+				array(
+					'status'      => 503,
+					'retry_after' => 5,
+					'detail'      => get_class( $e ) . ': ' . $e->getMessage(),
+					'cause'       => 'credit-note-record',
+				)
+			);
+		}
+		global $wpdb;
+		$t  = Counterfoil_Schema::tables();
+		$ok = $wpdb->query(
+			$wpdb->prepare(
+				"UPDATE {$t['payments']} SET refers_scope = %s, refers_number = %d, reason = %s
+				 WHERE gateway = %s AND transaction_id = %s AND refers_scope IS NULL",
+				$invoice['scope_key'],
+				$invoice['number'],
+				$reason,
+				$refund['gateway'],
+				$refund['refund_id']
+			)
+		);
+		if ( false === $ok ) {
+			return new WP_Error(
+				'counterfoil_unavailable',
+				__( 'The credit note could not be recorded now; deliver the refund again.', 'counterfoil' ),
+				array(
+					'status'      => 503,
+					'retry_after' => 5,
+					'detail'      => 'linking a credit note to its invoice failed: ' . $wpdb->last_error,
+					'cause'       => 'credit-note-link',
+				)
+			);
+		}
+		return true;
+	}
+
+	/** The credit-note row of a refund, or null. */
+	private static function row( $gateway, $refund_id ) {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		return $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number, post_id, amount, currency, refers_scope, refers_number FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $refund_id ) );
+	}
+
+	/** What the invoice's credit notes total, in smallest units. */
+	private static function credited( array $invoice ) {
+		$total = 0;
+		foreach ( self::of_invoice( $invoice['scope_key'], $invoice['number'] ) as $row ) {
+			$total += Counterfoil_Rules::minor_units( (string) $row->amount, $invoice['currency'] );
+		}
+		return $total;
+	}
+
+	/**
+	 * The credit notes of an invoice (rows: gateway, transaction_id, scope_key,
+	 * number, post_id, amount, currency, reason), in order.
+	 *
+	 * @param string $scope  The invoice's series.
+	 * @param int    $number Its number.
+	 * @return array
+	 */
+	public static function of_invoice( $scope, $number ) {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		return $wpdb->get_results( $wpdb->prepare( "SELECT gateway, transaction_id, scope_key, number, post_id, amount, currency, reason FROM {$t['payments']} WHERE refers_scope = %s AND refers_number = %d ORDER BY id", $scope, $number ) );
+	}
+
+	/**
+	 * What a credit note's post says of its invoice (its meta and text), from
+	 * its row: used when the payment flow creates the post.
+	 *
+	 * @param string $gateway   Gateway.
+	 * @param string $refund_id The refund's id.
+	 * @return array meta, content.
+	 */
+	public static function refers( $gateway, $refund_id ) {
+		global $wpdb;
+		$t   = Counterfoil_Schema::tables();
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT refers_scope, refers_number, reason FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $refund_id ) );
+		if ( ! $row || null === $row->refers_scope ) {
+			return array(
+				'meta'    => array(),
+				'content' => '',
+			);
+		}
+		$invoice = (int) $wpdb->get_var( $wpdb->prepare( "SELECT post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $row->refers_scope, $row->refers_number ) );
+		$title   = $invoice ? get_the_title( $invoice ) : '';
+		return array(
+			'meta'    => array(
+				'_counterfoil_refers_to'     => (string) $invoice,
+				'_counterfoil_refers_scope'  => (string) $row->refers_scope,
+				'_counterfoil_refers_number' => (string) $row->refers_number,
+				'_counterfoil_reason'        => (string) $row->reason,
+			),
+			/* translators: 1: the invoice's number, 2: the reason */
+			'content' => sprintf( __( 'Credit note for invoice %1$s. %2$s', 'counterfoil' ), $title, (string) $row->reason ),
+		);
+	}
+
+	/**
+	 * The numbers (as issued) of the documents related to $post_id: an
+	 * invoice's credit notes, or the invoice a credit note corrects.
+	 *
+	 * @param int $post_id Post.
+	 * @return string[]
+	 */
+	public static function related_titles( $post_id ) {
+		$post = get_post( $post_id );
+		if ( ! $post ) {
+			return array();
+		}
+		if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type ) {
+			$invoice = (int) get_post_meta( $post_id, '_counterfoil_refers_to', true );
+			return $invoice ? array( get_the_title( $invoice ) ) : array();
+		}
+		$out = array();
+		foreach ( self::of_invoice( (string) get_post_meta( $post_id, '_counterfoil_scope_key', true ), (int) get_post_meta( $post_id, '_counterfoil_number', true ) ) as $row ) {
+			$out[] = $row->post_id ? get_the_title( (int) $row->post_id ) : __( '(being issued)', 'counterfoil' );
+		}
+		return $out;
+	}
+
+	/** Takes the invoice's named lock (server-wide: the database is in the name). */
+	private static function lock( array $invoice ) {
+		global $wpdb;
+		$got = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, %d)', self::lock_name( $invoice ), self::LOCK_SECONDS ) );
+		if ( '1' !== (string) $got ) {
+			return new WP_Error(
+				'counterfoil_busy',
+				__( 'Another refund of this invoice is being credited; deliver this one again.', 'counterfoil' ),
+				array(
+					'status'      => 503,
+					'retry_after' => 5,
+					'detail'      => 'GET_LOCK for a credit note answered ' . var_export( $got, true ) . ' ' . $wpdb->last_error, // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_var_export
+					'cause'       => 'credit-note-lock',
+				)
+			);
+		}
+		return true;
+	}
+
+	/** Releases the invoice's named lock. */
+	private static function unlock( array $invoice ) {
+		global $wpdb;
+		$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', self::lock_name( $invoice ) ) );
+	}
+
+	/** The lock's name: at most 64 characters (MySQL's limit). */
+	private static function lock_name( array $invoice ) {
+		global $wpdb;
+		return 'counterfoil_cn:' . md5( DB_NAME . '.' . $wpdb->prefix . '|' . $invoice['scope_key'] . '#' . $invoice['number'] );
+	}
+}

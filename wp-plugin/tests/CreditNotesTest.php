@@ -1,0 +1,170 @@
+<?php
+use PHPUnit\Framework\TestCase;
+
+/**
+ * Credit notes (Counterfoil_Credit_Notes): one per refund id, numbered in the
+ * issuer's credit-note series, never more than what is left of the invoice,
+ * immutable like an invoice; a refused refund writes nothing.
+ */
+final class CreditNotesTest extends TestCase {
+	/** @var array Credit notes announced by the action. */
+	private $announced = array();
+	/** @var callable */
+	private $listener;
+
+	protected function setUp(): void {
+		$this->listener = function ( $post_id ) {
+			$this->announced[] = $post_id;
+		};
+		add_action( 'counterfoil_credit_note_created', $this->listener );
+	}
+
+	protected function tearDown(): void {
+		remove_action( 'counterfoil_credit_note_created', $this->listener );
+	}
+
+	/** An invoice of 20.00 EUR for a new issuer: [user, transaction id, post]. */
+	private function invoice( $amount = '20.00' ) {
+		$u    = Counterfoil_Test::user();
+		$txn  = 'pi_cn_' . $u . '_' . wp_generate_password( 6, false );
+		$paid = array(
+			'gateway'        => 'stripe',
+			'transaction_id' => $txn,
+			'user_id'        => $u,
+		);
+		if ( null !== $amount ) {
+			$paid += array(
+				'amount'   => $amount,
+				'currency' => 'EUR',
+			);
+		}
+		$post = counterfoil_create_invoice_for_payment( $paid );
+		$this->assertInstanceOf( WP_Post::class, $post );
+		return array( $u, $txn, $post );
+	}
+
+	private function assertWPError( $r ) {
+		$this->assertInstanceOf( WP_Error::class, $r );
+	}
+
+	private function refund( $txn, $id, $amount = null, $extra = array() ) {
+		$r = $extra + array(
+			'gateway'        => 'stripe',
+			'refund_id'      => $id,
+			'transaction_id' => $txn,
+			'reason'         => 'returned goods',
+		);
+		if ( null !== $amount ) {
+			$r['amount'] = $amount;
+		}
+		return Counterfoil_Credit_Notes::for_refund( $r );
+	}
+
+	/** What the books hold for series $scope: its counter and its payments rows. */
+	private static function books( $scope ) {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		return array(
+			$wpdb->get_var( $wpdb->prepare( "SELECT current_value FROM {$t['sequences']} WHERE scope_key = %s", $scope ) ),
+			(int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$t['payments']} WHERE scope_key = %s", $scope ) ),
+			(int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$t['numbers']} WHERE scope_key = %s", $scope ) ),
+		);
+	}
+
+	public function test_partial_repeated_second_and_full_refunds_take_numbers_of_the_credit_note_series() {
+		list( $u, $txn, $invoice ) = $this->invoice();
+		$year                      = counterfoil_local_period()[0];
+		$scope                     = $u . ':cn:' . $year;
+
+		$first = $this->refund( $txn, 're_a_' . $u, '5.00' );
+		$this->assertIsArray( $first, is_wp_error( $first ) ? $first->get_error_message() . ' ' . wp_json_encode( $first->get_error_data() ) : '' );
+		$this->assertSame( 'CN-' . $year . '-0001', $first['number'] );
+		$this->assertSame( $scope, $first['scope_key'] );
+		$this->assertTrue( $first['created'] );
+		$this->assertSame( '5.00', $first['amount'] );
+		$this->assertSame( $invoice->post_title, $first['refers_to'] );
+		$this->assertSame( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE, $first['post']->post_type );
+		$this->assertSame( (string) $invoice->ID, get_post_meta( $first['post']->ID, '_counterfoil_refers_to', true ) );
+		$this->assertSame( 'returned goods', get_post_meta( $first['post']->ID, '_counterfoil_reason', true ) );
+		$this->assertSame( '5.00', get_post_meta( $first['post']->ID, '_counterfoil_amount', true ) );
+
+		$again = $this->refund( $txn, 're_a_' . $u, '5.00' );
+		$this->assertSame( $first['post']->ID, $again['post']->ID, 'a repeated refund is the same credit note' );
+		$this->assertFalse( $again['created'] );
+		$again = $this->refund( $txn, 're_a_' . $u );
+		$this->assertSame( $first['post']->ID, $again['post']->ID, 'without its amount too' );
+
+		$second = $this->refund( $txn, 're_b_' . $u, '10.00' );
+		$this->assertSame( 'CN-' . $year . '-0002', $second['number'] );
+
+		$before = self::books( $scope );
+		$over   = $this->refund( $txn, 're_c_' . $u, '5.01' );
+		$this->assertWPError( $over );
+		$this->assertSame( 409, $over->get_error_data()['status'] );
+		$this->assertSame( $before, self::books( $scope ), 'a refused refund writes nothing' );
+
+		$rest = $this->refund( $txn, 're_d_' . $u );
+		$this->assertSame( '5.00', $rest['amount'], 'no amount: everything left' );
+		$this->assertSame( 'CN-' . $year . '-0003', $rest['number'] );
+
+		$none = $this->refund( $txn, 're_e_' . $u, '0.01' );
+		$this->assertSame( 409, $none->get_error_data()['status'], 'nothing is left' );
+
+		$this->assertSame( array( $first['post']->ID, $second['post']->ID, $rest['post']->ID ), $this->announced, 'the action fires once per credit note' );
+		$this->assertSame( array( 'CN-' . $year . '-0001', 'CN-' . $year . '-0002', 'CN-' . $year . '-0003' ), Counterfoil_Credit_Notes::related_titles( $invoice->ID ) );
+		$this->assertSame( array( $invoice->post_title ), Counterfoil_Credit_Notes::related_titles( $first['post']->ID ) );
+		$this->assertSame( array(), Counterfoil_Test::registry_holes( $scope ) );
+		$this->assertSame( '3', (string) self::books( $scope )[0] );
+	}
+
+	public function test_refused_refunds_name_what_is_wrong() {
+		list( $u, $txn, $invoice ) = $this->invoice();
+		$status                    = function ( $r ) {
+			$this->assertWPError( $r );
+			return $r->get_error_data()['status'];
+		};
+		$this->assertSame( 404, $status( $this->refund( 'pi_never_' . $u, 're_x_' . $u, '1.00' ) ), 'a payment this site never invoiced' );
+		$this->assertSame( 400, $status( $this->refund( $txn, 're_y_' . $u, '1.00', array( 'currency' => 'USD' ) ) ), 'another currency' );
+		$this->assertSame( 400, $status( $this->refund( $txn, 're_y_' . $u, '1.001' ) ), 'below the smallest unit' );
+		$this->assertSame( 400, $status( $this->refund( $txn, ' re_y', '1.00' ) ), 'a refund id starting with a space' );
+		$this->assertSame( 400, $status( $this->refund( $txn, 're_y_' . $u, '1.00', array( 'reason' => str_repeat( 'r', 256 ) ) ) ) );
+		$this->assertSame( 409, $status( $this->refund( $txn, 're_y_' . $u, '0' ) ), 'zero' );
+		$ok = $this->refund( $txn, 're_z_' . $u, '1.00' );
+		$this->assertIsArray( $ok );
+		$this->assertSame( 409, $status( $this->refund( $txn, 're_z_' . $u, '2.00' ) ), 'a refund id reused for another amount' );
+		$this->assertSame( 409, $status( $this->refund( $txn, $txn, '1.00' ) ), 'a payment\'s id as a refund\'s' );
+		list( , $bare ) = $this->invoice( null );
+		$this->assertSame( 409, $status( $this->refund( $bare, 're_w_' . $u, '1.00' ) ), 'an invoice without an amount' );
+		$this->assertSame( array( $ok['post']->ID ), $this->announced );
+	}
+
+	public function test_a_credit_note_is_as_immutable_as_an_invoice() {
+		list( , $txn ) = $this->invoice();
+		$cn            = $this->refund( $txn, 're_imm_' . wp_generate_password( 6, false ), '1.00' );
+		$id            = $cn['post']->ID;
+		$this->assertFalse( wp_trash_post( $id ) );
+		$this->assertFalse( wp_delete_post( $id, true ) );
+		wp_update_post(
+			array(
+				'ID'         => $id,
+				'post_title' => 'CN-edited',
+			)
+		);
+		$this->assertSame( $cn['number'], get_post( $id )->post_title );
+		$admin = get_users( array( 'role' => 'administrator' ) )[0];
+		$this->assertFalse( user_can( $admin, 'delete_post', $id ) );
+		$this->assertTrue( user_can( $admin, 'read_private_counterfoil_invoices' ) );
+	}
+
+	public function test_the_credit_note_format_is_the_sites() {
+		$saved = get_option( 'counterfoil_credit_note_format' );
+		update_option( 'counterfoil_credit_note_format', 'R{yy}/{seq:03}' );
+		try {
+			list( , $txn ) = $this->invoice();
+			$cn            = $this->refund( $txn, 're_fmt_' . wp_generate_password( 6, false ), '1.00' );
+			$this->assertSame( 'R' . substr( (string) counterfoil_local_period()[0], 2 ) . '/001', $cn['number'] );
+		} finally {
+			update_option( 'counterfoil_credit_note_format', $saved );
+		}
+	}
+}
