@@ -94,7 +94,10 @@ fn site(label: &str) -> WordPress {
         "count-refunds",
         "<?php add_action('counterfoil_payment_refunded', function ($r) { global $wpdb; \
          $wpdb->query(\"INSERT INTO {$wpdb->options} (option_name, option_value, autoload) \
-         VALUES ('cf_refund_actions', '1', 'no') ON DUPLICATE KEY UPDATE option_value = option_value + 1\"); });",
+         VALUES ('cf_refund_actions', '1', 'no') ON DUPLICATE KEY UPDATE option_value = option_value + 1\"); }); \
+         add_action('counterfoil_credit_note_created', function ($id) { global $wpdb; \
+         $wpdb->query(\"INSERT INTO {$wpdb->options} (option_name, option_value, autoload) \
+         VALUES ('cf_credit_note_actions', '1', 'no') ON DUPLICATE KEY UPDATE option_value = option_value + 1\"); });",
     )
     .unwrap();
     wp.eval(
@@ -565,8 +568,8 @@ fn stripe_events(extension: bool) {
     assert_eq!(body(&r)["refund"]["amount_refunded"], "19.99");
     assert_eq!(announced(), "2", "an older event changes nothing");
     assert_eq!(
-        wp.scalar("SELECT CONCAT(COUNT(*), ' ', MAX(amount), ' ', MAX(currency), ' ', MAX(fully)) FROM wp_counterfoil_refunds"),
-        "1 19.99 EUR 1"
+        wp.scalar("SELECT CONCAT(COUNT(*), ' ', MAX(amount), ' ', MAX(currency), ' ', MAX(status)) FROM wp_counterfoil_refunds"),
+        "1 19.99 EUR charge_total"
     );
     assert_eq!(
         wp.scalar("SELECT current_value FROM wp_invoice_sequences WHERE scope_key LIKE '7:%'"),
@@ -587,6 +590,251 @@ fn stripe_events(extension: bool) {
             "SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE status <> 'issued'"
         ),
         0
+    );
+    drop(fpm);
+}
+
+#[test]
+fn stripe_refunds_and_credit_notes_on_the_pure_php_backend() {
+    stripe_refunds(false);
+}
+
+#[test]
+fn stripe_refunds_and_credit_notes_on_the_extension() {
+    stripe_refunds(true);
+}
+
+/// A refund event of the paid session's intent: refund `id` of `minor`
+/// cents in `status`, as event `kind`, created `age` seconds ago.
+fn refund_event(kind: &str, id: &str, minor: u64, status: &str, age: i64) -> Value {
+    event("refund.updated", |v| {
+        v["type"] = json!(kind);
+        v["created"] = json!(now() - age);
+        let r = &mut v["data"]["object"];
+        r["id"] = json!(id);
+        r["amount"] = json!(minor);
+        r["status"] = json!(status);
+    })
+}
+
+/// Refunds one by one (issue 27): a pending refund counts for nothing; a
+/// succeeded one gets one credit note, however often and concurrently it is
+/// delivered; one that fails afterwards stops counting (the credit note
+/// stands); an older event changes nothing; a refund larger than what is
+/// left of the invoice is refused and writes nothing; our own webhook's
+/// refund carries its credit note's number.
+fn stripe_refunds(extension: bool) {
+    let wp = site(if extension {
+        "stripe_refunds_ext"
+    } else {
+        "stripe_refunds_php"
+    });
+    let fpm = wp.serve(extension, 4).unwrap();
+    let port = fpm.port();
+    let paid = deliver(port, &event("checkout.session.completed", |_| {}));
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    let invoice = body(&paid);
+    let year = invoice["scope_key"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    let cn = |n: u32| format!("CN-{year}-{n:04}");
+    let announced = |name: &str| {
+        wp.scalar(&format!(
+            "SELECT COALESCE(MAX(option_value), '0') FROM wp_options WHERE option_name = '{name}'"
+        ))
+    };
+    let notes = || {
+        count(
+            &wp,
+            "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_cnote'",
+        )
+    };
+
+    let r = deliver(
+        port,
+        &refund_event("refund.created", "re_A", 500, "pending", 30),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let b = body(&r);
+    assert_eq!(b["credit_notes"], json!([]), "a pending refund: {b}");
+    assert_eq!(b["refund"]["amount_refunded"], "0.00");
+    assert_eq!((notes(), announced("cf_refund_actions")), (0, "0".into()));
+
+    // Succeeded, delivered three times at once: one credit note.
+    let succeeded = refund_event("refund.updated", "re_A", 500, "succeeded", 20);
+    let answers: Vec<Response> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..3)
+            .map(|_| s.spawn(|| deliver(port, &succeeded)))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in &answers {
+        assert_eq!(r.status, 200, "{}", r.body);
+        let note = &body(r)["credit_notes"][0];
+        assert_eq!(note["credit_note"], cn(1), "{}", r.body);
+        assert_eq!(note["amount"], "5.00");
+        assert_eq!(note["refers_to"], invoice["number"]);
+    }
+    assert_eq!(
+        answers
+            .iter()
+            .filter(|r| body(r)["credit_notes"][0]["created"] == json!(true))
+            .count(),
+        1
+    );
+    assert_eq!(notes(), 1);
+    assert_eq!(announced("cf_credit_note_actions"), "1");
+    assert_eq!(announced("cf_refund_actions"), "1");
+
+    // A second refund under the old event name.
+    let r = deliver(
+        port,
+        &refund_event("charge.refund.updated", "re_B", 1000, "succeeded", 15),
+    );
+    assert_eq!(
+        body(&r)["credit_notes"][0]["credit_note"],
+        cn(2),
+        "{}",
+        r.body
+    );
+    assert_eq!(body(&r)["refund"]["amount_refunded"], "15.00");
+
+    // A charge.refunded without its refunds listed: the refunds are known
+    // one by one already, so it neither counts twice nor makes a credit note.
+    let r = deliver(
+        port,
+        &event("charge.refunded", |v| {
+            v["data"]["object"]["amount_refunded"] = json!(1500);
+            v["created"] = json!(now() - 14);
+        }),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(body(&r)["refund"]["amount_refunded"], "15.00");
+    assert_eq!(body(&r)["changed"], false);
+    assert_eq!(notes(), 2);
+
+    // More than what is left of the invoice (4.99): refused, nothing written.
+    let numbers = count(&wp, "SELECT COUNT(*) FROM wp_counterfoil_numbers");
+    let payments = count(&wp, "SELECT COUNT(*) FROM wp_counterfoil_payments");
+    let r = deliver(
+        port,
+        &refund_event("refund.updated", "re_C", 600, "succeeded", 12),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        body(&r)["credit_notes"][0]["refused"],
+        "counterfoil_refund_exceeds",
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        count(&wp, "SELECT COUNT(*) FROM wp_counterfoil_numbers"),
+        numbers
+    );
+    assert_eq!(
+        count(&wp, "SELECT COUNT(*) FROM wp_counterfoil_payments"),
+        payments
+    );
+    assert_eq!(notes(), 2);
+    // (Stripe refuses such a refund itself; record it as failed.)
+    deliver(
+        port,
+        &refund_event("refund.failed", "re_C", 600, "failed", 11),
+    );
+
+    // re_B fails afterwards: the total drops, announced; its credit note stands.
+    let actions = announced("cf_refund_actions");
+    let r = deliver(
+        port,
+        &refund_event("refund.failed", "re_B", 1000, "failed", 10),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(body(&r)["refund"]["amount_refunded"], "5.00");
+    assert_eq!(body(&r)["changed"], true);
+    assert_ne!(announced("cf_refund_actions"), actions);
+    assert_eq!(notes(), 2, "a credit note is never taken back");
+    // Its older "succeeded" event, delivered late, changes nothing.
+    let r = deliver(
+        port,
+        &refund_event("charge.refund.updated", "re_B", 1000, "succeeded", 15),
+    );
+    assert_eq!(body(&r)["refund"]["amount_refunded"], "5.00", "{}", r.body);
+    assert_eq!(body(&r)["changed"], false);
+    assert_eq!(
+        wp.scalar("SELECT status FROM wp_counterfoil_refunds WHERE refund_ref = 're_B'"),
+        "failed"
+    );
+
+    // Our own webhook: a refund of the same payment, the rest of it.
+    let secret = wp.eval(false, "echo Counterfoil_Rest::secret();").unwrap();
+    let own = json!({"gateway": "stripe", "refund_id": "re_OWN", "transaction_id": "pi_3SAMEPAYMENT", "reason": "damaged"});
+    let bytes = serde_json::to_vec(&own).unwrap();
+    let ts = now().to_string();
+    let sig = counterfoil_tests::webhook::sign(&secret, &ts, &bytes);
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("X-Counterfoil-Timestamp", ts.as_str()),
+        ("X-Counterfoil-Signature", sig.as_str()),
+    ];
+    let r = http(
+        port,
+        "POST",
+        "/wp-json/counterfoil/v1/refunds",
+        &headers,
+        &bytes,
+    )
+    .unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let b = body(&r);
+    assert_eq!(b["credit_note"], cn(3));
+    assert_eq!(b["amount"], "4.99", "everything left: 19.99 - 5.00 - 10.00");
+    assert_eq!(b["refers_to"], invoice["number"]);
+    let r = http(
+        port,
+        "POST",
+        "/wp-json/counterfoil/v1/refunds",
+        &headers,
+        &bytes,
+    )
+    .unwrap();
+    assert_eq!((r.status, &body(&r)["credit_note"]), (200, &json!(cn(3))));
+    let unsigned = http(
+        port,
+        "POST",
+        "/wp-json/counterfoil/v1/refunds",
+        &[("Content-Type", "application/json")],
+        &bytes,
+    )
+    .unwrap();
+    assert_eq!(unsigned.status, 401);
+
+    // The books: three credit notes in the issuer's credit-note series, each
+    // naming the invoice; the invoice and its series untouched.
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT GROUP_CONCAT(CONCAT(p.post_title, '>', i.post_title, ' ', n.status) ORDER BY n.number) \
+             FROM wp_counterfoil_numbers n JOIN wp_posts p ON p.ID = n.post_id \
+             JOIN wp_postmeta m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_refers_to' \
+             JOIN wp_posts i ON i.ID = m.meta_value WHERE n.scope_key = '7:cn:{year}'"
+        )),
+        format!(
+            "{}>{n} issued,{}>{n} issued,{}>{n} issued",
+            cn(1),
+            cn(2),
+            cn(3),
+            n = invoice["number"].as_str().unwrap()
+        )
+    );
+    assert_eq!(announced("cf_credit_note_actions"), "3");
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT current_value FROM wp_invoice_sequences WHERE scope_key = '7:{year}'"
+        )),
+        "1"
     );
     drop(fpm);
 }

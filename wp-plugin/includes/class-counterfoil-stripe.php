@@ -27,12 +27,15 @@
  *   exponent (the core's rule, tests/vectors/minor_units.json); the issuer
  *   from `metadata.counterfoil_user_id`, else the site's default issuer, else
  *   the issuer of the payment already recorded for that intent;
- * - `charge.refunded` of a payment this site recorded (any other is
- *   ignored, `not_invoiced`): the refund is recorded beside the payment
- *   ({prefix}counterfoil_refunds) and announced with the action
- *   `counterfoil_payment_refunded` once per change of the refunded total (a
- *   redelivered event does not announce it again); no number and no invoice
- *   changes;
+ * - `refund.created`, `refund.updated`, `refund.failed`,
+ *   `charge.refund.updated` and `charge.refunded` of a payment this site
+ *   recorded (any other is ignored, `not_invoiced`): each refund is recorded
+ *   beside the payment ({prefix}counterfoil_refunds, its latest status), a
+ *   refund that succeeded gets a credit note (its own number in the
+ *   issuer's credit-note series, once per refund id, named in the answer),
+ *   and `counterfoil_payment_refunded` fires once per change of the
+ *   refunded total (the succeeded refunds: one that fails or is reversed
+ *   stops counting); the invoice and its number never change;
  * - anything else: 200, ignored (Stripe stops delivering it).
  *
  * Answers: as the payments route (201, 200 a repeat, 409, 503 + Retry-After),
@@ -63,6 +66,9 @@ final class Counterfoil_Stripe {
 	/** The placeholder series of payments that name no issuer yet (`…:{year}`). */
 	const UNASSIGNED     = 'stripe-no-issuer';
 	const PAID_EVENTS    = array( 'checkout.session.completed', 'checkout.session.async_payment_succeeded', 'payment_intent.succeeded' );
+	const REFUND_EVENTS  = array( 'charge.refunded', 'refund.created', 'refund.updated', 'refund.failed', 'charge.refund.updated' );
+	/** A refund's states, in the order a later one overrides an earlier one at the same second. */
+	const REFUND_STATES  = array( 'pending', 'requires_action', 'succeeded', 'failed', 'canceled' );
 
 	/** Registers the route. */
 	public static function register_routes() {
@@ -184,8 +190,8 @@ final class Counterfoil_Stripe {
 		if ( null !== $not_ours ) {
 			return self::ignored( $type, $not_ours );
 		}
-		if ( 'charge.refunded' === $type ) {
-			return self::refund( $object, $event );
+		if ( in_array( $type, self::REFUND_EVENTS, true ) ) {
+			return self::refund( $type, $object, $event );
 		}
 		if ( ! in_array( $type, self::PAID_EVENTS, true ) ) {
 			return self::ignored( $type, 'event_type' );
@@ -290,63 +296,61 @@ final class Counterfoil_Stripe {
 	}
 
 	/**
-	 * Records a refund beside its payment: the largest refunded amount seen
-	 * for the charge (events can arrive out of order), never a number.
+	 * A refund event of a payment this site recorded (any other is ignored,
+	 * `not_invoiced`): each refund is recorded beside its payment, one row
+	 * per refund id with its latest status (the event created last wins; at
+	 * the same second the later state: pending, requires_action, succeeded,
+	 * failed, canceled), and every refund that stands as succeeded gets its
+	 * credit note (Counterfoil_Credit_Notes: once per refund id). A
+	 * `charge.refunded` without its refunds listed (API versions from
+	 * 2022-11-15 leave them out) records the charge's refunded total; its
+	 * credit notes come with the refund.* events. The refunded total is the
+	 * sum of the succeeded refunds (a refund that fails or is reversed stops
+	 * counting); `counterfoil_payment_refunded` fires when it changes.
 	 *
-	 * @param array $charge The charge.
-	 * @param array $event  The event.
+	 * @param string $type   The event's type.
+	 * @param array  $object The charge or the refund.
+	 * @param array  $event  The event.
 	 * @return WP_REST_Response
 	 */
-	private static function refund( array $charge, array $event ) {
-		$intent = self::id_of( isset( $charge['payment_intent'] ) ? $charge['payment_intent'] : null );
-		$ref    = self::id_of( $charge );
-		if ( null === $intent || null === $ref ) {
-			return self::ignored( 'charge.refunded', 'no_payment_intent' );
+	private static function refund( $type, array $object, array $event ) {
+		$is_refund = isset( $object['object'] ) && 'refund' === $object['object'];
+		$intent    = self::id_of( isset( $object['payment_intent'] ) ? $object['payment_intent'] : null );
+		$charge    = $is_refund ? self::id_of( isset( $object['charge'] ) ? $object['charge'] : null ) : self::id_of( $object );
+		if ( null === $intent || null === $charge ) {
+			return self::ignored( $type, 'no_payment_intent' );
 		}
-		if ( ! Counterfoil_Invoices::payment_row( self::GATEWAY, $intent ) ) {
+		$payment = Counterfoil_Invoices::payment_row( self::GATEWAY, $intent );
+		if ( ! $payment ) {
 			// A charge this site never recorded (Billing, Dashboard, another
 			// site on the account): nothing to refund here, no action.
-			return self::ignored( 'charge.refunded', 'not_invoiced' );
+			return self::ignored( $type, 'not_invoiced' );
 		}
-		$minor = isset( $charge['amount_refunded'] ) ? $charge['amount_refunded'] : null;
+		if ( $is_refund ) {
+			$refunds = array( $object );
+		} elseif ( isset( $object['refunds']['data'] ) && is_array( $object['refunds']['data'] ) ) {
+			$refunds = $object['refunds']['data'];
+		} else {
+			$refunds = null;
+		}
+		$as_of  = isset( $event['created'] ) && is_int( $event['created'] ) && $event['created'] > 0 ? $event['created'] : time();
+		$before = self::refunded_minor( $intent );
+		$rows   = array();
 		try {
-			Counterfoil_Rules::payment_ref( self::GATEWAY, $intent );
-			list( $amount, $currency ) = Counterfoil_Rules::amount_from_minor_units( $minor, isset( $charge['currency'] ) ? $charge['currency'] : null );
+			if ( null === $refunds ) {
+				$minor = isset( $object['amount_refunded'] ) ? $object['amount_refunded'] : null;
+				$rows[] = self::refund_row( $intent, $charge, 'charge_total', $minor, isset( $object['currency'] ) ? $object['currency'] : null, $as_of );
+			}
+			foreach ( (array) $refunds as $refund ) {
+				$id = is_array( $refund ) ? self::id_of( $refund ) : null;
+				if ( null === $id || ! isset( $refund['status'] ) || ! in_array( $refund['status'], self::REFUND_STATES, true ) ) {
+					return self::bad( __( 'A refund without an id or a known status.', 'counterfoil' ) );
+				}
+				$rows[] = self::refund_row( $intent, $id, $refund['status'], isset( $refund['amount'] ) ? $refund['amount'] : null, isset( $refund['currency'] ) ? $refund['currency'] : null, $as_of ) + array( 'reason' => isset( $refund['reason'] ) && is_string( $refund['reason'] ) ? $refund['reason'] : '' );
+			}
 		} catch ( InvalidArgumentException $e ) {
 			return self::bad( $e->getMessage() );
-		}
-		if ( strlen( $ref ) > 191 ) {
-			return self::bad( __( 'The charge id is longer than 191 bytes.', 'counterfoil' ) );
-		}
-		$fully = ! empty( $charge['refunded'] ) ? 1 : 0;
-		global $wpdb;
-		$t   = Counterfoil_Schema::tables();
-		$now = current_time( 'mysql', true );
-		// Assignments run left to right: every one reads the old amount_minor
-		// and fully before they move. A repeated or older event changes
-		// nothing (0 rows affected), so the action below fires once per
-		// change of the refunded total.
-		$ok = $wpdb->query(
-			$wpdb->prepare(
-				"INSERT INTO {$t['refunds']} (gateway, transaction_id, refund_ref, amount_minor, amount, currency, fully, created_at, updated_at)
-				VALUES (%s, %s, %s, %d, %s, %s, %d, %s, %s)
-				ON DUPLICATE KEY UPDATE
-					updated_at = IF(VALUES(amount_minor) > amount_minor OR VALUES(fully) > fully, VALUES(updated_at), updated_at),
-					amount = IF(VALUES(amount_minor) > amount_minor, VALUES(amount), amount),
-					fully = GREATEST(fully, VALUES(fully)),
-					amount_minor = GREATEST(amount_minor, VALUES(amount_minor))",
-				self::GATEWAY,
-				$intent,
-				$ref,
-				$minor,
-				$amount,
-				$currency,
-				$fully,
-				$now,
-				$now
-			)
-		);
-		if ( false === $ok ) {
+		} catch ( RuntimeException $e ) {
 			return Counterfoil_Rest::respond(
 				new WP_Error(
 					'counterfoil_unavailable',
@@ -354,50 +358,187 @@ final class Counterfoil_Stripe {
 					array(
 						'status'      => 503,
 						'retry_after' => 60,
-						'detail'      => 'recording a Stripe refund failed: ' . $wpdb->last_error,
+						'detail'      => 'recording a Stripe refund failed: ' . $e->getMessage(),
 						'cause'       => 'stripe-refund',
 					)
 				),
 				array()
 			);
 		}
-		$row     = $wpdb->get_row( $wpdb->prepare( "SELECT amount, currency, fully FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::GATEWAY, $intent, $ref ) );
-		$payment = Counterfoil_Invoices::payment_row( self::GATEWAY, $intent );
-		$refund  = array(
+		$credit_notes = array();
+		foreach ( $rows as $row ) {
+			if ( 'succeeded' !== $row['status_now'] ) {
+				if ( in_array( $row['status_now'], array( 'failed', 'canceled' ), true ) && self::has_credit_note( $row['ref'] ) ) {
+					Counterfoil_Log::once( 'stripe:reversed:' . $row['ref'], sprintf( 'Stripe refund %s of %s is %s after its credit note was issued: the credit note stands (it is immutable); invoice the amount again if it is owed', $row['ref'], $intent, $row['status_now'] ) );
+				}
+				continue;
+			}
+			$note = Counterfoil_Credit_Notes::for_refund(
+				array(
+					'gateway'        => self::GATEWAY,
+					'refund_id'      => $row['ref'],
+					'transaction_id' => $intent,
+					'amount'         => $row['amount_now'],
+					'currency'       => $row['currency'],
+					'reason'         => isset( $row['reason'] ) ? $row['reason'] : '',
+				)
+			);
+			if ( is_wp_error( $note ) ) {
+				$data = $note->get_error_data();
+				if ( isset( $data['status'] ) && (int) $data['status'] >= 500 ) {
+					return Counterfoil_Rest::respond( $note, array() );
+				}
+				// Refused for good (more than is left, a void invoice): no
+				// retry makes it right; the owner reads why in the log.
+				Counterfoil_Log::once( 'stripe:credit-note:' . $row['ref'], sprintf( 'no credit note for Stripe refund %s of %s: %s', $row['ref'], $intent, $note->get_error_message() ) );
+				$credit_notes[] = array(
+					'refund_id' => $row['ref'],
+					'refused'   => $note->get_error_code(),
+					'message'   => $note->get_error_message(),
+				);
+				continue;
+			}
+			$credit_notes[] = array(
+				'refund_id'   => $row['ref'],
+				'credit_note' => $note['number'],
+				'amount'      => $note['amount'],
+				'refers_to'   => $note['refers_to'],
+				'created'     => $note['created'],
+			);
+		}
+		$after    = self::refunded_minor( $intent );
+		$currency = $rows ? $rows[0]['currency'] : (string) $payment->currency;
+		$paid     = null === $payment->amount ? null : Counterfoil_Rules::minor_units( (string) $payment->amount, (string) $payment->currency );
+		$refund   = array(
 			'gateway'         => self::GATEWAY,
 			'transaction_id'  => $intent,
-			'charge'          => $ref,
-			'amount_refunded' => $row ? (string) $row->amount : $amount,
-			'currency'        => $row ? (string) $row->currency : $currency,
-			'fully_refunded'  => $row ? 1 === (int) $row->fully : (bool) $fully,
-			'invoice_id'      => $payment && null !== $payment->post_id ? (int) $payment->post_id : null,
-			'scope_key'       => $payment ? (string) $payment->scope_key : null,
-			'sequence'        => $payment && null !== $payment->number ? (int) $payment->number : null,
+			'charge'          => $charge,
+			'amount_refunded' => Counterfoil_Rules::amount_from_minor_units( $after, $currency )[0],
+			'currency'        => strtoupper( $currency ),
+			'fully_refunded'  => null !== $paid && $after >= $paid,
+			'invoice_id'      => null !== $payment->post_id ? (int) $payment->post_id : null,
+			'scope_key'       => (string) $payment->scope_key,
+			'sequence'        => null !== $payment->number ? (int) $payment->number : null,
 		);
-		$changed = $ok > 0;
+		$changed = $after !== $before;
 		if ( $changed ) {
 			/**
-			 * A payment's refunded total grew (in part or in full): for a
-			 * credit note, a notification. Fires once per change: a
-			 * redelivered or older event does not fire it again. The invoice
-			 * and its number never change.
+			 * A payment's refunded total changed: it grew (a refund
+			 * succeeded) or shrank (a refund failed or was reversed). Fires
+			 * once per change: a redelivered or older event does not fire it
+			 * again. The invoice and its number never change; a refund's
+			 * credit note is announced by counterfoil_credit_note_created.
 			 *
 			 * @param array $refund gateway, transaction_id, charge, amount_refunded
-			 *                      (the total so far), currency, fully_refunded,
-			 *                      invoice_id / scope_key / sequence (null when
-			 *                      the payment is not recorded yet).
+			 *                      (the total of the succeeded refunds), currency,
+			 *                      fully_refunded, invoice_id / scope_key / sequence.
 			 */
 			do_action( 'counterfoil_payment_refunded', $refund );
 		}
 		return new WP_REST_Response(
 			array(
-				'event_id'   => isset( $event['id'] ) ? (string) $event['id'] : '',
-				'event_type' => 'charge.refunded',
-				'refund'     => $refund,
-				'changed'    => $changed,
+				'event_id'     => isset( $event['id'] ) ? (string) $event['id'] : '',
+				'event_type'   => $type,
+				'refund'       => $refund,
+				'changed'      => $changed,
+				'credit_notes' => $credit_notes,
 			),
 			200
 		);
+	}
+
+	/**
+	 * Records one refund (or a charge's refunded total) unless a later event
+	 * recorded it already, and reads back what stands.
+	 *
+	 * @return array ref, status_now, amount_now, currency.
+	 * @throws InvalidArgumentException Bad amount, currency or id.
+	 * @throws RuntimeException The database refused.
+	 */
+	private static function refund_row( $intent, $ref, $status, $minor, $currency, $as_of ) {
+		list( $amount, $code ) = Counterfoil_Rules::amount_from_minor_units( $minor, $currency );
+		Counterfoil_Rules::payment_ref( self::GATEWAY, $ref );
+		if ( strlen( $ref ) > 191 ) {
+			throw new InvalidArgumentException( 'invalid argument `refund`: the id is longer than 191 bytes' );
+		}
+		global $wpdb;
+		$t    = Counterfoil_Schema::tables();
+		$now  = current_time( 'mysql', true );
+		$rank = "FIELD(%s, 'charge_total', 'pending', 'requires_action', 'succeeded', 'failed', 'canceled')";
+		// Every assignment reads the old as_of and status (assignments run
+		// left to right: status and as_of move last), so a row changes only
+		// for a later event, or one of the same second with a later state.
+		$later = $wpdb->prepare( "(%d > as_of OR (%d = as_of AND {$rank} >= FIELD(status, 'charge_total', 'pending', 'requires_action', 'succeeded', 'failed', 'canceled')))", $as_of, $as_of, $status );
+		$ok    = $wpdb->query(
+			$wpdb->prepare(
+				"INSERT INTO {$t['refunds']} (gateway, transaction_id, refund_ref, amount_minor, amount, currency, fully, status, as_of, created_at, updated_at)
+				VALUES (%s, %s, %s, %d, %s, %s, 0, %s, %d, %s, %s)
+				ON DUPLICATE KEY UPDATE
+					updated_at = IF({$later}, VALUES(updated_at), updated_at),
+					amount_minor = IF({$later}, VALUES(amount_minor), amount_minor),
+					amount = IF({$later}, VALUES(amount), amount),
+					currency = IF({$later}, VALUES(currency), currency),
+					status = IF({$later}, VALUES(status), status),
+					as_of = IF({$later}, VALUES(as_of), as_of)",
+				self::GATEWAY,
+				$intent,
+				$ref,
+				$minor,
+				$amount,
+				$code,
+				$status,
+				$as_of,
+				$now,
+				$now
+			)
+		);
+		if ( false === $ok ) {
+			throw new RuntimeException( $wpdb->last_error );
+		}
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT status, amount, currency FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::GATEWAY, $intent, $ref ) );
+		if ( ! $row ) {
+			throw new RuntimeException( 'the refund row is gone' );
+		}
+		return array(
+			'ref'        => $ref,
+			'status_now' => (string) $row->status,
+			'amount_now' => (string) $row->amount,
+			'currency'   => (string) $row->currency,
+		);
+	}
+
+	/**
+	 * A payment's refunded total in smallest units: the sum of its succeeded
+	 * refunds; while no refund is known one by one, its charge's total.
+	 *
+	 * @param string $intent PaymentIntent id.
+	 * @return int
+	 */
+	private static function refunded_minor( $intent ) {
+		global $wpdb;
+		$t    = Counterfoil_Schema::tables();
+		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT status, amount_minor FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s", self::GATEWAY, $intent ) );
+		$sum  = 0;
+		$max  = 0;
+		$each = false;
+		foreach ( $rows as $row ) {
+			if ( 'charge_total' === $row->status ) {
+				$max = max( $max, (int) $row->amount_minor );
+				continue;
+			}
+			$each = true;
+			if ( 'succeeded' === $row->status ) {
+				$sum += (int) $row->amount_minor;
+			}
+		}
+		return $each ? $sum : $max;
+	}
+
+	/** Whether a refund id has its credit note's row. */
+	private static function has_credit_note( $ref ) {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		return (bool) $wpdb->get_var( $wpdb->prepare( "SELECT 1 FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s AND refers_scope IS NOT NULL", self::GATEWAY, $ref ) );
 	}
 
 	/**
