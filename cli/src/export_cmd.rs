@@ -5,8 +5,8 @@
 //! [`CHUNK`] and written as they come, so memory stays constant whatever the
 //! size; progress goes to stderr, data to stdout (or `--output`); read-only.
 //! On PostgreSQL (a `postgres://` URL) the registry is read with the same
-//! columns and order (`ExportQuery::postgres`); the rendered number is empty
-//! there (no WordPress posts table).
+//! columns and order (`ExportQuery::postgres`); the rendered number and
+//! `refers_to` are empty there (no WordPress posts table).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -23,20 +23,8 @@ use crate::Outcome;
 /// Rows per query.
 const CHUNK: u64 = 50_000;
 
-type Row = (
-    String,
-    String,
-    Option<String>,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    String,
-    String,
-);
+/// The cells a query selected ([`export::SELECTED`]).
+type Row = Vec<Option<String>>;
 
 pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
     let status = match &args.status {
@@ -91,12 +79,19 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
         params.push(Value::from(last_scope.as_str()));
         params.push(Value::from(last_number));
         params.push(Value::from(CHUNK));
-        let rows: Vec<Row> = db.rows(&query.sql, params).await?;
+        let rows: Vec<mysql_async::Row> = db.rows(&query.sql, params).await?;
         let n = rows.len() as u64;
-        for r in rows {
-            last_number = r.1.parse().context("a registry number")?;
-            last_scope.clone_from(&r.0);
-            write_row(&mut out, format, r)?;
+        for mut r in rows {
+            let row: Row = (0..export::SELECTED)
+                .map(|i| r.take::<Option<String>, _>(i).flatten())
+                .collect();
+            last_number = row[1]
+                .as_deref()
+                .unwrap_or_default()
+                .parse()
+                .context("a registry number")?;
+            last_scope = row[0].clone().unwrap_or_default();
+            write_row(&mut out, format, row)?;
         }
         written += n;
         progress(global, written, started);
@@ -109,20 +104,7 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
 
 /// One registry row in the chosen format.
 fn write_row(out: &mut Box<dyn Write>, format: ExportFormat, r: Row) -> Result<()> {
-    let values = [
-        Some(r.0),
-        Some(r.1),
-        r.2,
-        Some(r.3),
-        r.4,
-        r.5,
-        r.6,
-        r.7,
-        r.8,
-        r.9,
-        Some(r.10),
-        Some(r.11),
-    ];
+    let values = export::row(r);
     let line = match format {
         ExportFormat::Csv => export::csv_line(&values),
         ExportFormat::Jsonl => export::jsonl_line(&values),
@@ -182,21 +164,11 @@ async fn export_postgres(
         let n = rows.len() as u64;
         let mut next = None;
         for r in rows {
-            let row: Row = (
-                r.get(0),
-                r.get(1),
-                r.get(2),
-                r.get(3),
-                r.get(4),
-                r.get(5),
-                r.get(6),
-                r.get(7),
-                r.get(8),
-                r.get(9),
-                r.get(10),
-                r.get(11),
-            );
-            next = Some((row.0.clone(), row.1.clone()));
+            let row: Row = (0..export::SELECTED).map(|i| r.get(i)).collect();
+            next = Some((
+                row[0].clone().unwrap_or_default(),
+                row[1].clone().unwrap_or_default(),
+            ));
             write_row(&mut out, format, row)?;
         }
         if let Some((scope, number)) = next {

@@ -6,7 +6,8 @@
 //! 3. every number start..current of every series is accounted for: issued,
 //!    void with a reason, or reserved (or unconfirmed: its caller may not
 //!    have received it) for less than the grace period;
-//! 4. every invoice post is in the registry (or is a duplicate recorded by
+//! 4. every invoice post (of `--post-type`, and the plugin's invoices and
+//!    credit notes) is in the registry (or is a duplicate recorded by
 //!    `counterfoil adopt`).
 //!
 //! Exit 0 when all hold, 1 with a listing of every violation.
@@ -351,6 +352,10 @@ async fn judge(
     report(global, &v, series.len())
 }
 
+/// The plugin's post types: its invoices and its credit notes.
+const PLUGIN_INVOICE: &str = "counterfoil_invoice";
+const PLUGIN_CREDIT_NOTE: &str = "counterfoil_cnote";
+
 /// Check 4 on a WordPress site.
 async fn orphan_posts(
     db: &mut Db,
@@ -366,20 +371,22 @@ async fn orphan_posts(
     } else {
         String::new()
     };
-    let orphans: Vec<(u64, String)> = db
+    let orphans: Vec<(u64, String, String)> = db
         .rows(
             &format!(
-                "SELECT p.ID, p.post_title FROM `{}` p WHERE p.post_type = ? AND p.post_status NOT IN ('trash', 'auto-draft', 'inherit') \
+                "SELECT p.ID, p.post_title, p.post_type FROM `{}` p \
+                 WHERE p.post_type IN (?, '{PLUGIN_INVOICE}', '{PLUGIN_CREDIT_NOTE}') \
+                 AND p.post_status NOT IN ('trash', 'auto-draft', 'inherit') \
                  AND NOT EXISTS (SELECT 1 FROM `{}` n WHERE n.post_id = p.ID){findings} ORDER BY p.ID LIMIT 1000",
                 tables.posts, tables.numbers
             ),
             (args.site.post_type.as_str(),),
         )
         .await?;
-    for (id, title) in orphans {
+    for (id, title, kind) in orphans {
         push(
             "posts",
-            format!("invoice post #{id} {title:?} is not in the registry"),
+            format!("{kind} post #{id} {title:?} is not in the registry"),
         );
     }
     Ok(())

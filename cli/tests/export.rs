@@ -11,12 +11,22 @@ use counterfoil_tests::MariaDb;
 #[test]
 fn the_cli_and_the_plugin_export_the_same_file() {
     let wp = books_site(MariaDb::shared(), "books_export").unwrap();
+    // A credit note of the first invoice (5:2026's 9998): kind and refers_to.
+    let note = wp
+        .eval(
+            false,
+            "$r = Counterfoil_Credit_Notes::for_refund(array('gateway' => 'stripe', 'refund_id' => 'books-refund', \
+             'transaction_id' => 'books-0', 'amount' => '2.50', 'reason' => 'late delivery')); \
+             echo is_wp_error($r) ? $r->get_error_message() : $r['number'];",
+        )
+        .unwrap();
+    assert!(note.starts_with("CN-"), "{note}");
     let dir = counterfoil_tests::target_dir().join("harness");
     for format in ["csv", "jsonl"] {
         let cli_file = dir.join(format!("export-cli-{}.{format}", std::process::id()));
         let wp_file = dir.join(format!("export-wp-{}.{format}", std::process::id()));
         let out = Command::new(env!("CARGO_BIN_EXE_counterfoil"))
-            .args(["export", "--year", "2026", "--format", format, "--output"])
+            .args(["export", "--format", format, "--output"])
             .arg(&cli_file)
             .env("DATABASE_URL", wp.database_url())
             .output()
@@ -30,12 +40,12 @@ fn the_cli_and_the_plugin_export_the_same_file() {
             .eval(
                 false,
                 &format!(
-                    "echo Counterfoil_Books::export(array('scope' => '', 'year' => 2026, 'status' => ''), '', '', '{format}', '{}');",
+                    "echo Counterfoil_Books::export(array('scope' => '', 'year' => 0, 'status' => ''), '', '', '{format}', '{}');",
                     wp_file.display()
                 ),
             )
             .unwrap();
-        assert_eq!(n, "6");
+        assert_eq!(n, "7");
         let cli = std::fs::read_to_string(&cli_file).unwrap();
         let plugin = std::fs::read_to_string(&wp_file).unwrap();
         assert_eq!(
@@ -50,10 +60,46 @@ fn the_cli_and_the_plugin_export_the_same_file() {
         if format == "csv" {
             assert!(cli.contains(r#""'=SUM(A1:A9), then ""quoted""""#), "{cli}");
             assert!(cli.contains(",2026-10000,issued,"), "{cli}");
+            assert!(
+                cli.contains(&format!(",{note},issued,,stripe,books-refund,2.50,EUR,"))
+                    && cli.contains(",credit_note,2026-9998\r\n")
+                    && cli.contains(",invoice,\r\n"),
+                "{cli}"
+            );
         }
         let _ = std::fs::remove_file(cli_file);
         let _ = std::fs::remove_file(wp_file);
     }
+    // verify covers the credit notes: their series are whole, their posts
+    // in the registry; a credit-note post made behind the registry's back is
+    // found.
+    let verify = || {
+        Command::new(env!("CARGO_BIN_EXE_counterfoil"))
+            .arg("verify")
+            .env("DATABASE_URL", wp.database_url())
+            .output()
+            .unwrap()
+    };
+    let out = verify();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!listed.contains("counterfoil_cnote"), "{listed}");
+    wp.eval(
+        false,
+        "wp_insert_post(array('post_type' => 'counterfoil_cnote', 'post_status' => 'publish', 'post_title' => 'CN-forged'));",
+    )
+    .unwrap();
+    let listed = String::from_utf8_lossy(&verify().stdout).into_owned();
+    assert!(
+        listed.contains("counterfoil_cnote post #")
+            && listed.contains("\"CN-forged\" is not in the registry"),
+        "{listed}"
+    );
 }
 
 /// Bad filters are one line on stderr, exit 2, and nothing on stdout.

@@ -16,8 +16,10 @@ use crate::error::{Error, Result};
 use crate::payment::NumberStatus;
 use crate::scope::YEARS;
 
-/// The export's columns, in order.
-pub const COLUMNS: [&str; 12] = [
+/// The export's columns, in order: `kind` is `invoice` or `credit_note`
+/// (by the series, [`crate::credit_note::kind_of`]); `refers_to`, for a
+/// credit note, the number as issued of the invoice it corrects.
+pub const COLUMNS: [&str; 14] = [
     "scope_key",
     "number",
     "rendered",
@@ -30,7 +32,25 @@ pub const COLUMNS: [&str; 12] = [
     "post_id",
     "created_at",
     "updated_at",
+    "kind",
+    "refers_to",
 ];
+
+/// The cells the export's queries select: every column but `kind`.
+pub const SELECTED: usize = COLUMNS.len() - 1;
+
+/// An export row from the [`SELECTED`] cells a query read (`refers_to`
+/// last): `kind` is put in from the series (`scope_key`, the first cell).
+pub fn row(mut selected: Vec<Option<String>>) -> Vec<Option<String>> {
+    let refers_to = selected.pop().flatten();
+    let kind = selected
+        .first()
+        .and_then(|s| s.as_deref())
+        .map(|s| crate::credit_note::kind_of(s).as_str().to_owned());
+    selected.push(kind);
+    selected.push(refers_to);
+    selected
+}
 
 /// Columns whose values are numbers in JSON Lines.
 const NUMERIC: [&str; 2] = ["number", "post_id"];
@@ -232,22 +252,27 @@ impl ExportQuery {
             params.push(st.as_str().to_owned());
         }
         wheres.push("(n.scope_key > ? OR (n.scope_key = ? AND n.number > ?))".to_owned());
-        let (rendered, join) = match posts {
+        let payments = numbers.replace("counterfoil_numbers", "counterfoil_payments");
+        let (rendered, refers_to, join, refers_join) = match posts {
             Some(p) => (
                 "p.post_title",
+                "rp.post_title",
                 format!(" LEFT JOIN `{p}` p ON p.ID = n.post_id"),
+                format!(
+                    " LEFT JOIN `{numbers}` rn ON rn.scope_key = pay.refers_scope AND rn.number = pay.refers_number \
+                     LEFT JOIN `{p}` rp ON rp.ID = rn.post_id"
+                ),
             ),
-            None => ("NULL", String::new()),
+            None => ("NULL", "NULL", String::new(), String::new()),
         };
         let sql = format!(
             "SELECT n.scope_key, CAST(n.number AS CHAR), {rendered}, n.status, n.reason, n.gateway, \
              n.transaction_id, pay.amount, pay.currency, CAST(n.post_id AS CHAR), \
-             CAST(n.created_at AS CHAR), CAST(n.updated_at AS CHAR) \
+             CAST(n.created_at AS CHAR), CAST(n.updated_at AS CHAR), {refers_to} \
              FROM `{numbers}` n{join} \
-             LEFT JOIN `{payments}` pay ON pay.gateway = n.gateway AND pay.transaction_id = n.transaction_id \
+             LEFT JOIN `{payments}` pay ON pay.gateway = n.gateway AND pay.transaction_id = n.transaction_id{refers_join} \
              WHERE {} ORDER BY n.scope_key, n.number LIMIT ?",
             wheres.join(" AND "),
-            payments = numbers.replace("counterfoil_numbers", "counterfoil_payments"),
         );
         Ok(Self { sql, params })
     }
@@ -292,7 +317,7 @@ impl ExportQuery {
         let stamp = |c: &str| format!("to_char(n.{c}, 'YYYY-MM-DD HH24:MI:SS')");
         let sql = format!(
             "SELECT n.scope_key, n.number::text, NULL::text, n.status, n.reason, n.gateway, \
-             n.transaction_id, pay.amount, pay.currency, n.post_id::text, {}, {} \
+             n.transaction_id, pay.amount, pay.currency, n.post_id::text, {}, {}, NULL::text \
              FROM \"{numbers}\" n \
              LEFT JOIN \"{payments}\" pay ON pay.gateway = n.gateway AND pay.transaction_id = n.transaction_id \
              WHERE {} ORDER BY n.scope_key, n.number LIMIT ${limit}::text::bigint",

@@ -212,6 +212,11 @@ fn export_encodings() {
             .collect();
         assert_eq!(export::csv_line(&values), case["csv"].as_str().unwrap());
         assert_eq!(export::jsonl_line(&values), case["jsonl"].as_str().unwrap());
+        let mut selected: Vec<Option<String>> =
+            values.iter().map(|v| v.map(str::to_owned)).collect();
+        selected.remove(12); // What a query selects: no kind.
+        let owned: Vec<Option<String>> = values.iter().map(|v| v.map(str::to_owned)).collect();
+        assert_eq!(export::row(selected), owned, "{case}");
     }
 }
 

@@ -341,9 +341,11 @@ final class Counterfoil_Books {
 		do {
 			$rows = $wpdb->get_results(
 				$wpdb->prepare(
-					"SELECT n.scope_key, CAST(n.number AS CHAR) AS number, p.post_title, n.status, n.reason, n.gateway, n.transaction_id, pay.amount, pay.currency, CAST(n.post_id AS CHAR) AS post_id, CAST(n.created_at AS CHAR) AS created_at, CAST(n.updated_at AS CHAR) AS updated_at
+					"SELECT n.scope_key, CAST(n.number AS CHAR) AS number, p.post_title, n.status, n.reason, n.gateway, n.transaction_id, pay.amount, pay.currency, CAST(n.post_id AS CHAR) AS post_id, CAST(n.created_at AS CHAR) AS created_at, CAST(n.updated_at AS CHAR) AS updated_at, rp.post_title AS refers_to
 					 FROM {$t['numbers']} n LEFT JOIN {$wpdb->posts} p ON p.ID = n.post_id
 					 LEFT JOIN {$t['payments']} pay ON pay.gateway = n.gateway AND pay.transaction_id = n.transaction_id
+					 LEFT JOIN {$t['numbers']} rn ON rn.scope_key = pay.refers_scope AND rn.number = pay.refers_number
+					 LEFT JOIN {$wpdb->posts} rp ON rp.ID = rn.post_id
 					 WHERE $where AND (n.scope_key > %s OR (n.scope_key = %s AND n.number > %d))
 					 ORDER BY n.scope_key, n.number LIMIT %d", // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
 					array_merge( $params, array( $last[0], $last[0], $last[1], self::EXPORT_CHUNK ) )
@@ -351,6 +353,7 @@ final class Counterfoil_Books {
 				ARRAY_N
 			);
 			foreach ( $rows as $r ) {
+				$r = Counterfoil_Rules::export_row( $r );
 				fwrite( $out, 'csv' === $format ? Counterfoil_Rules::csv_line( $r ) : Counterfoil_Rules::jsonl_line( $r ) ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_read_fwrite
 				$last = array( $r[0], (int) $r[1] );
 			}

@@ -316,7 +316,22 @@ final class Counterfoil_Rules {
 	}
 
 	/** The registry export's columns, in order (the core's export::COLUMNS). */
-	const EXPORT_COLUMNS = array( 'scope_key', 'number', 'rendered', 'status', 'reason', 'gateway', 'transaction_id', 'amount', 'currency', 'post_id', 'created_at', 'updated_at' );
+	const EXPORT_COLUMNS = array( 'scope_key', 'number', 'rendered', 'status', 'reason', 'gateway', 'transaction_id', 'amount', 'currency', 'post_id', 'created_at', 'updated_at', 'kind', 'refers_to' );
+
+	/**
+	 * An export row from the cells a query selected (every column but
+	 * `kind`, `refers_to` last): `kind` put in from the series (the core's
+	 * export::row).
+	 *
+	 * @param array $selected Cells, scope_key first.
+	 * @return array
+	 */
+	public static function export_row( array $selected ) {
+		$refers_to = array_pop( $selected );
+		$selected[] = null === $selected[0] ? null : self::kind_of( (string) $selected[0] );
+		$selected[] = $refers_to;
+		return $selected;
+	}
 
 	/**
 	 * One CSV cell (the core's export::csv_cell): empty for null; `'` before

@@ -119,7 +119,7 @@ final class BooksTest extends TestCase {
 			$this->assertSame( array( (int) $r->number, $r->status, $r->reason, $r->post_title ), array( $o['number'], $o['status'], $o['reason'], $o['rendered'] ) );
 		}
 		$text = file_get_contents( $csv );
-		$this->assertStringStartsWith( "scope_key,number,rendered,status,reason,gateway,transaction_id,amount,currency,post_id,created_at,updated_at\r\n", $text );
+		$this->assertStringStartsWith( "scope_key,number,rendered,status,reason,gateway,transaction_id,amount,currency,post_id,created_at,updated_at,kind,refers_to\r\n", $text );
 		$this->assertStringContainsString( '"\'=HYPERLINK(""http://evil.invalid"",""click"")"', $text, 'the formula is escaped' );
 		$this->assertSame( 5, substr_count( $text, "\r\n" ) );
 		unlink( $csv );

@@ -159,6 +159,9 @@ final class VectorsTest extends TestCase {
 		foreach ( $v['lines'] as $case ) {
 			$this->assertSame( $case['csv'], Counterfoil_Rules::csv_line( $case['values'] ) );
 			$this->assertSame( $case['jsonl'], Counterfoil_Rules::jsonl_line( $case['values'] ) );
+			$selected = $case['values'];
+			array_splice( $selected, 12, 1 ); // What a query selects: no kind.
+			$this->assertSame( $case['values'], Counterfoil_Rules::export_row( $selected ) );
 		}
 	}
 
