@@ -43,6 +43,7 @@ require_once __DIR__ . '/includes/class-counterfoil-rest.php';
 require_once __DIR__ . '/includes/class-counterfoil-stripe.php';
 require_once __DIR__ . '/includes/class-counterfoil-series-life.php';
 require_once __DIR__ . '/includes/class-counterfoil-admin.php';
+require_once __DIR__ . '/includes/class-counterfoil-credit-note-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-books.php';
 require_once __DIR__ . '/includes/functions.php';
 
@@ -69,5 +70,6 @@ Counterfoil_Series_Life::init();
 if ( is_admin() ) {
 	require_once __DIR__ . '/includes/class-counterfoil-list-tables.php';
 	Counterfoil_Admin::init();
+	Counterfoil_Credit_Note_Admin::init();
 	Counterfoil_Books::init();
 }

@@ -236,6 +236,9 @@ final class Counterfoil_Invoice_Type {
 			) . '#counterfoil-void';
 			$actions['void'] = '<a href="' . esc_url( $url ) . '">' . esc_html__( 'Void with a reason…', 'counterfoil' ) . '</a>';
 		}
+		if ( self::POST_TYPE === $post->post_type && current_user_can( Counterfoil_Admin::CAPABILITY ) && '' === (string) get_post_meta( $post->ID, self::VOID_META, true ) ) {
+			$actions['credit_note'] = '<a href="' . esc_url( Counterfoil_Credit_Note_Admin::url( $post->ID ) ) . '">' . esc_html__( 'Issue credit note…', 'counterfoil' ) . '</a>';
+		}
 		return $actions;
 	}
 

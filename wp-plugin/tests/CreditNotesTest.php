@@ -167,4 +167,65 @@ final class CreditNotesTest extends TestCase {
 			update_option( 'counterfoil_credit_note_format', $saved );
 		}
 	}
+
+	/** Sends the admin form as admin-post.php would; returns [kind, notice or status]. */
+	private function admin_form( array $fields, $nonce = true ) {
+		$_POST = $fields + array( 'action' => Counterfoil_Credit_Note_Admin::ACTION );
+		if ( $nonce ) {
+			$_POST['_wpnonce'] = wp_create_nonce( Counterfoil_Credit_Note_Admin::ACTION );
+		}
+		try {
+			do_action( 'admin_post_' . Counterfoil_Credit_Note_Admin::ACTION );
+			$this->fail( 'the handler neither redirected nor died' );
+		} catch ( Counterfoil_Test_Redirect $r ) {
+			return array( 'redirect', get_transient( 'counterfoil_notice_' . get_current_user_id() ) );
+		} catch ( Counterfoil_Test_Die $d ) {
+			return array( 'die', $d->getCode() );
+		} finally {
+			$_POST = array();
+		}
+	}
+
+	public function test_the_admin_form_needs_the_capability_and_a_nonce_and_issues_once_per_form() {
+		list( , , $invoice ) = $this->invoice();
+		$key                 = wp_generate_uuid4();
+		$fields              = array(
+			'invoice_id' => (string) $invoice->ID,
+			'refund_key' => $key,
+			'amount'     => '7.50',
+			'reason'     => 'price reduced <b>',
+		);
+		wp_set_current_user( get_user_by( 'login', 'subscriber' )->ID );
+		$this->assertSame( array( 'die', 403 ), $this->admin_form( $fields ) );
+		wp_set_current_user( get_user_by( 'login', 'admin' )->ID );
+		try {
+			$this->assertSame( array( 'die', 403 ), $this->admin_form( $fields, false ) );
+			$this->assertSame( array(), Counterfoil_Credit_Notes::of_invoice( get_post_meta( $invoice->ID, '_counterfoil_scope_key', true ), (int) get_post_meta( $invoice->ID, '_counterfoil_number', true ) ) );
+			list( , $notice ) = $this->admin_form( $fields );
+			$this->assertSame( 'success', $notice[0], $notice[1] );
+			list( , $again ) = $this->admin_form( $fields );
+			$this->assertSame( $notice, $again, 'the same form sent twice: one credit note' );
+			list( , $over ) = $this->admin_form( array( 'refund_key' => wp_generate_uuid4(), 'amount' => '12.51' ) + $fields );
+			$this->assertSame( 'error', $over[0] );
+			list( , $bare ) = $this->admin_form( array( 'reason' => '' ) + $fields );
+			$this->assertSame( 'error', $bare[0] );
+			$notes = Counterfoil_Credit_Notes::of_invoice( get_post_meta( $invoice->ID, '_counterfoil_scope_key', true ), (int) get_post_meta( $invoice->ID, '_counterfoil_number', true ) );
+			$this->assertCount( 1, $notes );
+			$this->assertSame( array( '7.50', 'admin', 'admin-' . $key ), array( $notes[0]->amount, $notes[0]->gateway, $notes[0]->transaction_id ) );
+
+			$_GET = array( 'invoice' => (string) $invoice->ID );
+			ob_start();
+			Counterfoil_Credit_Note_Admin::render();
+			$page = ob_get_clean();
+			$this->assertStringContainsString( 'Left to credit: 12.50 EUR', $page );
+			$this->assertStringContainsString( get_the_title( (int) $notes[0]->post_id ), $page );
+			$this->assertStringContainsString( 'price reduced', $page );
+			$this->assertStringNotContainsString( '<b>', $page, 'escaped (and sanitized) on output' );
+			$this->assertStringContainsString( 'name="_wpnonce"', $page );
+		} finally {
+			$_GET = array();
+			wp_set_current_user( 0 );
+		}
+	}
 }
+

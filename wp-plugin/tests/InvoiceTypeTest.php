@@ -87,9 +87,11 @@ final class InvoiceTypeTest extends TestCase {
 		$number = (int) get_post_meta( $post->ID, '_counterfoil_number', true );
 		wp_set_current_user( get_user_by( 'login', 'admin' )->ID );
 		$actions = apply_filters( 'post_row_actions', array( 'edit' => 'x', 'trash' => 'y' ), $post );
-		$this->assertSame( array( 'void' ), array_keys( $actions ) );
+		$this->assertSame( array( 'void', 'credit_note' ), array_keys( $actions ) );
 		$this->assertStringContainsString( 'void_number=' . $number, $actions['void'] );
+		$this->assertStringContainsString( 'invoice=' . $post->ID, $actions['credit_note'] );
 		$this->assertTrue( counterfoil_void_number( $scope, $number, 'issued to the wrong customer' ) );
+		$this->assertSame( array(), array_keys( apply_filters( 'post_row_actions', array(), get_post( $post->ID ) ) ), 'a void invoice: neither' );
 		$this->assertSame( 'issued to the wrong customer', get_post_meta( $post->ID, '_counterfoil_void_reason', true ) );
 		ob_start();
 		do_action( 'manage_counterfoil_invoice_posts_custom_column', 'counterfoil_status', $post->ID );

@@ -21,6 +21,7 @@ require_once ABSPATH . 'wp-admin/includes/plugin.php';
 require_once ABSPATH . 'wp-admin/includes/admin.php';
 require_once WP_PLUGIN_DIR . '/counterfoil/includes/class-counterfoil-list-tables.php';
 Counterfoil_Admin::init();
+Counterfoil_Credit_Note_Admin::init();
 Counterfoil_Books::init();
 if ( ! is_plugin_active( 'counterfoil/counterfoil.php' ) ) {
 	fwrite( STDERR, "the counterfoil plugin is not active\n" );
