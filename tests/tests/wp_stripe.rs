@@ -313,6 +313,66 @@ fn not_the_shops(extension: bool) {
         "nothing took the default issuer's series"
     );
     assert_eq!(books(&wp), (5, 5, 5));
+
+    // A site that opts in numbers test-mode events in test series of their
+    // own, their refunds' credit notes too; nothing live moves.
+    wp.eval(false, "update_option('counterfoil_stripe_test_mode', 1);")
+        .unwrap();
+    let live = wp.scalar("SELECT GROUP_CONCAT(scope_key, '=', current_value ORDER BY scope_key) FROM wp_invoice_sequences");
+    let test_session = event("checkout.session.completed", |v| {
+        v["livemode"] = json!(false);
+        let o = &mut v["data"]["object"];
+        o["livemode"] = json!(false);
+        o["payment_intent"] = json!("pi_3TESTMODE");
+        o["metadata"] = json!({"counterfoil_user_id": "5"});
+    });
+    let r = deliver(port, &test_session);
+    assert_eq!(r.status, 201, "{}", r.body);
+    let t = body(&r);
+    let year = t["scope_key"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(t["scope_key"], format!("test:5:{year}"));
+    assert_eq!(
+        t["number"],
+        format!("TEST-{year}-0001"),
+        "never mistaken for a live number"
+    );
+    assert_eq!(t["gateway"], "stripe_test");
+    let r = deliver(
+        port,
+        &event("refund.updated", |v| {
+            v["livemode"] = json!(false);
+            let o = &mut v["data"]["object"];
+            o["id"] = json!("re_3TESTMODE");
+            o["payment_intent"] = json!("pi_3TESTMODE");
+        }),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        body(&r)["credit_notes"][0]["credit_note"],
+        format!("TEST-CN-{year}-0001"),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        wp.scalar("SELECT GROUP_CONCAT(scope_key, '=', current_value ORDER BY scope_key) FROM wp_invoice_sequences WHERE scope_key NOT LIKE 'test:%'"),
+        live,
+        "a test payment moved a live series"
+    );
+    wp.eval(false, "update_option('counterfoil_stripe_test_mode', 0);")
+        .unwrap();
+    let r = deliver(port, &test_session);
+    assert_eq!(
+        body(&r)["ignored"],
+        "test_mode",
+        "opted out again: {}",
+        r.body
+    );
     drop(fpm);
 }
 

@@ -224,6 +224,15 @@ final class Counterfoil_Admin {
 		if ( ! empty( $_POST['regenerate_secret'] ) && ! Counterfoil_Rest::secret_from_constant() ) {
 			update_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), false );
 		}
+		if ( isset( $_POST['credit_note_format'] ) ) {
+			$cn_format = (string) wp_unslash( $_POST['credit_note_format'] ); // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- validated by format_error(), escaped on output.
+			$error     = Counterfoil_Rules::format_error( $cn_format );
+			if ( null !== $error ) {
+				/* translators: 1: problem, 2: byte offset */
+				self::back( 'error', sprintf( __( 'The credit note format was not saved: %1$s (at character %2$d).', 'counterfoil' ), $error[2], $error[1] + 1 ) );
+			}
+			update_option( 'counterfoil_credit_note_format', $cn_format );
+		}
 		$stripe = self::save_stripe_settings();
 		if ( null !== $stripe ) {
 			self::back( 'error', $stripe );
@@ -250,6 +259,7 @@ final class Counterfoil_Admin {
 			return __( 'The Stripe signing secret was not saved: it starts with whsec_ (Stripe → Developers → Webhooks → your endpoint → Signing secret).', 'counterfoil' );
 		}
 		update_option( Counterfoil_Stripe::ISSUER_OPTION, '' === $issuer ? '' : (string) (int) $issuer );
+		update_option( Counterfoil_Stripe::TEST_MODE_OPTION, ! empty( $_POST['stripe_test_mode'] ) ? 1 : 0 ); // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
 		if ( ! Counterfoil_Stripe::secret_from_constant() ) {
 			if ( '' !== $secret ) {
 				update_option( Counterfoil_Stripe::SECRET_OPTION, $secret, false );
@@ -562,7 +572,11 @@ final class Counterfoil_Admin {
 					<?php endif; ?>
 					<p><label><?php esc_html_e( 'Default issuer (user id) for payments without metadata.counterfoil_user_id', 'counterfoil' ); ?>
 						<input type="text" inputmode="numeric" name="stripe_default_issuer" value="<?php echo esc_attr( (string) get_option( Counterfoil_Stripe::ISSUER_OPTION, '' ) ); ?>"></label></p>
+					<p><label><input type="checkbox" name="stripe_test_mode" value="1" <?php checked( (int) get_option( Counterfoil_Stripe::TEST_MODE_OPTION, 0 ), 1 ); ?>>
+						<?php esc_html_e( 'Number Stripe test-mode payments too, in test series of their own (test:{issuer}:{year}) that never take a live number. Off: test-mode events are acknowledged and ignored.', 'counterfoil' ); ?></label></p>
 				</fieldset>
+				<p><label><?php esc_html_e( 'Credit note number format', 'counterfoil' ); ?>
+					<input type="text" name="credit_note_format" class="regular-text code" value="<?php echo esc_attr( counterfoil_credit_note_format() ); ?>"></label></p>
 				<p><label><input type="checkbox" name="delete_data_on_uninstall" value="1" <?php checked( (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 ), 1 ); ?>>
 					<?php esc_html_e( 'Delete all invoice numbers, payments and invoices when the plugin is uninstalled (otherwise they are kept).', 'counterfoil' ); ?></label></p>
 				<?php submit_button( __( 'Save settings', 'counterfoil' ) ); ?>

@@ -98,18 +98,21 @@ final class Counterfoil_Invoices {
 	 * (wp_timezone()). A missing series is handled by the site's plan
 	 * (counterfoil_missing_series_plan()): created, or the payment held.
 	 *
-	 * @param array $payment See validate_payment().
+	 * @param array  $payment See validate_payment().
+	 * @param string $series  What the series' key starts with: '' (the
+	 *                        issuer's `{user}:{year}`), or `test:` (test
+	 *                        payments: a series of their own).
 	 * @return array|WP_Error post, number (as issued: the post's title),
 	 *                        sequence, scope_key, created; or an error with
 	 *                        an HTTP status (503 + Retry-After while held).
 	 */
-	public static function for_payment( $payment ) {
+	public static function for_payment( $payment, $series = '' ) {
 		$now     = counterfoil_local_period();
 		$payment = self::validate_payment( $payment, $now );
 		if ( is_wp_error( $payment ) ) {
 			return $payment;
 		}
-		return self::issue( $payment['user_id'] . ':' . $payment['year'], $payment, $now, true );
+		return self::issue( $series . $payment['user_id'] . ':' . $payment['year'], $payment, $now, true );
 	}
 
 	/**
@@ -168,6 +171,10 @@ final class Counterfoil_Invoices {
 		$rendered = 'credit_note' === Counterfoil_Rules::kind_of( $record['scope_key'] )
 			? $backend->render( counterfoil_credit_note_format(), (int) $record['number'], $year, $month )
 			: $backend->format( (int) $record['number'], $year, $month );
+		if ( 0 === strpos( $record['scope_key'], Counterfoil_Stripe::TEST_SERIES ) ) {
+			// A test series' number never reads as a live one.
+			$rendered = 'TEST-' . $rendered;
+		}
 		$done     = self::complete( $record, $payment, $rendered );
 		if ( is_wp_error( $done ) ) {
 			return $done;
@@ -244,8 +251,9 @@ final class Counterfoil_Invoices {
 	}
 
 	/**
-	 * The issuer of series $scope (`{issuer}:{year}`, or a credit-note series
-	 * `{issuer}:cn:{year}`), or null for a series of another shape.
+	 * The issuer of series $scope (`{issuer}:{year}`, a credit-note series
+	 * `{issuer}:cn:{year}`, a test series `test:{issuer}:…`), or null for a
+	 * series of another shape.
 	 *
 	 * @param string $scope Series.
 	 * @return string|null
@@ -255,10 +263,14 @@ final class Counterfoil_Invoices {
 		if ( null === $owner ) {
 			return null;
 		}
+		$issuer = $owner[0];
 		if ( 'credit_note' === Counterfoil_Rules::kind_of( (string) $scope ) ) {
-			return substr( $owner[0], 0, -3 );
+			$issuer = substr( $issuer, 0, -3 );
 		}
-		return $owner[0];
+		if ( 0 === strpos( $issuer, Counterfoil_Stripe::TEST_SERIES ) ) {
+			$issuer = substr( $issuer, strlen( Counterfoil_Stripe::TEST_SERIES ) );
+		}
+		return $issuer;
 	}
 
 	/**

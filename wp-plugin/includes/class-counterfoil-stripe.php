@@ -11,7 +11,11 @@
  * Only this shop's live payments are numbered: a test-mode event
  * (`livemode` false) and an event of another account (Connect's `account`,
  * unless it is the one in `counterfoil_stripe_account`) are answered 200 and
- * ignored, and so is a PaymentIntent this shop did not mark.
+ * ignored, and so is a PaymentIntent this shop did not mark. A site that
+ * opts in (`counterfoil_stripe_test_mode`) numbers test-mode events in test
+ * series of their own (`test:{issuer}:{year}`, credit notes
+ * `test:{issuer}:cn:{year}`) under the gateway name `stripe_test`: they
+ * never take a live number and never meet a live payment.
  *
  * Events:
  * - `checkout.session.completed` when its `payment_status` is `paid`, and
@@ -62,6 +66,23 @@ final class Counterfoil_Stripe {
 	const SECRET_OPTION  = 'counterfoil_stripe_secret';
 	const ISSUER_OPTION  = 'counterfoil_stripe_default_issuer';
 	const ACCOUNT_OPTION = 'counterfoil_stripe_account';
+	/** Whether test-mode events are numbered (in test series); off by default. */
+	const TEST_MODE_OPTION = 'counterfoil_stripe_test_mode';
+	/** The gateway name of test-mode payments and refunds. */
+	const TEST_GATEWAY = 'stripe_test';
+	/** What a test series' key starts with: `test:{issuer}:{year}`. */
+	const TEST_SERIES = 'test:';
+
+	/**
+	 * The books of the event being handled (set by receive()): `stripe` and
+	 * the live series, or — a test-mode event on a site that opted in —
+	 * `stripe_test` and the test series, which never mix with live ones.
+	 *
+	 * @var string
+	 */
+	private static $gateway = self::GATEWAY;
+	/** @var string The series prefix of the event being handled ('' or TEST_SERIES). */
+	private static $series = '';
 	const MARKER         = 'counterfoil_user_id';
 	/** The placeholder series of payments that name no issuer yet (`…:{year}`). */
 	const UNASSIGNED     = 'stripe-no-issuer';
@@ -185,8 +206,11 @@ final class Counterfoil_Stripe {
 		if ( null === $object || ! isset( $event['type'] ) || ! is_string( $event['type'] ) ) {
 			return self::bad( __( 'The body is not a Stripe event.', 'counterfoil' ) );
 		}
-		$type = $event['type'];
-		$not_ours = self::not_this_books( $event );
+		$type          = $event['type'];
+		$test          = empty( $event['livemode'] );
+		self::$gateway = $test ? self::TEST_GATEWAY : self::GATEWAY;
+		self::$series  = $test ? self::TEST_SERIES : '';
+		$not_ours      = self::not_this_books( $event );
 		if ( null !== $not_ours ) {
 			return self::ignored( $type, $not_ours );
 		}
@@ -217,7 +241,7 @@ final class Counterfoil_Stripe {
 			// the intent of one of our Checkout sessions (Checkout does not
 			// copy the session's metadata) is numbered by its session, and
 			// when that came first this event is told the same invoice.
-			if ( ! Counterfoil_Invoices::payment_row( self::GATEWAY, $intent ) ) {
+			if ( ! Counterfoil_Invoices::payment_row( self::$gateway, $intent ) ) {
 				if ( function_exists( 'error_log' ) && defined( 'WP_DEBUG' ) && WP_DEBUG ) {
 					error_log( sprintf( 'counterfoil: Stripe %s %s ignored: not marked by this shop (metadata.%s)', $type, $intent, self::MARKER ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log
 				}
@@ -234,19 +258,23 @@ final class Counterfoil_Stripe {
 		}
 		$issuer = self::issuer( $object, $intent );
 		if ( is_wp_error( $issuer ) && 'counterfoil_stripe_no_issuer' === $issuer->get_error_code() ) {
+			if ( '' !== self::$series ) {
+				// A test payment names no issuer: nothing real waits.
+				return self::ignored( $type, 'test_mode_no_issuer' );
+			}
 			return self::wait_for_issuer( $intent, $amount, $currency, $event, $type );
 		}
 		if ( is_wp_error( $issuer ) ) {
 			return Counterfoil_Rest::respond( $issuer, array() );
 		}
 		$payment = array(
-			'gateway'        => self::GATEWAY,
+			'gateway'        => self::$gateway,
 			'transaction_id' => $intent,
 			'user_id'        => $issuer,
 			'amount'         => $amount,
 			'currency'       => $currency,
 		);
-		$resp = Counterfoil_Rest::respond( Counterfoil_Invoices::for_payment( $payment ), $payment );
+		$resp = Counterfoil_Rest::respond( Counterfoil_Invoices::for_payment( $payment, self::$series ), $payment );
 		$data = $resp->get_data();
 		if ( is_array( $data ) ) {
 			$data['event_id']   = isset( $event['id'] ) ? (string) $event['id'] : '';
@@ -274,10 +302,10 @@ final class Counterfoil_Stripe {
 			}
 			return (int) $meta;
 		}
-		$recorded = Counterfoil_Invoices::payment_row( self::GATEWAY, $intent );
-		$owner    = $recorded ? Counterfoil_Rules::issuer_and_year( (string) $recorded->scope_key ) : null;
-		if ( null !== $owner && ctype_digit( (string) $owner[0] ) ) {
-			return (int) $owner[0];
+		$recorded = Counterfoil_Invoices::payment_row( self::$gateway, $intent );
+		$owner    = $recorded ? Counterfoil_Invoices::issuer_of( (string) $recorded->scope_key ) : null;
+		if ( null !== $owner && ctype_digit( $owner ) ) {
+			return (int) $owner;
 		}
 		$default = self::default_issuer();
 		if ( null !== $default ) {
@@ -320,7 +348,7 @@ final class Counterfoil_Stripe {
 		if ( null === $intent || null === $charge ) {
 			return self::ignored( $type, 'no_payment_intent' );
 		}
-		$payment = Counterfoil_Invoices::payment_row( self::GATEWAY, $intent );
+		$payment = Counterfoil_Invoices::payment_row( self::$gateway, $intent );
 		if ( ! $payment ) {
 			// A charge this site never recorded (Billing, Dashboard, another
 			// site on the account): nothing to refund here, no action.
@@ -375,7 +403,7 @@ final class Counterfoil_Stripe {
 			}
 			$note = Counterfoil_Credit_Notes::for_refund(
 				array(
-					'gateway'        => self::GATEWAY,
+					'gateway'        => self::$gateway,
 					'refund_id'      => $row['ref'],
 					'transaction_id' => $intent,
 					'amount'         => $row['amount_now'],
@@ -410,7 +438,7 @@ final class Counterfoil_Stripe {
 		$currency = $rows ? $rows[0]['currency'] : (string) $payment->currency;
 		$paid     = null === $payment->amount ? null : Counterfoil_Rules::minor_units( (string) $payment->amount, (string) $payment->currency );
 		$refund   = array(
-			'gateway'         => self::GATEWAY,
+			'gateway'         => self::$gateway,
 			'transaction_id'  => $intent,
 			'charge'          => $charge,
 			'amount_refunded' => Counterfoil_Rules::amount_from_minor_units( $after, $currency )[0],
@@ -457,7 +485,7 @@ final class Counterfoil_Stripe {
 	 */
 	private static function refund_row( $intent, $ref, $status, $minor, $currency, $as_of ) {
 		list( $amount, $code ) = Counterfoil_Rules::amount_from_minor_units( $minor, $currency );
-		Counterfoil_Rules::payment_ref( self::GATEWAY, $ref );
+		Counterfoil_Rules::payment_ref( self::$gateway, $ref );
 		if ( strlen( $ref ) > 191 ) {
 			throw new InvalidArgumentException( 'invalid argument `refund`: the id is longer than 191 bytes' );
 		}
@@ -480,7 +508,7 @@ final class Counterfoil_Stripe {
 					currency = IF({$later}, VALUES(currency), currency),
 					status = IF({$later}, VALUES(status), status),
 					as_of = IF({$later}, VALUES(as_of), as_of)",
-				self::GATEWAY,
+				self::$gateway,
 				$intent,
 				$ref,
 				$minor,
@@ -495,7 +523,7 @@ final class Counterfoil_Stripe {
 		if ( false === $ok ) {
 			throw new RuntimeException( $wpdb->last_error );
 		}
-		$row = $wpdb->get_row( $wpdb->prepare( "SELECT status, amount, currency FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::GATEWAY, $intent, $ref ) );
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT status, amount, currency FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::$gateway, $intent, $ref ) );
 		if ( ! $row ) {
 			throw new RuntimeException( 'the refund row is gone' );
 		}
@@ -517,7 +545,7 @@ final class Counterfoil_Stripe {
 	private static function refunded_minor( $intent ) {
 		global $wpdb;
 		$t    = Counterfoil_Schema::tables();
-		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT status, amount_minor FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s", self::GATEWAY, $intent ) );
+		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT status, amount_minor FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s", self::$gateway, $intent ) );
 		$sum  = 0;
 		$max  = 0;
 		$each = false;
@@ -538,7 +566,7 @@ final class Counterfoil_Stripe {
 	private static function has_credit_note( $ref ) {
 		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		return (bool) $wpdb->get_var( $wpdb->prepare( "SELECT 1 FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s AND refers_scope IS NOT NULL", self::GATEWAY, $ref ) );
+		return (bool) $wpdb->get_var( $wpdb->prepare( "SELECT 1 FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s AND refers_scope IS NOT NULL", self::$gateway, $ref ) );
 	}
 
 	/**
@@ -553,7 +581,7 @@ final class Counterfoil_Stripe {
 	private static function wait_for_issuer( $intent, $amount, $currency, array $event, $type ) {
 		$now     = counterfoil_local_period();
 		$payment = array(
-			'gateway'        => self::GATEWAY,
+			'gateway'        => self::$gateway,
 			'transaction_id' => $intent,
 			'amount'         => $amount,
 			'currency'       => $currency,
@@ -566,7 +594,7 @@ final class Counterfoil_Stripe {
 			array(
 				'waiting'        => 'no_issuer',
 				'message'        => __( 'The payment is recorded and waits for an issuer: set a default Stripe issuer (Settings → Invoice numbers) and it gets its number.', 'counterfoil' ),
-				'gateway'        => self::GATEWAY,
+				'gateway'        => self::$gateway,
 				'transaction_id' => $intent,
 				'event_id'       => isset( $event['id'] ) ? (string) $event['id'] : '',
 				'event_type'     => $type,
@@ -604,7 +632,7 @@ final class Counterfoil_Stripe {
 	 * @return string|null
 	 */
 	private static function not_this_books( array $event ) {
-		if ( empty( $event['livemode'] ) ) {
+		if ( empty( $event['livemode'] ) && ! get_option( self::TEST_MODE_OPTION ) ) {
 			return 'test_mode';
 		}
 		$account = isset( $event['account'] ) && is_string( $event['account'] ) ? $event['account'] : '';
