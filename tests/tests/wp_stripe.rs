@@ -71,6 +71,12 @@ fn body(r: &Response) -> Value {
     serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {} {}", r.status, r.body))
 }
 
+/// The year of an answer's series (`…:{year}`).
+fn year_of(answer: &Value) -> String {
+    let scope = answer["scope_key"].as_str().unwrap_or_default();
+    scope.rsplit(':').next().unwrap_or_default().to_owned()
+}
+
 fn count(wp: &WordPress, sql: &str) -> u64 {
     wp.scalar(sql).parse().unwrap()
 }
@@ -329,13 +335,7 @@ fn not_the_shops(extension: bool) {
     let r = deliver(port, &test_session);
     assert_eq!(r.status, 201, "{}", r.body);
     let t = body(&r);
-    let year = t["scope_key"]
-        .as_str()
-        .unwrap()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .to_owned();
+    let year = year_of(&t);
     assert_eq!(t["scope_key"], format!("test:5:{year}"));
     assert_eq!(
         t["number"],
@@ -694,13 +694,7 @@ fn stripe_refunds(extension: bool) {
     let paid = deliver(port, &event("checkout.session.completed", |_| {}));
     assert_eq!(paid.status, 201, "{}", paid.body);
     let invoice = body(&paid);
-    let year = invoice["scope_key"]
-        .as_str()
-        .unwrap()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .to_owned();
+    let year = year_of(&invoice);
     let cn = |n: u32| format!("CN-{year}-{n:04}");
     let announced = |name: &str| {
         wp.scalar(&format!(

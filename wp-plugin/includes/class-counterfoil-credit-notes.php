@@ -216,16 +216,7 @@ final class Counterfoil_Credit_Notes {
 		try {
 			counterfoil_backend()->hold_payment( $scope, $refund['gateway'], $refund['refund_id'], $credit, $invoice['currency'], $now[0], $now[1] );
 		} catch ( Throwable $e ) {
-			return new WP_Error(
-				'counterfoil_unavailable',
-				__( 'The credit note could not be recorded now; deliver the refund again.', 'counterfoil' ),
-				array(
-					'status'      => 503,
-					'retry_after' => 5,
-					'detail'      => get_class( $e ) . ': ' . $e->getMessage(),
-					'cause'       => 'credit-note-record',
-				)
-			);
+			return self::unavailable( get_class( $e ) . ': ' . $e->getMessage(), 'credit-note-record' );
 		}
 		global $wpdb;
 		$t  = Counterfoil_Schema::tables();
@@ -241,18 +232,23 @@ final class Counterfoil_Credit_Notes {
 			)
 		);
 		if ( false === $ok ) {
-			return new WP_Error(
-				'counterfoil_unavailable',
-				__( 'The credit note could not be recorded now; deliver the refund again.', 'counterfoil' ),
-				array(
-					'status'      => 503,
-					'retry_after' => 5,
-					'detail'      => 'linking a credit note to its invoice failed: ' . $wpdb->last_error,
-					'cause'       => 'credit-note-link',
-				)
-			);
+			return self::unavailable( 'linking a credit note to its invoice failed: ' . $wpdb->last_error, 'credit-note-link' );
 		}
 		return true;
+	}
+
+	/** 503: the credit note could not be recorded now (the detail goes to the log). */
+	private static function unavailable( $detail, $cause ) {
+		return new WP_Error(
+			'counterfoil_unavailable',
+			__( 'The credit note could not be recorded now; deliver the refund again.', 'counterfoil' ),
+			array(
+				'status'      => 503,
+				'retry_after' => 5,
+				'detail'      => $detail,
+				'cause'       => $cause,
+			)
+		);
 	}
 
 	/** The credit-note row of a refund, or null. */
