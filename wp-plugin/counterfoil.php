@@ -42,6 +42,7 @@ require_once __DIR__ . '/includes/class-counterfoil-credit-notes.php';
 require_once __DIR__ . '/includes/class-counterfoil-rest.php';
 require_once __DIR__ . '/includes/class-counterfoil-stripe.php';
 require_once __DIR__ . '/includes/class-counterfoil-series-life.php';
+require_once __DIR__ . '/includes/class-counterfoil-site-identity.php';
 require_once __DIR__ . '/includes/class-counterfoil-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-credit-note-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-books.php';
@@ -67,6 +68,7 @@ add_action( 'update_option_' . Counterfoil_Stripe::ISSUER_OPTION, array( 'Counte
 add_action( 'add_option_' . Counterfoil_Stripe::ISSUER_OPTION, array( 'Counterfoil_Stripe', 'default_issuer_set' ), 10, 2 );
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );
 Counterfoil_Series_Life::init();
+Counterfoil_Site_Identity::init();
 if ( is_admin() ) {
 	require_once __DIR__ . '/includes/class-counterfoil-list-tables.php';
 	Counterfoil_Admin::init();

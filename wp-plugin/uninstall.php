@@ -59,7 +59,7 @@ function counterfoil_uninstall_site() {
 			}
 		}
 	}
-	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared', 'counterfoil_credit_note_format', 'counterfoil_stripe_test_mode' ) as $counterfoil_option ) {
+	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared', 'counterfoil_credit_note_format', 'counterfoil_stripe_test_mode', 'counterfoil_site_identity' ) as $counterfoil_option ) {
 		delete_option( $counterfoil_option );
 	}
 }

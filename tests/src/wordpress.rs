@@ -102,6 +102,47 @@ impl WordPress {
         Ok(site)
     }
 
+    /// What a host's "staging copy" makes of this site: its files and its
+    /// database copied (a new database on `server`, every table with its
+    /// rows), the copy's stored address rewritten to `home` (as a copy
+    /// tool's search-replace does). The original is untouched.
+    pub fn copy_to(&self, server: &MariaDb, name: &str, home: &str) -> Result<WordPress> {
+        let url = server.fresh_database(name)?;
+        let db = MariaDb::database_name(&url);
+        for row in MariaDb::query(&self.url, "SHOW TABLES")? {
+            let table = row[0].clone().context("a table name")?;
+            server.exec(
+                &db,
+                &format!(
+                    "CREATE TABLE `{table}` LIKE `{old}`.`{table}`; \
+                     INSERT INTO `{table}` SELECT * FROM `{old}`.`{table}`",
+                    old = self.db
+                ),
+            )?;
+        }
+        server.exec(
+            &db,
+            &format!(
+                "UPDATE wp_options SET option_value = '{home}' WHERE option_name IN ('home', 'siteurl')"
+            ),
+        )?;
+        let dir = crate::target_dir().join("harness").join(format!(
+            "wp-{name}-{}-{}",
+            std::process::id(),
+            crate::workers::now_ns()
+        ));
+        let cp = Command::new("cp")
+            .arg("-r")
+            .arg(&self.dir)
+            .arg(&dir)
+            .status()?;
+        if !cp.success() {
+            bail!("copy the site's files");
+        }
+        std::fs::write(dir.join("wp-config.php"), wp_config(&db, server.port()))?;
+        Ok(WordPress { dir, url, db })
+    }
+
     /// The site's directory (ABSPATH).
     pub fn dir(&self) -> &Path {
         &self.dir

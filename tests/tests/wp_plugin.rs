@@ -326,3 +326,94 @@ fn the_plugin_and_the_core_create_the_same_tables() {
         assert_eq!(show(wp.database_url()), show(&core_url), "{table}");
     }
 }
+
+/// A host's staging copy (issue 28): the copy of the database, served at
+/// another address, holds its payments (recorded, 503, no number taken from
+/// any series) while the live site goes on numbering; an admin's
+/// confirmation on the copy ("this site moved") resumes numbering there.
+#[test]
+fn a_staging_copy_takes_no_live_number_until_the_move_is_confirmed() {
+    let live = WordPress::install(MariaDb::shared(), "staging_live", None).unwrap();
+    let secret = live.webhook_secret().unwrap();
+    let payment = |txn: &str| {
+        json!({"gateway": "stripe", "transaction_id": txn, "user_id": 7, "amount": "10.00", "currency": "EUR"})
+            .to_string()
+    };
+    let live_site = live.serve(false, 2).unwrap();
+    let r = deliver(
+        live_site.port(),
+        &secret,
+        payment("pi_before").as_bytes(),
+        0,
+    )
+    .unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    let copy = live
+        .copy_to(
+            MariaDb::shared(),
+            "staging_copy",
+            "https://staging.example.com",
+        )
+        .unwrap();
+    for extension in [false, true] {
+        let site = copy.serve(extension, 2).unwrap();
+        let counters = copy
+            .scalar("SELECT GROUP_CONCAT(scope_key, '=', current_value) FROM wp_invoice_sequences");
+        let txn = format!("pi_on_the_copy_{extension}");
+        let r = deliver(site.port(), &secret, payment(&txn).as_bytes(), 0).unwrap();
+        assert_eq!(r.status, 503, "{}", r.body);
+        assert!(
+            r.body.contains("counterfoil_numbering_paused")
+                && r.body.contains("staging.example.com"),
+            "{}",
+            r.body
+        );
+        assert!(
+            r.headers.iter().any(|h| h.starts_with("Retry-After")),
+            "{:?}",
+            r.headers
+        );
+        assert_eq!(
+            copy.scalar(
+                "SELECT GROUP_CONCAT(scope_key, '=', current_value) FROM wp_invoice_sequences"
+            ),
+            counters,
+            "the copy took a number"
+        );
+        assert_eq!(
+            copy.scalar(&format!("SELECT CONCAT(COUNT(*), ' ', COALESCE(MAX(number), 'none')) FROM wp_counterfoil_payments WHERE transaction_id = '{txn}'")),
+            "1 none",
+            "recorded without a number"
+        );
+        // The payment numbered before the copy is still answered with its invoice.
+        let r = deliver(site.port(), &secret, payment("pi_before").as_bytes(), 0).unwrap();
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    // Meanwhile the live site numbers on.
+    let r = deliver(
+        live_site.port(),
+        &secret,
+        payment("pi_live_after").as_bytes(),
+        0,
+    )
+    .unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    // On the copy, an admin confirms the move: numbering resumes there, and
+    // the held payments are completed.
+    let out = copy
+        .eval(
+            false,
+            "wp_set_current_user(get_user_by('login', 'admin')->ID); \
+             $_POST = array('_wpnonce' => wp_create_nonce(Counterfoil_Site_Identity::ACTION)); \
+             add_filter('wp_redirect', function () { throw new Exception('redirected'); }); \
+             try { Counterfoil_Site_Identity::handle_confirm(); } catch (Exception $e) { echo $e->getMessage(), ' '; } \
+             echo json_encode(Counterfoil_Invoices::complete_waiting());",
+        )
+        .unwrap();
+    assert!(out.starts_with("redirected {\"completed\":2"), "{out}");
+    let site = copy.serve(false, 2).unwrap();
+    let r = deliver(site.port(), &secret, payment("pi_after_move").as_bytes(), 0).unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+}

@@ -134,6 +134,18 @@ final class Counterfoil_Invoices {
 		} finally {
 			Counterfoil_Timing::add( 'allocate', microtime( true ) - $started );
 		}
+		if ( isset( $record['paused'] ) ) {
+			return new WP_Error(
+				'counterfoil_numbering_paused',
+				/* translators: %s: why */
+				sprintf( __( 'The payment is recorded and waits without a number: numbering is paused because %s. An administrator confirms the move on the site, or leaves it paused on a copy.', 'counterfoil' ), $record['paused'] ),
+				array(
+					'status'      => 503,
+					'retry_after' => self::HOLD_RETRY_AFTER,
+					'held'        => true,
+				)
+			);
+		}
 		if ( isset( $record['status'] ) && 'held' === $record['status'] ) {
 			return new WP_Error(
 				'counterfoil_waiting_for_series',
@@ -205,6 +217,24 @@ final class Counterfoil_Invoices {
 		$record = function () use ( $backend, $scope, $payment, $now ) {
 			return $backend->record_payment( $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'], $now[0], $now[1] );
 		};
+		$paused = Counterfoil_Site_Identity::paused_reason();
+		if ( null !== $paused ) {
+			// A copy of the site (another address or environment): no
+			// number of any series is taken here. A payment numbered before
+			// is answered with its number; a new one is recorded and waits.
+			$first = self::payment_row( $payment['gateway'], $payment['transaction_id'] );
+			if ( $first && null !== $first->number ) {
+				return $record();
+			}
+			$held = $backend->hold_payment( $first ? (string) $first->scope_key : $scope, $payment['gateway'], $payment['transaction_id'], $payment['amount'], $payment['currency'], $now[0], $now[1] );
+			if ( ! empty( $held['number'] ) ) {
+				return $held; // Numbered before the pause, by a concurrent delivery.
+			}
+			return array(
+				'status' => 'held',
+				'paused' => $paused,
+			);
+		}
 		try {
 			return $record();
 		} catch ( Counterfoil\SeriesNotFoundException $e ) {

@@ -32,7 +32,8 @@
  * the event that last changed it (`as_of`): a later event wins, so a
  * refund that fails or is reversed stops counting; a `charge.refunded`
  * without its refunds listed keeps one row per charge (refund_ref the
- * charge's id, status `charge_total`).
+ * charge's id, status `charge_total`); 9 the site's identity recorded
+ * (Counterfoil_Site_Identity: a copy of the site numbers nothing).
  *
  * The definitions of the first three equal counterfoil-core's
  * (core/src/mysql/sql.rs); a test compares SHOW CREATE TABLE of both.
@@ -46,7 +47,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 8;
+	const VERSION        = 9;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -75,6 +76,7 @@ final class Counterfoil_Schema {
 			}
 			Counterfoil_Invoice_Type::migrate_old_posts();
 			Counterfoil_Invoice_Type::grant();
+			Counterfoil_Site_Identity::remember();
 			update_option( self::VERSION_OPTION, self::VERSION, true );
 		} finally {
 			if ( '1' === (string) $lock ) {
