@@ -39,6 +39,7 @@ pub mod config;
 pub mod credit_note;
 pub mod error;
 pub mod export;
+pub mod fiscal;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub(crate) mod flows;
 pub mod format;

@@ -466,3 +466,58 @@ fn credit_notes() {
         }
     }
 }
+
+#[test]
+fn periods() {
+    use counterfoil_core::fiscal::{self, PeriodRule};
+    let v = load("periods.json");
+    let rules = v["rules"].as_array().unwrap();
+    for case in rules {
+        let text = case["text"].as_str().unwrap();
+        match (PeriodRule::parse(text), case["rule"].as_str()) {
+            (Ok(r), Some(expect)) => assert_eq!(r.as_string(), expect, "{case}"),
+            (Err(Error::InvalidArgument { name, .. }), None) => {
+                assert_eq!(name, case["error"].as_str().unwrap(), "{case}")
+            }
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+    let days = v["days"].as_array().unwrap();
+    for case in days {
+        let rule = PeriodRule::parse(case["rule"].as_str().unwrap()).unwrap();
+        let d: Vec<u32> = case["date"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
+        match (
+            fiscal::period_of(rule, d[0], d[1], d[2]),
+            case["error"].as_str(),
+        ) {
+            (Ok(key), None) => {
+                assert_eq!(key.label(), case["period"].as_str().unwrap(), "{case}");
+                assert_eq!(
+                    key.next().unwrap().label(),
+                    case["next"].as_str().unwrap(),
+                    "{case}"
+                );
+                assert_eq!(
+                    fiscal::fiscal_label(rule, key.year),
+                    case["fy"].as_str().unwrap(),
+                    "{case}"
+                );
+                assert_eq!(
+                    u64::from(fiscal::fiscal_end(rule, key.year)),
+                    case["fy_end"].as_u64().unwrap(),
+                    "{case}"
+                );
+            }
+            (Err(Error::InvalidArgument { name, .. }), Some(field)) => {
+                assert_eq!(name, field, "{case}")
+            }
+            (got, _) => panic!("{case}: got {got:?}"),
+        }
+    }
+    assert!(rules.len() >= 15 && days.len() >= 20);
+}

@@ -547,6 +547,92 @@ final class Counterfoil_Rules {
 		return array( $amount, $code );
 	}
 
+	/**
+	 * A period rule (counterfoil_core::fiscal::PeriodRule::parse,
+	 * tests/vectors/periods.json): `calendar-year`, `fiscal-year:MM-DD` (a
+	 * day every year has; `01-01` is the calendar year) or `month`.
+	 *
+	 * @param mixed $text The rule.
+	 * @return array [kind, month, day]: ['calendar-year', 1, 1], ['fiscal-year', m, d], ['month', 1, 1].
+	 * @throws InvalidArgumentException Naming `period`.
+	 */
+	public static function period_rule( $text ) {
+		if ( 'calendar-year' === $text || 'month' === $text ) {
+			return array( $text, 1, 1 );
+		}
+		if ( ! is_string( $text ) || ! preg_match( '/^fiscal-year:([0-9]{2})-([0-9]{2})$/', $text, $m ) ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `period`: `%s` is not a period rule; use calendar-year, fiscal-year:MM-DD or month', is_scalar( $text ) ? $text : gettype( $text ) ) );
+		}
+		$month = (int) $m[1];
+		$day   = (int) $m[2];
+		if ( $month < 1 || $month > 12 || $day < 1 || $day > self::DAYS[ $month - 1 ] ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `period`: `%s`: no such day in every year', $text ) );
+		}
+		return 1 === $month && 1 === $day ? array( 'calendar-year', 1, 1 ) : array( 'fiscal-year', $month, $day );
+	}
+
+	/** Days of each month of a common year. */
+	const DAYS = array( 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 );
+
+	/** A period rule as period_rule() reads it. */
+	public static function period_rule_text( array $rule ) {
+		return 'fiscal-year' === $rule[0] ? sprintf( 'fiscal-year:%02d-%02d', $rule[1], $rule[2] ) : $rule[0];
+	}
+
+	/**
+	 * The period of a local day under $rule (counterfoil_core::fiscal::period_of):
+	 * [start year, month or null].
+	 *
+	 * @param array $rule  From period_rule().
+	 * @param int   $year  Year.
+	 * @param int   $month Month.
+	 * @param int   $day   Day.
+	 * @return array
+	 * @throws InvalidArgumentException Naming `year` or `date`.
+	 */
+	public static function period_of( array $rule, $year, $month, $day ) {
+		if ( $year < 1 || $year > 9999 ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `year`: year %d is outside 1..=9999', $year ) );
+		}
+		if ( $month < 1 || $month > 12 || $day < 1 || $day > ( 2 === $month && checkdate( 2, 29, $year ) ? 29 : self::DAYS[ $month - 1 ] ) ) {
+			throw new InvalidArgumentException( sprintf( 'invalid argument `date`: %04d-%02d-%02d is not a date', $year, $month, $day ) );
+		}
+		if ( 'month' === $rule[0] ) {
+			return array( $year, $month );
+		}
+		if ( 'fiscal-year' === $rule[0] ) {
+			$start = ( $month > $rule[1] || ( $month === $rule[1] && $day >= $rule[2] ) ) ? $year : $year - 1;
+			if ( $start < 1 ) {
+				throw new InvalidArgumentException( 'invalid argument `year`: year 0 is outside 1..=9999' );
+			}
+			return array( $start, null );
+		}
+		return array( $year, null );
+	}
+
+	/** A period's name in a series' key: `2026` or `2026-04`. */
+	public static function period_label( array $key ) {
+		return null === $key[1] ? sprintf( '%04d', $key[0] ) : sprintf( '%04d-%02d', $key[0], $key[1] );
+	}
+
+	/** The period after $key. */
+	public static function period_next( array $key ) {
+		if ( null === $key[1] ) {
+			return array( $key[0] + 1, null );
+		}
+		return 12 === $key[1] ? array( $key[0] + 1, 1 ) : array( $key[0], $key[1] + 1 );
+	}
+
+	/** `{fy}`: `2026` for a calendar year, `2026-27` for a fiscal year that spans two. */
+	public static function fiscal_label( array $rule, $year ) {
+		return 'fiscal-year' === $rule[0] ? sprintf( '%04d-%02d', $year, ( $year + 1 ) % 100 ) : sprintf( '%04d', $year );
+	}
+
+	/** `{fy_end}`: the year a fiscal year that starts in $year ends in. */
+	public static function fiscal_end( array $rule, $year ) {
+		return 'fiscal-year' === $rule[0] ? $year + 1 : $year;
+	}
+
 	/** The default number template of credit notes (counterfoil_core::credit_note::DEFAULT_TEMPLATE). */
 	const CREDIT_NOTE_TEMPLATE = 'CN-{year}-{seq:04}';
 

@@ -234,6 +234,35 @@ final class VectorsTest extends TestCase {
 		$this->assertGreaterThan( 40, $ran );
 	}
 
+	public function test_periods() {
+		$v = self::load( 'periods.json' );
+		foreach ( $v['rules'] as $case ) {
+			try {
+				$rule = Counterfoil_Rules::period_rule( $case['text'] );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+				$this->assertSame( $case['rule'], Counterfoil_Rules::period_rule_text( $rule ) );
+			} catch ( InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, $e->getMessage() );
+				$this->assertStringContainsString( '`' . $case['error'] . '`', $e->getMessage() );
+			}
+		}
+		foreach ( $v['days'] as $case ) {
+			$rule = Counterfoil_Rules::period_rule( $case['rule'] );
+			try {
+				$key = Counterfoil_Rules::period_of( $rule, $case['date'][0], $case['date'][1], $case['date'][2] );
+				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
+				$this->assertSame( $case['period'], Counterfoil_Rules::period_label( $key ), json_encode( $case ) );
+				$this->assertSame( $case['next'], Counterfoil_Rules::period_label( Counterfoil_Rules::period_next( $key ) ) );
+				$this->assertSame( $case['fy'], Counterfoil_Rules::fiscal_label( $rule, $key[0] ) );
+				$this->assertSame( $case['fy_end'], Counterfoil_Rules::fiscal_end( $rule, $key[0] ) );
+			} catch ( InvalidArgumentException $e ) {
+				$this->assertArrayHasKey( 'error', $case, $e->getMessage() );
+				$this->assertStringContainsString( '`' . $case['error'] . '`', $e->getMessage(), json_encode( $case ) );
+			}
+		}
+		$this->assertGreaterThanOrEqual( 20, count( $v['days'] ) );
+	}
+
 	public function test_number_states() {
 		$cases = self::load( 'number_states.json' );
 		$this->assertGreaterThanOrEqual( 6, count( $cases['repeat_of_request'] ) );
