@@ -408,9 +408,22 @@ fn a_number_reserved_before_midnight_keeps_its_month_pure_php() {
 /// the second around midnight may be in either; no number twice; the
 /// registry is complete.
 fn new_year_by_the_sites_clock(timezone: &str, midnight_utc: i64, extension: bool) {
+    period_boundary_by_the_sites_clock(timezone, "calendar-year", midnight_utc, extension);
+}
+
+/// The same across the first day of a period under the site's `rule`
+/// (`calendar-year`, or `fiscal-year:MM-DD` whose year starting in 2027
+/// begins at `midnight_utc`): before it the 2026 series, after it 2027's.
+fn period_boundary_by_the_sites_clock(
+    timezone: &str,
+    rule: &str,
+    midnight_utc: i64,
+    extension: bool,
+) {
     let name = format!(
-        "ny_{}_{}",
+        "ny_{}_{}_{}",
         timezone.split('/').next_back().unwrap().to_lowercase(),
+        rule.replace([':', '-'], ""),
         if extension { "ext" } else { "php" }
     );
     let wp = WordPress::install(MariaDb::shared(), &name, None).unwrap();
@@ -418,6 +431,7 @@ fn new_year_by_the_sites_clock(timezone: &str, midnight_utc: i64, extension: boo
         false,
         &format!(
             "update_option('timezone_string', '{timezone}');
+             update_option('counterfoil_period', '{rule}');
              for ($u = 1; $u <= 4; $u++) {{ initialize_invoice_sequence($u, 2026, 100 * $u); }}"
         ),
     )
@@ -524,4 +538,41 @@ fn new_year_in_new_york_extension() {
 #[test]
 fn new_year_in_new_york_pure_php() {
     new_year_by_the_sites_clock("America/New_York", NEW_YORK_MIDNIGHT, false);
+}
+
+/// 2027-04-01 00:00 in Kolkata (UTC+5:30) is 2027-03-31 18:30 UTC: India's
+/// fiscal year 2027-28 starts.
+const KOLKATA_FISCAL_YEAR: i64 = 1_806_517_800;
+/// 2027-04-06 00:00 in London (BST, UTC+1) is 2027-04-05 23:00 UTC: the UK
+/// tax year 2027-28 starts.
+const LONDON_TAX_YEAR: i64 = 1_806_966_000;
+
+#[test]
+fn fiscal_year_in_kolkata_extension() {
+    period_boundary_by_the_sites_clock(
+        "Asia/Kolkata",
+        "fiscal-year:04-01",
+        KOLKATA_FISCAL_YEAR,
+        true,
+    );
+}
+
+#[test]
+fn fiscal_year_in_kolkata_pure_php() {
+    period_boundary_by_the_sites_clock(
+        "Asia/Kolkata",
+        "fiscal-year:04-01",
+        KOLKATA_FISCAL_YEAR,
+        false,
+    );
+}
+
+#[test]
+fn tax_year_in_london_pure_php() {
+    period_boundary_by_the_sites_clock(
+        "Europe/London",
+        "fiscal-year:04-06",
+        LONDON_TAX_YEAR,
+        false,
+    );
 }

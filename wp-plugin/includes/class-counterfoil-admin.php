@@ -217,6 +217,13 @@ final class Counterfoil_Admin {
 		if ( ! in_array( $plan, Counterfoil_Rules::PLANS, true ) || null === $start ) {
 			self::back( 'error', __( 'The settings were not saved: choose what happens when a series is missing, and give a first number of 1 or more for new series.', 'counterfoil' ) );
 		}
+		$period = self::period_field();
+		if ( is_string( $period ) && ! is_array( $period ) ) {
+			self::back( 'error', $period );
+		}
+		if ( null !== $period ) {
+			update_option( 'counterfoil_period', Counterfoil_Rules::period_rule_text( $period ) );
+		}
 		update_option( 'counterfoil_missing_series', $plan );
 		update_option( 'counterfoil_new_series_start', $start );
 		update_option( 'counterfoil_format', $format );
@@ -238,6 +245,44 @@ final class Counterfoil_Admin {
 			self::back( 'error', $stripe );
 		}
 		self::back( 'success', __( 'Settings saved.', 'counterfoil' ) );
+	}
+
+	/**
+	 * The numbering year from the settings form: null when the form leaves it
+	 * out or keeps it; the new rule; or why nothing may be saved. A rule that
+	 * moves today into another year is saved only once the admin has seen
+	 * what it does (the form's `period_confirm`, sent after this message):
+	 * from now on payments go to the other year's series; numbers already
+	 * issued are never renumbered.
+	 *
+	 * @return array|string|null
+	 */
+	private static function period_field() {
+		// phpcs:disable WordPress.Security.NonceVerification -- checked in guard().
+		if ( ! isset( $_POST['period_kind'] ) ) {
+			return null;
+		}
+		$kind = sanitize_key( wp_unslash( $_POST['period_kind'] ) );
+		$day  = isset( $_POST['period_start'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['period_start'] ) ) ) : '';
+		$ok   = ! empty( $_POST['period_confirm'] );
+		// phpcs:enable
+		try {
+			$rule = Counterfoil_Rules::period_rule( 'fiscal-year' === $kind ? 'fiscal-year:' . $day : 'calendar-year' );
+		} catch ( InvalidArgumentException $e ) {
+			return __( 'The settings were not saved: a fiscal year starts on a day every year has, written MM-DD (04-01, 07-01, 04-06).', 'counterfoil' );
+		}
+		$old = counterfoil_period_rule();
+		if ( $rule === $old ) {
+			return null;
+		}
+		$local = counterfoil_local_day();
+		$then  = counterfoil_current_period()[0];
+		$now   = Counterfoil_Rules::period_of( $rule, $local[0], $local[1], $local[2] )[0];
+		if ( $now !== $then && ! $ok ) {
+			/* translators: 1: the year now, 2: the year after the change, 3: the rule */
+			return sprintf( __( 'Nothing was saved. With %3$s, today belongs to the year starting in %2$d instead of %1$d: from the moment you save, payments go to the issuers\' %2$d series (…:%2$d), which the missing-series setting creates or continues; the %1$d series keep every number they issued, and nothing is renumbered. Tick "I have read what changes" and save again to go ahead.', 'counterfoil' ), $then, $now, Counterfoil_Rules::period_rule_text( $rule ) );
+		}
+		return $rule;
 	}
 
 	/**
@@ -298,7 +343,7 @@ final class Counterfoil_Admin {
 			$starts[ $scope ] = (int) $raw;
 		}
 		if ( ! empty( $_POST['create_all_missing'] ) ) { // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
-			foreach ( Counterfoil_Series_Life::next_year_proposals( counterfoil_local_period()[0], 0, true ) as $p ) {
+			foreach ( Counterfoil_Series_Life::next_year_proposals( counterfoil_current_period()[0], 0, true ) as $p ) {
 				if ( ! isset( $starts[ $p['scope_key'] ] ) ) {
 					$starts[ $p['scope_key'] ] = $p['start'];
 				}
@@ -307,7 +352,7 @@ final class Counterfoil_Admin {
 		if ( ! $starts ) {
 			self::back( 'error', __( 'Choose at least one series to create.', 'counterfoil' ) );
 		}
-		delete_transient( 'counterfoil_next_year_counts_' . counterfoil_local_period()[0] );
+		delete_transient( 'counterfoil_next_year_counts_' . counterfoil_current_period()[0] );
 		$done = Counterfoil_Series_Life::create_series( $starts );
 		/* translators: 1: created count, 2: list, 3: existing count */
 		$text = sprintf( __( 'Created %1$d series (%2$s); %3$d already existed and were left unchanged.', 'counterfoil' ), count( $done['created'] ), implode( ', ', $done['created'] ), count( $done['existed'] ) );
@@ -371,7 +416,7 @@ final class Counterfoil_Admin {
 
 	/** Next year's series for every issuer with one this year, with editable first numbers. */
 	private static function render_next_year( $post ) {
-		$year                        = counterfoil_local_period()[0];
+		$year                        = counterfoil_current_period()[0];
 		list( $issuers, $missing )   = Counterfoil_Series_Life::next_year_counts( $year );
 		$proposals                   = Counterfoil_Series_Life::next_year_proposals( $year, self::NEXT_YEAR_ROWS, true );
 		?>
@@ -548,6 +593,19 @@ final class Counterfoil_Admin {
 						echo esc_html( sprintf( __( "A payment without a year belongs to the year of the site's clock when it arrives (time zone: %s, under Settings → General).", 'counterfoil' ), wp_timezone_string() ) );
 						?>
 					</p>
+					<?php $period = counterfoil_period_rule(); ?>
+					<p><label><?php esc_html_e( 'Numbering year', 'counterfoil' ); ?>
+						<select name="period_kind" id="counterfoil-period-kind">
+							<option value="calendar-year" <?php selected( $period[0], 'calendar-year' ); ?>><?php esc_html_e( 'Calendar year (1 January)', 'counterfoil' ); ?></option>
+							<option value="fiscal-year" <?php selected( $period[0], 'fiscal-year' ); ?>><?php esc_html_e( 'Fiscal year starting on (MM-DD)', 'counterfoil' ); ?></option>
+						</select></label>
+						<input type="text" name="period_start" size="5" placeholder="04-01" value="<?php echo esc_attr( 'fiscal-year' === $period[0] ? sprintf( '%02d-%02d', $period[1], $period[2] ) : '' ); ?>">
+						<span class="description" id="counterfoil-period-now">
+						<?php
+						/* translators: 1: the period's year, 2: {fy} */
+						echo esc_html( sprintf( __( 'Today belongs to the year %1$s (series …:%2$s).', 'counterfoil' ), Counterfoil_Rules::fiscal_label( $period, counterfoil_current_period()[0] ), sprintf( '%04d', counterfoil_current_period()[0] ) ) );
+						?>
+						</span></p>
 				</fieldset>
 				<p><?php esc_html_e( 'Webhook endpoint:', 'counterfoil' ); ?> <code><?php echo esc_html( rest_url( Counterfoil_Rest::NAMESPACE_V1 . '/payments' ) ); ?></code><br>
 					<?php esc_html_e( 'Webhook secret:', 'counterfoil' ); ?>
@@ -575,6 +633,7 @@ final class Counterfoil_Admin {
 					<p><label><input type="checkbox" name="stripe_test_mode" value="1" <?php checked( (int) get_option( Counterfoil_Stripe::TEST_MODE_OPTION, 0 ), 1 ); ?>>
 						<?php esc_html_e( 'Number Stripe test-mode payments too, in test series of their own (test:{issuer}:{year}) that never take a live number. Off: test-mode events are acknowledged and ignored.', 'counterfoil' ); ?></label></p>
 				</fieldset>
+				<p><label><input type="checkbox" name="period_confirm" value="1"> <?php esc_html_e( 'I have read what changes (when a new numbering year moves today into another year)', 'counterfoil' ); ?></label></p>
 				<p><label><?php esc_html_e( 'Credit note number format', 'counterfoil' ); ?>
 					<input type="text" name="credit_note_format" class="regular-text code" value="<?php echo esc_attr( counterfoil_credit_note_format() ); ?>"></label></p>
 				<p><label><input type="checkbox" name="delete_data_on_uninstall" value="1" <?php checked( (int) get_option( 'counterfoil_delete_data_on_uninstall', 0 ), 1 ); ?>>

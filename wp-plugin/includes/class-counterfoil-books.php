@@ -381,7 +381,7 @@ final class Counterfoil_Books {
 	 */
 	public static function year_summary() {
 		global $wpdb;
-		$year   = counterfoil_local_period()[0];
+		$year   = counterfoil_current_period()[0];
 		$key    = 'counterfoil_year_summary_' . $year;
 		$cached = get_transient( $key );
 		if ( is_array( $cached ) ) {

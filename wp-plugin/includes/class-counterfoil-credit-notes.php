@@ -121,7 +121,7 @@ final class Counterfoil_Credit_Notes {
 					return new WP_Error( 'counterfoil_refund_exceeds', $e->getMessage(), array( 'status' => 409 ) );
 				}
 				$now   = counterfoil_local_period();
-				$scope = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], $now[0] );
+				$scope = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], counterfoil_current_period()[0] );
 				$held  = self::record( $scope, $refund, $credit, $invoice, $reason );
 				if ( is_wp_error( $held ) ) {
 					return $held;

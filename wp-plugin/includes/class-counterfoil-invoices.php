@@ -66,7 +66,9 @@ final class Counterfoil_Invoices {
 			return $bad( __( 'The field user_id is required and must be a whole number, 0 or more.', 'counterfoil' ) );
 		}
 		$now  = null === $now ? counterfoil_local_period() : $now;
-		$year = isset( $payment['year'] ) ? $payment['year'] : $now[0];
+		// The series' year: the numbering period of the local day (the
+		// calendar year, or the year a fiscal year starts in).
+		$year = isset( $payment['year'] ) ? $payment['year'] : counterfoil_current_period()[0];
 		if ( ! is_int( $year ) || $year < 1 || $year > 9999 ) {
 			return $bad( __( 'The field year must be a whole number from 1 to 9999.', 'counterfoil' ) );
 		}

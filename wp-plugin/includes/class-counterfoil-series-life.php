@@ -137,14 +137,15 @@ final class Counterfoil_Series_Life {
 	}
 
 	/**
-	 * The daily job: in December, under the `create` plan, creates next
+	 * The daily job: in the 31 days before the next year (calendar or fiscal)
+	 * starts, under the `create` plan, creates next
 	 * year's series for every issuer with a series this year.
 	 *
 	 * @return array|null What create_series() did, or null when it had nothing to do.
 	 */
 	public static function daily() {
-		list( $year, $month ) = counterfoil_local_period();
-		if ( 12 !== $month || 'create' !== counterfoil_missing_series_plan() ) {
+		$year = counterfoil_current_period()[0];
+		if ( ! counterfoil_next_period_is_near() || 'create' !== counterfoil_missing_series_plan() ) {
 			return null;
 		}
 		$starts = array();
@@ -226,9 +227,9 @@ final class Counterfoil_Series_Life {
 	}
 
 	public static function test_next_year() {
-		list( $year, $month ) = counterfoil_local_period();
-		if ( 12 !== $month ) {
-			return self::result( 'next_year', 'good', __( "Next year's invoice series are checked in December", 'counterfoil' ), __( 'In December this test lists the issuers whose series for the coming year does not exist yet.', 'counterfoil' ) );
+		$year = counterfoil_current_period()[0];
+		if ( ! counterfoil_next_period_is_near() ) {
+			return self::result( 'next_year', 'good', __( "Next year's invoice series are checked in the last month of the year", 'counterfoil' ), __( 'In the 31 days before the next year starts (December, or the end of the fiscal year), this test lists the issuers whose series for the coming year does not exist yet.', 'counterfoil' ) );
 		}
 		$missing = self::next_year_counts( $year )[1];
 		if ( 0 === $missing ) {

@@ -60,6 +60,61 @@ function counterfoil_local_period() {
 }
 
 /**
+ * The site's local day now: [year, month, day] (wp_timezone(), the
+ * `counterfoil_now` filter's time).
+ *
+ * @return int[]
+ */
+function counterfoil_local_day() {
+	$now = (int) apply_filters( 'counterfoil_now', time() );
+	return array( (int) wp_date( 'Y', $now ), (int) wp_date( 'n', $now ), (int) wp_date( 'j', $now ) );
+}
+
+/**
+ * The site's numbering period rule (option `counterfoil_period`):
+ * `calendar-year` (default) or `fiscal-year:MM-DD`, as
+ * Counterfoil_Rules::period_rule() reads it. A rule that does not parse,
+ * and `month` (its series keys are not supported by the plugin yet), count
+ * as the calendar year.
+ *
+ * @return array [kind, month, day].
+ */
+function counterfoil_period_rule() {
+	try {
+		$rule = Counterfoil_Rules::period_rule( get_option( 'counterfoil_period', 'calendar-year' ) );
+	} catch ( InvalidArgumentException $e ) {
+		return array( 'calendar-year', 1, 1 );
+	}
+	return 'month' === $rule[0] ? array( 'calendar-year', 1, 1 ) : $rule;
+}
+
+/**
+ * The numbering period of the site's local day now: [the year it starts in,
+ * null] — the year of a new payment's series (`{issuer}:{year}`).
+ *
+ * @return array
+ */
+function counterfoil_current_period() {
+	$day = counterfoil_local_day();
+	return Counterfoil_Rules::period_of( counterfoil_period_rule(), $day[0], $day[1], $day[2] );
+}
+
+/**
+ * Whether the next numbering period starts within 31 days (December under
+ * the calendar year): when next period's series are prepared and checked.
+ *
+ * @return bool
+ */
+function counterfoil_next_period_is_near() {
+	$rule  = counterfoil_period_rule();
+	$day   = counterfoil_local_day();
+	$start = counterfoil_current_period()[0] + 1;
+	$next  = gmmktime( 0, 0, 0, $rule[1], $rule[2], $start );
+	$today = gmmktime( 0, 0, 0, $day[1], $day[2], $day[0] );
+	return ( $next - $today ) <= 31 * DAY_IN_SECONDS;
+}
+
+/**
  * What happens to a payment whose series does not exist (option
  * counterfoil_missing_series): create (default), continue or hold.
  *

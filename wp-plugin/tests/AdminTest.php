@@ -151,4 +151,50 @@ final class AdminTest extends TestCase {
 			}
 		}
 	}
+
+	public function test_a_fiscal_year_that_moves_today_is_saved_only_once_its_effect_was_shown() {
+		$saved = array( get_option( 'counterfoil_period' ), get_option( 'timezone_string' ) );
+		$clock = function () {
+			return gmmktime( 12, 0, 0, 2, 10, 2027 ); // 10 February 2027.
+		};
+		add_filter( 'counterfoil_now', $clock );
+		update_option( 'timezone_string', 'Asia/Kolkata' );
+		update_option( 'counterfoil_period', 'calendar-year' );
+		$this->admin();
+		try {
+			$form = array(
+				'format'           => Counterfoil_Rules::DEFAULT_FORMAT,
+				'missing_series'   => 'create',
+				'new_series_start' => '1',
+				'period_kind'      => 'fiscal-year',
+				'period_start'     => '04-01',
+			);
+			list( , $notice ) = $this->post( 'save_settings', $form );
+			$this->assertSame( 'error', $notice[0] );
+			$this->assertStringContainsString( 'starting in 2026 instead of 2027', $notice[1] );
+			$this->assertSame( 'calendar-year', get_option( 'counterfoil_period' ), 'nothing saved before the effect was shown' );
+			list( , $notice ) = $this->post( 'save_settings', array( 'period_start' => '02-30' ) + $form + array( 'period_confirm' => '1' ) );
+			$this->assertSame( 'error', $notice[0], 'no 30 February' );
+			list( , $notice ) = $this->post( 'save_settings', $form + array( 'period_confirm' => '1' ) );
+			$this->assertSame( 'success', $notice[0], $notice[1] );
+			$this->assertSame( 'fiscal-year:04-01', get_option( 'counterfoil_period' ) );
+			$u    = Counterfoil_Test::user();
+			$post = counterfoil_create_invoice_for_payment(
+				array(
+					'gateway'        => 'stripe',
+					'transaction_id' => 'pi_fy_' . $u,
+					'user_id'        => $u,
+				)
+			);
+			$this->assertSame( "$u:2026", get_post_meta( $post->ID, '_counterfoil_scope_key', true ), 'February 2027 is in the fiscal year 2026-27' );
+			// The same rule again needs no confirmation.
+			list( , $notice ) = $this->post( 'save_settings', $form );
+			$this->assertSame( 'success', $notice[0], $notice[1] );
+		} finally {
+			remove_filter( 'counterfoil_now', $clock );
+			update_option( 'counterfoil_period', $saved[0] );
+			update_option( 'timezone_string', $saved[1] );
+		}
+	}
 }
+
