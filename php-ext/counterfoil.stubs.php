@@ -276,17 +276,21 @@ namespace Counterfoil {
 
         /**
          * Renders `$number` with `$template` (not this instance's format: a
-         * credit note's, say) for `$year` and `$month` (default this month, UTC).
+         * credit note's, say) for `$year` and `$month` (default this month, UTC)
+         * under period rule `$rule` (`calendar-year`, the default, or
+         * `fiscal-year:MM-DD`: `{fy}` and `{fy_end}`; `$year` is then the year
+         * the fiscal year starts in).
          *
-         * @throws \Counterfoil\InvalidArgumentException for a template that does not parse, a year outside 1..9999 or a month outside 1..12.
+         * @throws \Counterfoil\InvalidArgumentException for a template or rule that does not parse, a year outside 1..9999 or a month outside 1..12.
          *
          * @param string $template
          * @param int $number
          * @param int $year
          * @param int|null $month
+         * @param string|null $rule
          * @return string
          */
-        public static function render(string $template, int $number, int $year, ?int $month = null): string {}
+        public static function render(string $template, int $number, int $year, ?int $month = null, ?string $rule = null): string {}
 
         /**
          * The scope key of the per-user, per-year series: `"{user_id}:{year}"`.

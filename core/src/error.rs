@@ -127,7 +127,7 @@ fn describe(kind: &FormatErrorKind) -> String {
         }
         FormatErrorKind::EmptyToken => "empty token `{}`".into(),
         FormatErrorKind::UnknownToken(t) => {
-            format!("unknown token `{{{t}}}`; known tokens are seq, year, yy, month")
+            format!("unknown token `{{{t}}}`; known tokens are seq, year, yy, month, fy, fy_end")
         }
         FormatErrorKind::UnexpectedSpec(t) => format!("token `{t}` takes no `:` option"),
         FormatErrorKind::BadPadding(s) => {

@@ -19,6 +19,7 @@
 use std::fmt::{self, Write as _};
 
 use crate::error::{FormatError, FormatErrorKind};
+use crate::fiscal::{self, PeriodRule};
 use crate::scope::YEARS;
 
 /// The default template: `2019-0002`.
@@ -34,6 +35,8 @@ enum Piece {
     Year,
     YearTwoDigits,
     Month,
+    FiscalYear,
+    FiscalYearEnd,
 }
 
 /// A parsed, validated number template.
@@ -48,6 +51,7 @@ pub struct NumberFormat {
 pub struct Period {
     year: u32,
     month: u32,
+    rule: PeriodRule,
 }
 
 impl Period {
@@ -59,7 +63,17 @@ impl Period {
         if !(1..=12).contains(&month) {
             return Err(FormatError::new(FormatErrorKind::MonthOutOfRange(month), 0));
         }
-        Ok(Self { year, month })
+        Ok(Self {
+            year,
+            month,
+            rule: PeriodRule::CalendarYear,
+        })
+    }
+
+    /// This period under the site's period `rule`, for `{fy}` and
+    /// `{fy_end}` (the year is then the one the period starts in).
+    pub fn with_rule(self, rule: PeriodRule) -> Self {
+        Self { rule, ..self }
     }
 
     /// The UTC period of a Unix time (seconds since 1970-01-01), for callers
@@ -181,6 +195,10 @@ impl NumberFormat {
                 Piece::Year => write!(out, "{:04}", period.year),
                 Piece::YearTwoDigits => write!(out, "{:02}", period.year % 100),
                 Piece::Month => write!(out, "{:02}", period.month),
+                Piece::FiscalYear => out.write_str(&fiscal::fiscal_label(period.rule, period.year)),
+                Piece::FiscalYearEnd => {
+                    write!(out, "{:04}", fiscal::fiscal_end(period.rule, period.year))
+                }
             };
         }
         out
@@ -210,6 +228,7 @@ impl NumberFormat {
             month: None,
         };
         let mut yy: Option<u32> = None;
+        let mut fiscal_seen = false;
         let take_digits = |s: &str, n: Option<usize>| -> Option<usize> {
             let all = s.bytes().take_while(u8::is_ascii_digit).count();
             match n {
@@ -242,6 +261,25 @@ impl NumberFormat {
                     out.month = Some(rest[..n].parse().ok()?);
                     rest = &rest[n..];
                 }
+                Piece::FiscalYear | Piece::FiscalYearEnd => {
+                    let n = take_digits(rest, Some(4))?;
+                    let y: u32 = rest[..n].parse().ok()?;
+                    rest = &rest[n..];
+                    let spans = matches!(piece, Piece::FiscalYear)
+                        && rest.len() >= 3
+                        && rest.as_bytes()[0] == b'-'
+                        && rest[1..3].bytes().all(|b| b.is_ascii_digit());
+                    if spans {
+                        rest = &rest[3..];
+                        fiscal_seen = true;
+                    }
+                    let start = if matches!(piece, Piece::FiscalYearEnd) {
+                        y.checked_sub(u32::from(fiscal_seen))?
+                    } else {
+                        y
+                    };
+                    out.year = Some(start);
+                }
             }
         }
         if !rest.is_empty() {
@@ -249,7 +287,14 @@ impl NumberFormat {
         }
         // Canonical: rendering the parts gives the text back.
         let year = out.year.unwrap_or(2000 + yy.unwrap_or(0));
-        let period = Period::new(year.max(1), out.month.unwrap_or(1)).ok()?;
+        let rule = if fiscal_seen {
+            PeriodRule::FiscalYear { month: 4, day: 1 }
+        } else {
+            PeriodRule::CalendarYear
+        };
+        let period = Period::new(year.max(1), out.month.unwrap_or(1))
+            .ok()?
+            .with_rule(rule);
         if let (Some(y), None) = (yy, out.year) {
             if year % 100 != y {
                 return None;
@@ -306,6 +351,8 @@ fn parse_token(body: &str, at: usize) -> Result<Piece, FormatError> {
         "year" => Piece::Year,
         "yy" => Piece::YearTwoDigits,
         "month" => Piece::Month,
+        "fy" => Piece::FiscalYear,
+        "fy_end" => Piece::FiscalYearEnd,
         "" => return Err(FormatError::new(FormatErrorKind::EmptyToken, at)),
         other => {
             return Err(FormatError::new(

@@ -56,10 +56,14 @@ fn formats() {
         let template = case["template"].as_str().unwrap();
         let parsed = NumberFormat::parse(template);
         let rendered = parsed.clone().and_then(|f| {
-            let period = Period::new(
+            let mut period = Period::new(
                 case["year"].as_u64().unwrap() as u32,
                 case["month"].as_u64().unwrap() as u32,
             )?;
+            if let Some(rule) = case["rule"].as_str() {
+                let rule = counterfoil_core::fiscal::PeriodRule::parse(rule).expect("a rule");
+                period = period.with_rule(rule);
+            }
             Ok(f.render(case["number"].as_u64().unwrap(), period))
         });
         match (rendered, case["expect"].as_str(), case["error"].as_str()) {

@@ -257,10 +257,19 @@ impl Sequences {
     }
 
     /// Renders `$number` with `$template` (not this instance's format: a
-    /// credit note's, say) for `$year` and `$month` (default this month, UTC).
+    /// credit note's, say) for `$year` and `$month` (default this month, UTC)
+    /// under period rule `$rule` (`calendar-year`, the default, or
+    /// `fiscal-year:MM-DD`: `{fy}` and `{fy_end}`; `$year` is then the year
+    /// the fiscal year starts in).
     ///
-    /// @throws \Counterfoil\InvalidArgumentException for a template that does not parse, a year outside 1..9999 or a month outside 1..12.
-    pub fn render(template: &str, number: i64, year: i64, month: Option<i64>) -> PhpResult<String> {
+    /// @throws \Counterfoil\InvalidArgumentException for a template or rule that does not parse, a year outside 1..9999 or a month outside 1..12.
+    pub fn render(
+        template: &str,
+        number: i64,
+        year: i64,
+        month: Option<i64>,
+        rule: Option<String>,
+    ) -> PhpResult<String> {
         let number = unsigned("number", number)?;
         let month = match month {
             Some(m) => small("month", m)?,
@@ -268,7 +277,10 @@ impl Sequences {
         };
         let period = Period::new(small("year", year)?, month).map_err(|e| to_php(e.into()))?;
         let format = NumberFormat::parse(template).map_err(|e| to_php(e.into()))?;
-        Ok(format.render(number, period))
+        let rule =
+            counterfoil_core::fiscal::PeriodRule::parse(rule.as_deref().unwrap_or("calendar-year"))
+                .map_err(to_php)?;
+        Ok(format.render(number, period.with_rule(rule)))
     }
 
     /// The scope key of the per-user, per-year series: `"{user_id}:{year}"`.

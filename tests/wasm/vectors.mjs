@@ -16,7 +16,9 @@ function expect(cond, what) {
 }
 
 for (const c of load('formats.json')) {
-  const r = cf.format(c.template, BigInt(c.number ?? 0), c.year ?? 2019, c.month ?? 1);
+  // A fiscal rule `fiscal-year:MM-DD` as the [month, day] the module takes.
+  const fiscal = c.rule ? c.rule.slice('fiscal-year:'.length).split('-').map(Number) : [0, 0];
+  const r = cf.format(c.template, BigInt(c.number ?? 0), c.year ?? 2019, c.month ?? 1, fiscal);
   if (c.expect !== undefined) {
     expect(r.ok && r.text === c.expect, `format ${JSON.stringify(c.template)} → ${JSON.stringify(r)}`);
   } else if (c.at !== undefined) {

@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 
 use counterfoil_core::awb::{Awb, AwbError};
+use counterfoil_core::fiscal::PeriodRule;
 use counterfoil_core::series::{advance_outcome, Advanced};
 use counterfoil_core::{NumberFormat, Period, ScopeKey};
 
@@ -74,7 +75,9 @@ pub extern "C" fn cf_result_len() -> usize {
     RESULT.with(|r| r.borrow().len())
 }
 
-/// Renders `number` with the template for year and month:
+/// Renders `number` with the template for year and month, under the
+/// fiscal year starting on (`fiscal_month`, `fiscal_day`) — `0, 0` for the
+/// calendar year — for `{fy}` and `{fy_end}`:
 /// `{"ok":true,"text":"2019-0002"}` or `{"ok":false,"error":"…","kind":"…","at":7}`.
 ///
 /// # Safety
@@ -86,13 +89,29 @@ pub unsafe extern "C" fn cf_format(
     number: u64,
     year: u32,
     month: u32,
+    fiscal_month: u32,
+    fiscal_day: u32,
 ) -> usize {
     let template = match input(ptr, len) {
         Ok(t) => t,
         Err(n) => return n,
     };
-    let rendered =
-        NumberFormat::parse(template).and_then(|f| Ok(f.render(number, Period::new(year, month)?)));
+    let rule = if fiscal_month == 0 {
+        Ok(PeriodRule::CalendarYear)
+    } else {
+        PeriodRule::parse(&format!("fiscal-year:{fiscal_month:02}-{fiscal_day:02}"))
+    };
+    let rule = match rule {
+        Ok(r) => r,
+        Err(e) => {
+            return answer(format!(
+                r#"{{"ok":false,"error":{},"kind":"period","at":0}}"#,
+                json_str(&e.to_string())
+            ))
+        }
+    };
+    let rendered = NumberFormat::parse(template)
+        .and_then(|f| Ok(f.render(number, Period::new(year, month)?.with_rule(rule))));
     answer(match rendered {
         Ok(text) => format!(r#"{{"ok":true,"text":{}}}"#, json_str(&text)),
         Err(e) => format!(

@@ -51,7 +51,8 @@ if (cf) {
     const next = first ? first.dataset.next : '1';
     const scope = first ? first.dataset.scope : '';
     const preview = () => {
-      const r = cf.format(format.value, BigInt(next), year, month);
+      const fiscal = [Number(format.dataset.fiscalMonth ?? 0), Number(format.dataset.fiscalDay ?? 0)];
+      const r = cf.format(format.value, BigInt(next), year, month, fiscal);
       say($('counterfoil-format-preview'), r.ok
         ? (scope ? t('continues', scope, r.text) : t('first', r.text))
         : `${r.error}`, r.ok);

@@ -20,7 +20,9 @@ export async function loadCounterfoil(source) {
     }
   };
   return {
-    format: (template, number, year, month) => withText(template, (p, n) => e.cf_format(p, n, BigInt(number), year, month)),
+    // fiscal: [month, day] the fiscal year starts on, or [0, 0] for the calendar year.
+    format: (template, number, year, month, fiscal = [0, 0]) =>
+      withText(template, (p, n) => e.cf_format(p, n, BigInt(number), year, month, fiscal[0], fiscal[1])),
     awb: (text) => withText(text, (p, n) => e.cf_awb(p, n)),
     scopeKey: (text) => withText(text, (p, n) => e.cf_scope_key(p, n)),
     advance: (current, next) => read(e.cf_advance(BigInt(current), BigInt(next))),

@@ -572,7 +572,7 @@ final class Counterfoil_Admin {
 				<input type="hidden" name="action" value="counterfoil_save_settings">
 				<?php wp_nonce_field( 'counterfoil_save_settings' ); ?>
 				<p><label><?php esc_html_e( 'Number format', 'counterfoil' ); ?>
-					<input type="text" name="format" id="counterfoil-format" value="<?php echo esc_attr( counterfoil_format() ); ?>" data-year="<?php echo esc_attr( (string) counterfoil_local_period()[0] ); ?>" data-month="<?php echo esc_attr( (string) counterfoil_local_period()[1] ); ?>"></label>
+					<input type="text" name="format" id="counterfoil-format" value="<?php echo esc_attr( counterfoil_format() ); ?>" data-year="<?php echo esc_attr( (string) counterfoil_current_period()[0] ); ?>" data-month="<?php echo esc_attr( (string) counterfoil_local_period()[1] ); ?>" data-fiscal-month="<?php echo esc_attr( 'fiscal-year' === counterfoil_period_rule()[0] ? (string) counterfoil_period_rule()[1] : '0' ); ?>" data-fiscal-day="<?php echo esc_attr( 'fiscal-year' === counterfoil_period_rule()[0] ? (string) counterfoil_period_rule()[2] : '0' ); ?>"></label>
 					<span class="description"><?php esc_html_e( 'Tokens: {seq}, {seq:04} (at least 4 digits), {year}, {yy}, {month}.', 'counterfoil' ); ?></span></p>
 				<p id="counterfoil-format-preview" aria-live="polite"></p>
 				<fieldset id="counterfoil-missing-series"><legend><strong><?php esc_html_e( "When a payment's series does not exist yet", 'counterfoil' ); ?></strong></legend>

@@ -101,7 +101,7 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		return $this->sequences->format( $number, $year, $month );
 	}
 
-	public function render( $template, $number, $year, $month ) {
-		return \Counterfoil\Sequences::render( $template, $number, $year, $month );
+	public function render( $template, $number, $year, $month, $rule = 'calendar-year' ) {
+		return \Counterfoil\Sequences::render( $template, $number, $year, $month, $rule );
 	}
 }

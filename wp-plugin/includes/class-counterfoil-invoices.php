@@ -182,9 +182,8 @@ final class Counterfoil_Invoices {
 		$period   = empty( $record['period'] ) ? null : array_map( 'intval', explode( '-', $record['period'] ) );
 		$month    = null !== $period ? $period[1] : $now[1];
 		$year     = null !== $year ? $year[1] : $payment['year'];
-		$rendered = 'credit_note' === Counterfoil_Rules::kind_of( $record['scope_key'] )
-			? $backend->render( counterfoil_credit_note_format(), (int) $record['number'], $year, $month )
-			: $backend->format( (int) $record['number'], $year, $month );
+		$template = 'credit_note' === Counterfoil_Rules::kind_of( $record['scope_key'] ) ? counterfoil_credit_note_format() : counterfoil_format();
+		$rendered = $backend->render( $template, (int) $record['number'], $year, $month, Counterfoil_Rules::period_rule_text( counterfoil_period_rule() ) );
 		if ( 0 === strpos( $record['scope_key'], Counterfoil_Stripe::TEST_SERIES ) ) {
 			// A test series' number never reads as a live one.
 			$rendered = 'TEST-' . $rendered;

@@ -560,19 +560,20 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	}
 
 	/**
-	 * Renders $number with $template (a credit note's).
+	 * Renders $number with $template under period rule $rule.
 	 *
 	 * @param string $template Number template.
 	 * @param int    $number   Number.
 	 * @param int    $year     Year.
 	 * @param int    $month    Month.
+	 * @param string $rule     Period rule.
 	 * @return string
 	 */
-	public function render( $template, $number, $year, $month ) {
+	public function render( $template, $number, $year, $month, $rule = 'calendar-year' ) {
 		if ( $number < 0 ) {
 			throw new InvalidArgumentException( sprintf( 'number must not be negative, got %d', $number ) );
 		}
-		return Counterfoil_Rules::render( $template, $number, $year, $month );
+		return Counterfoil_Rules::render( $template, $number, $year, $month, Counterfoil_Rules::period_rule( $rule ) );
 	}
 
 	/**

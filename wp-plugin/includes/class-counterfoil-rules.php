@@ -798,8 +798,8 @@ final class Counterfoil_Rules {
 				if ( '' === $name ) {
 					return array( 'empty_token', $i, 'empty token `{}`' );
 				}
-				if ( ! in_array( $name, array( 'seq', 'year', 'yy', 'month' ), true ) ) {
-					return array( 'unknown_token', $i, "unknown token `{{$name}}`; known tokens are seq, year, yy, month" );
+				if ( ! in_array( $name, array( 'seq', 'year', 'yy', 'month', 'fy', 'fy_end' ), true ) ) {
+					return array( 'unknown_token', $i, "unknown token `{{$name}}`; known tokens are seq, year, yy, month, fy, fy_end" );
 				}
 				if ( null !== $spec && 'seq' !== $name ) {
 					return array( 'unexpected_spec', $i, "token `$name` takes no `:` option" );
@@ -854,7 +854,8 @@ final class Counterfoil_Rules {
 	 * @return string
 	 * @throws InvalidArgumentException For a bad template, year or month.
 	 */
-	public static function render( $template, $number, $year, $month ) {
+	public static function render( $template, $number, $year, $month, $rule = null ) {
+		$rule = null === $rule ? array( 'calendar-year', 1, 1 ) : $rule;
 		$pieces = self::parse_format( $template );
 		if ( $year < 1 || $year > 9999 ) {
 			throw new InvalidArgumentException( sprintf( 'invalid number format: year %d is outside 1..=9999 (at byte 0)', $year ) );
@@ -879,6 +880,12 @@ final class Counterfoil_Rules {
 					break;
 				case 'month':
 					$out .= sprintf( '%02d', $month );
+					break;
+				case 'fy':
+					$out .= self::fiscal_label( $rule, $year );
+					break;
+				case 'fy_end':
+					$out .= sprintf( '%04d', self::fiscal_end( $rule, $year ) );
 					break;
 			}
 		}

@@ -151,14 +151,15 @@ interface Counterfoil_Backend {
 	public function format( $number, $year, $month );
 
 	/**
-	 * Renders $number with $template (a credit note's, not the site's
-	 * invoice format).
+	 * Renders $number with $template (the site's invoice format, or a credit
+	 * note's) under the site's period rule ({fy}, {fy_end}).
 	 *
 	 * @param string $template Number template.
 	 * @param int    $number   Number.
-	 * @param int    $year     Year.
+	 * @param int    $year     Year (the year the period starts in).
 	 * @param int    $month    Month.
+	 * @param string $rule     Period rule: calendar-year or fiscal-year:MM-DD.
 	 * @return string
 	 */
-	public function render( $template, $number, $year, $month );
+	public function render( $template, $number, $year, $month, $rule = 'calendar-year' );
 }

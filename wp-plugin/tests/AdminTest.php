@@ -187,6 +187,18 @@ final class AdminTest extends TestCase {
 				)
 			);
 			$this->assertSame( "$u:2026", get_post_meta( $post->ID, '_counterfoil_scope_key', true ), 'February 2027 is in the fiscal year 2026-27' );
+			// {fy} and {fy_end} print the fiscal year, on either backend.
+			update_option( 'counterfoil_format', 'FY{fy}/{seq:03} ({fy_end})' );
+			$fy = counterfoil_create_invoice_for_payment(
+				array(
+					'gateway'        => 'stripe',
+					'transaction_id' => 'pi_fy2_' . $u,
+					'user_id'        => $u,
+				)
+			);
+			update_option( 'counterfoil_format', Counterfoil_Rules::DEFAULT_FORMAT );
+			counterfoil_backend(); // The extension's process settings take the format back.
+			$this->assertSame( 'FY2026-27/002 (2027)', $fy->post_title );
 			// The same rule again needs no confirmation.
 			list( , $notice ) = $this->post( 'save_settings', $form );
 			$this->assertSame( 'success', $notice[0], $notice[1] );

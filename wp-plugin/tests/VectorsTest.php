@@ -39,7 +39,8 @@ final class VectorsTest extends TestCase {
 		foreach ( self::load( 'formats.json' ) as $case ) {
 			$t = $case['template'];
 			if ( isset( $case['expect'] ) ) {
-				$this->assertSame( $case['expect'], Counterfoil_Rules::render( $t, $case['number'], $case['year'], $case['month'] ), $t );
+				$rule = isset( $case['rule'] ) ? Counterfoil_Rules::period_rule( $case['rule'] ) : null;
+				$this->assertSame( $case['expect'], Counterfoil_Rules::render( $t, $case['number'], $case['year'], $case['month'], $rule ), $t );
 				continue;
 			}
 			$error = Counterfoil_Rules::format_error( $t );
