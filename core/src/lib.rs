@@ -34,6 +34,7 @@
 pub mod audit;
 pub mod awb;
 pub mod awb_stock_rules;
+pub mod chain;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub mod config;
 pub mod credit_note;

@@ -525,3 +525,60 @@ fn periods() {
     }
     assert!(rules.len() >= 15 && days.len() >= 20);
 }
+
+#[test]
+fn chain_entries() {
+    use counterfoil_core::chain::{self, Entry};
+    let v = load("chain.json");
+    assert_eq!(v["genesis"].as_str().unwrap(), chain::GENESIS);
+    let fields: Vec<&str> = v["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(fields, chain::FIELDS);
+    let text = |e: &Value, k: &str| e[k].as_str().map(str::to_owned);
+    let mut entries = Vec::new();
+    for case in v["cases"].as_array().unwrap() {
+        let e = &case["event"];
+        let entry = Entry {
+            scope_key: text(e, "scope_key").unwrap(),
+            number: text(e, "number").unwrap().parse().unwrap(),
+            event: text(e, "event").unwrap(),
+            gateway: text(e, "gateway"),
+            transaction_id: text(e, "transaction_id"),
+            amount: text(e, "amount"),
+            currency: text(e, "currency"),
+            post_id: text(e, "post_id").map(|p| p.parse().unwrap()),
+            reason: text(e, "reason"),
+            at: text(e, "at").unwrap(),
+        };
+        let prev = case["prev"].as_str().unwrap();
+        assert_eq!(
+            chain::canonical(prev, &entry),
+            case["canonical"].as_str().unwrap()
+        );
+        assert_eq!(chain::hash(prev, &entry), case["hash"].as_str().unwrap());
+        entries.push((
+            entry,
+            prev.to_owned(),
+            case["hash"].as_str().unwrap().to_owned(),
+        ));
+    }
+    assert!(entries.len() >= 5);
+    let head = chain::verify(entries.iter().map(|(e, p, h)| (e, p.as_str(), h.as_str()))).unwrap();
+    assert_eq!(&head, &entries.last().unwrap().2);
+    // An amount changed behind the books' back breaks the chain right there.
+    let mut edited = entries.clone();
+    edited[0].0.amount = Some("1.99".into());
+    let broken =
+        chain::verify(edited.iter().map(|(e, p, h)| (e, p.as_str(), h.as_str()))).unwrap_err();
+    assert_eq!((broken.at, broken.why), (0, "hash"));
+    // An entry removed: the next one's link no longer holds.
+    let mut cut = entries.clone();
+    cut.remove(1);
+    let broken =
+        chain::verify(cut.iter().map(|(e, p, h)| (e, p.as_str(), h.as_str()))).unwrap_err();
+    assert_eq!((broken.at, broken.why), (1, "link"));
+}

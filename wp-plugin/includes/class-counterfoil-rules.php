@@ -633,6 +633,35 @@ final class Counterfoil_Rules {
 		return 'fiscal-year' === $rule[0] ? $year + 1 : $year;
 	}
 
+	/** The previous hash of a series' first chain entry (counterfoil_core::chain::GENESIS). */
+	const CHAIN_GENESIS = '0000000000000000000000000000000000000000000000000000000000000000';
+
+	/** The fields of a chain entry, in canonical order (counterfoil_core::chain::FIELDS). */
+	const CHAIN_FIELDS = array( 'scope_key', 'number', 'event', 'gateway', 'transaction_id', 'amount', 'currency', 'post_id', 'reason', 'at' );
+
+	/**
+	 * A chain entry's canonical input (counterfoil_core::chain::canonical,
+	 * tests/vectors/chain.json): the version line, the previous hash, then
+	 * each field as `{byte length}:{value}` or `-` when missing, a line each.
+	 *
+	 * @param string $prev  The previous entry's hash.
+	 * @param array  $entry CHAIN_FIELDS => string|int|null.
+	 * @return string
+	 */
+	public static function chain_canonical( $prev, array $entry ) {
+		$out = "counterfoil-chain-1\n" . $prev . "\n";
+		foreach ( self::CHAIN_FIELDS as $field ) {
+			$value = isset( $entry[ $field ] ) ? (string) $entry[ $field ] : null;
+			$out  .= null === $value ? "-\n" : strlen( $value ) . ':' . $value . "\n";
+		}
+		return $out;
+	}
+
+	/** A chain entry's hash: SHA-256 of its canonical input, lower-case hex. */
+	public static function chain_hash( $prev, array $entry ) {
+		return hash( 'sha256', self::chain_canonical( $prev, $entry ) );
+	}
+
 	/** The default number template of credit notes (counterfoil_core::credit_note::DEFAULT_TEMPLATE). */
 	const CREDIT_NOTE_TEMPLATE = 'CN-{year}-{seq:04}';
 

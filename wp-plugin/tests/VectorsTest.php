@@ -264,6 +264,20 @@ final class VectorsTest extends TestCase {
 		$this->assertGreaterThanOrEqual( 20, count( $v['days'] ) );
 	}
 
+	public function test_chain_entries() {
+		$v = self::load( 'chain.json' );
+		$this->assertSame( Counterfoil_Rules::CHAIN_GENESIS, $v['genesis'] );
+		$this->assertSame( Counterfoil_Rules::CHAIN_FIELDS, $v['fields'] );
+		$prev = Counterfoil_Rules::CHAIN_GENESIS;
+		foreach ( $v['cases'] as $case ) {
+			$this->assertSame( $prev, $case['prev'], 'the cases are one chain' );
+			$this->assertSame( $case['canonical'], Counterfoil_Rules::chain_canonical( $case['prev'], $case['event'] ) );
+			$this->assertSame( $case['hash'], Counterfoil_Rules::chain_hash( $case['prev'], $case['event'] ) );
+			$prev = $case['hash'];
+		}
+		$this->assertGreaterThanOrEqual( 5, count( $v['cases'] ) );
+	}
+
 	public function test_number_states() {
 		$cases = self::load( 'number_states.json' );
 		$this->assertGreaterThanOrEqual( 6, count( $cases['repeat_of_request'] ) );

@@ -1,0 +1,142 @@
+//! The tamper-evident chain of a series: every event in a number's life
+//! (issued, void) is an entry whose hash covers the entry before it, so an
+//! edit made behind the books' back — an amount changed, a void turned back
+//! into issued, an entry removed — breaks the chain from that entry on.
+//!
+//! Invariants:
+//! - an entry's canonical input is [`canonical`]: a version line, the
+//!   previous entry's hash (64 hex digits; [`GENESIS`] for a series' first),
+//!   then each of [`FIELDS`] on a line of its own, as `{byte length}:{value}`
+//!   or `-` for a missing one, so no value can pass for another (a value
+//!   holding a newline or `-` included) and two implementations agree byte
+//!   for byte (`tests/vectors/chain.json`);
+//! - an entry's hash is the SHA-256 of its canonical input, in lower-case hex;
+//! - [`verify`] walks a series' entries in order and names the first whose
+//!   link or hash does not hold.
+
+use sha2::{Digest, Sha256};
+
+/// The previous hash of a series' first entry.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The first line of every canonical input (the format's version).
+pub const VERSION: &str = "counterfoil-chain-1";
+
+/// The fields of an entry, in the order the canonical input lists them.
+pub const FIELDS: [&str; 10] = [
+    "scope_key",
+    "number",
+    "event",
+    "gateway",
+    "transaction_id",
+    "amount",
+    "currency",
+    "post_id",
+    "reason",
+    "at",
+];
+
+/// One event of a number's life, as the chain records it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Entry {
+    /// The series.
+    pub scope_key: String,
+    /// The number.
+    pub number: u64,
+    /// `issued` or `void`.
+    pub event: String,
+    /// The payment's gateway, for a payment's number.
+    pub gateway: Option<String>,
+    /// The payment's (or refund's) transaction id.
+    pub transaction_id: Option<String>,
+    /// The amount, as recorded.
+    pub amount: Option<String>,
+    /// The currency.
+    pub currency: Option<String>,
+    /// The invoice post.
+    pub post_id: Option<u64>,
+    /// A void's reason.
+    pub reason: Option<String>,
+    /// When (UTC, `YYYY-MM-DD HH:MM:SS`).
+    pub at: String,
+}
+
+impl Entry {
+    /// The values of [`FIELDS`], in order.
+    pub fn values(&self) -> [Option<String>; 10] {
+        [
+            Some(self.scope_key.clone()),
+            Some(self.number.to_string()),
+            Some(self.event.clone()),
+            self.gateway.clone(),
+            self.transaction_id.clone(),
+            self.amount.clone(),
+            self.currency.clone(),
+            self.post_id.map(|p| p.to_string()),
+            self.reason.clone(),
+            Some(self.at.clone()),
+        ]
+    }
+}
+
+/// The canonical input of `entry` after an entry hashed `prev`.
+pub fn canonical(prev: &str, entry: &Entry) -> String {
+    let mut out = format!("{VERSION}\n{prev}\n");
+    for value in entry.values() {
+        match value {
+            Some(v) => {
+                out.push_str(&v.len().to_string());
+                out.push(':');
+                out.push_str(&v);
+                out.push('\n');
+            }
+            None => out.push_str("-\n"),
+        }
+    }
+    out
+}
+
+/// The hash of `entry` after `prev`: SHA-256 of its canonical input, hex.
+pub fn hash(prev: &str, entry: &Entry) -> String {
+    let digest = Sha256::digest(canonical(prev, entry).as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where a chain does not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Broken {
+    /// The position (0-based) of the first entry that does not hold.
+    pub at: usize,
+    /// Its number.
+    pub number: u64,
+    /// Why: `link` (its previous hash is not the entry before's) or `hash`
+    /// (its content no longer gives its hash).
+    pub why: &'static str,
+}
+
+/// Checks a series' entries, in order: each as (entry, its recorded
+/// previous hash, its recorded hash). The head (the last hash) when the
+/// chain holds.
+pub fn verify<'a>(
+    entries: impl IntoIterator<Item = (&'a Entry, &'a str, &'a str)>,
+) -> Result<String, Broken> {
+    let mut expected_prev = GENESIS.to_owned();
+    for (at, (entry, prev, recorded)) in entries.into_iter().enumerate() {
+        if prev != expected_prev {
+            return Err(Broken {
+                at,
+                number: entry.number,
+                why: "link",
+            });
+        }
+        if hash(prev, entry) != recorded {
+            return Err(Broken {
+                at,
+                number: entry.number,
+                why: "hash",
+            });
+        }
+        expected_prev = recorded.to_owned();
+    }
+    Ok(expected_prev)
+}
