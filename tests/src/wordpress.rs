@@ -24,6 +24,15 @@ pub const SUBSCRIBER_USER: &str = "subscriber";
 /// The subscriber's password.
 pub const SUBSCRIBER_PASSWORD: &str = "subscriber-password";
 
+/// A new site directory under `target/harness/`, unique to this process and moment.
+fn site_dir(name: &str) -> PathBuf {
+    crate::target_dir().join("harness").join(format!(
+        "wp-{name}-{}-{}",
+        std::process::id(),
+        crate::workers::now_ns()
+    ))
+}
+
 /// One WordPress site.
 pub struct WordPress {
     dir: PathBuf,
@@ -52,11 +61,7 @@ impl WordPress {
     ) -> Result<Self> {
         let url = server.site_database(name)?;
         let db = MariaDb::database_name(&url);
-        let dir = crate::target_dir().join("harness").join(format!(
-            "wp-{name}-{}-{}",
-            std::process::id(),
-            crate::workers::now_ns()
-        ));
+        let dir = site_dir(name);
         let cp = Command::new("cp")
             .arg("-rL")
             .arg("/usr/share/wordpress")
@@ -126,11 +131,7 @@ impl WordPress {
                 "UPDATE wp_options SET option_value = '{home}' WHERE option_name IN ('home', 'siteurl')"
             ),
         )?;
-        let dir = crate::target_dir().join("harness").join(format!(
-            "wp-{name}-{}-{}",
-            std::process::id(),
-            crate::workers::now_ns()
-        ));
+        let dir = site_dir(name);
         let cp = Command::new("cp")
             .arg("-r")
             .arg(&self.dir)

@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use counterfoil_tests::php::{http, repo_root, Response};
+use counterfoil_tests::php::{http, repo_root, FpmSite, Response};
 use counterfoil_tests::webhook::now;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
@@ -91,6 +91,16 @@ fn books(wp: &WordPress) -> (u64, u64, u64) {
             "SELECT COUNT(*) FROM wp_posts WHERE post_type = 'counterfoil_invoice'",
         ),
     )
+}
+
+/// A site (see [`site`]) served by php-fpm and nginx on `extension`'s backend.
+fn serving(label: &str, extension: bool) -> (WordPress, FpmSite) {
+    let wp = site(&format!(
+        "{label}_{}",
+        if extension { "ext" } else { "php" }
+    ));
+    let fpm = wp.serve(extension, 4).unwrap();
+    (wp, fpm)
 }
 
 fn site(label: &str) -> WordPress {
@@ -387,12 +397,7 @@ fn stripe_events_on_the_extension() {
 }
 
 fn stripe_events(extension: bool) {
-    let wp = site(if extension {
-        "stripe_ext"
-    } else {
-        "stripe_php"
-    });
-    let fpm = wp.serve(extension, 4).unwrap();
+    let (wp, fpm) = serving("stripe", extension);
     let port = fpm.port();
     let backend = if extension { "extension" } else { "php" };
 
@@ -684,12 +689,7 @@ fn refund_event(kind: &str, id: &str, minor: u64, status: &str, age: i64) -> Val
 /// left of the invoice is refused and writes nothing; our own webhook's
 /// refund carries its credit note's number.
 fn stripe_refunds(extension: bool) {
-    let wp = site(if extension {
-        "stripe_refunds_ext"
-    } else {
-        "stripe_refunds_php"
-    });
-    let fpm = wp.serve(extension, 4).unwrap();
+    let (wp, fpm) = serving("stripe_refunds", extension);
     let port = fpm.port();
     let paid = deliver(port, &event("checkout.session.completed", |_| {}));
     assert_eq!(paid.status, 201, "{}", paid.body);
