@@ -80,3 +80,33 @@ fn settings_page_series_life() {
     let check = counterfoil_tests::burst::check_site(url).unwrap();
     assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
 }
+
+/// Invoices → Issue credit note in the browser: the row action, the form, the
+/// refusal of more than what is left, the lists (tests/browser/credit-note.mjs).
+#[test]
+fn credit_note_page_issues_and_refuses_more_than_is_left() {
+    let wp = WordPress::install(MariaDb::shared(), "browser_cn", None).unwrap();
+    wp.eval(
+        false,
+        "$p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => 'pi_browser_cn', \
+         'user_id' => 1, 'amount' => '20.00', 'currency' => 'EUR')); if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }",
+    )
+    .unwrap();
+    let site = wp.serve(false, 2).unwrap();
+    let out = browser::run("credit-note.mjs", &site).unwrap_or_else(|e| panic!("{e}"));
+    println!("{out}");
+    let number = out
+        .lines()
+        .find_map(|l| l.strip_prefix("CREDIT_NOTE "))
+        .expect("the script names the credit note");
+    // What the browser did is what the database holds.
+    assert_eq!(
+        MariaDb::scalar(
+            wp.database_url(),
+            "SELECT CONCAT(p.post_title, ' ', pay.amount, ' ', pay.reason, ' ', pay.refers_number) \
+             FROM wp_counterfoil_payments pay JOIN wp_posts p ON p.ID = pay.post_id WHERE pay.refers_scope IS NOT NULL"
+        )
+        .unwrap(),
+        Some(format!("{number} 7.50 damaged in transit 1"))
+    );
+}

@@ -441,6 +441,8 @@ final class Counterfoil_Books {
 			'counterfoil_amount' => __( 'Amount', 'counterfoil' ),
 			'counterfoil_paid'   => __( 'Payment', 'counterfoil' ),
 			'counterfoil_status' => __( 'Status', 'counterfoil' ),
+			// Counterfoil_Invoice_Type prints it: an invoice's credit notes, a credit note's invoice.
+			'counterfoil_related' => __( 'Credit notes / corrects', 'counterfoil' ),
 			'date'               => isset( $columns['date'] ) ? $columns['date'] : __( 'Date', 'counterfoil' ),
 		);
 		return array_filter( $out, 'strlen' );
@@ -450,8 +452,8 @@ final class Counterfoil_Books {
 		switch ( $column ) {
 			case 'counterfoil_issuer':
 				$scope = (string) get_post_meta( $post_id, '_counterfoil_scope_key', true );
-				$owner = Counterfoil_Rules::issuer_and_year( $scope );
-				$user  = null !== $owner && ctype_digit( $owner[0] ) ? get_userdata( (int) $owner[0] ) : false;
+				$owner = Counterfoil_Invoices::issuer_of( $scope );
+				$user  = null !== $owner && ctype_digit( $owner ) ? get_userdata( (int) $owner ) : false;
 				echo esc_html( $user ? $user->display_name . ' (' . $scope . ')' : $scope );
 				break;
 			case 'counterfoil_amount':

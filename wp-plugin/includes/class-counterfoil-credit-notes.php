@@ -114,11 +114,12 @@ final class Counterfoil_Credit_Notes {
 				$credit = (string) $row->amount;
 				$scope  = (string) $row->scope_key;
 			} else {
+				$credited = self::credited( $invoice );
 				try {
-					$minor  = Counterfoil_Rules::credit_note_amount( $invoice['minor'], self::credited( $invoice ), $requested );
+					$minor  = Counterfoil_Rules::credit_note_amount( $invoice['minor'], $credited, $requested );
 					$credit = Counterfoil_Rules::amount_from_minor_units( $minor, $invoice['currency'] )[0];
 				} catch ( InvalidArgumentException $e ) {
-					return new WP_Error( 'counterfoil_refund_exceeds', $e->getMessage(), array( 'status' => 409 ) );
+					return new WP_Error( 'counterfoil_refund_exceeds', self::refusal( $invoice, $credited, $requested ), array( 'status' => 409 ) );
 				}
 				$now   = counterfoil_local_period();
 				$scope = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], counterfoil_current_period()[0] );
@@ -249,6 +250,31 @@ final class Counterfoil_Credit_Notes {
 				'cause'       => $cause,
 			)
 		);
+	}
+
+	/**
+	 * Why a refund was refused by the rule (credit_note_amount), in the
+	 * invoice's currency: nothing left, zero, or more than what is left.
+	 *
+	 * @param array    $invoice   The invoice.
+	 * @param int      $credited  Its credit notes' total, smallest units.
+	 * @param int|null $requested The refund, smallest units.
+	 * @return string
+	 */
+	private static function refusal( array $invoice, $credited, $requested ) {
+		$money = function ( $minor ) use ( $invoice ) {
+			return Counterfoil_Rules::amount_from_minor_units( max( 0, $minor ), $invoice['currency'] )[0] . ' ' . $invoice['currency'];
+		};
+		$left = $invoice['minor'] - $credited;
+		if ( $left <= 0 ) {
+			/* translators: %s: the invoice's number */
+			return sprintf( __( 'Everything on invoice %s is credited already: nothing is left to credit.', 'counterfoil' ), $invoice['number_as_issued'] );
+		}
+		if ( 0 === $requested ) {
+			return __( 'A credit note is for more than zero.', 'counterfoil' );
+		}
+		/* translators: 1: the refund, 2: what is left, 3: the invoice's number */
+		return sprintf( __( 'A refund of %1$s is more than what is left to credit on invoice %3$s (%2$s).', 'counterfoil' ), $money( (int) $requested ), $money( $left ), $invoice['number_as_issued'] );
 	}
 
 	/** The credit-note row of a refund, or null. */
