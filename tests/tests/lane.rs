@@ -200,10 +200,14 @@ fn a_paused_server_gives_a_timeout_within_the_deadline_then_recovers() {
     );
 
     server.resume().unwrap();
-    // The timed-out call may have used number 2 (a gap), never handed out twice.
+    // The timed-out call's UPDATE sat in the paused server's socket: after
+    // the resume it may run (a gap: its number is never handed out), before
+    // or between the two calls below — so they are increasing and at most one
+    // number apart beyond that gap, never equal.
     let next = lane.allocate(&key()).unwrap();
     assert!(next == 2 || next == 3, "got {next}");
-    assert_eq!(lane.allocate(&key()).unwrap(), next + 1);
+    let after = lane.allocate(&key()).unwrap();
+    assert!(after > next && after <= 4, "{next} then {after}");
     assert_eq!(lane.stats().timeouts, 1);
     assert_eq!(
         lane.stats().connects,
