@@ -20,6 +20,7 @@
 use crate::error::{Error, Result};
 use crate::money;
 use crate::scope::ScopeKey;
+use crate::series_life::issuer_and_year;
 
 /// What a series numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,10 +49,7 @@ pub const DEFAULT_TEMPLATE: &str = "CN-{year}-{seq:04}";
 
 /// What series `scope` numbers.
 pub fn kind_of(scope: &str) -> Kind {
-    let body = match scope.rsplit_once(':') {
-        Some((head, year)) if year.len() == 4 && year.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => scope,
-    };
+    let body = issuer_and_year(scope).map_or(scope, |(head, _)| head);
     if body.ends_with(":cn") {
         Kind::CreditNote
     } else {
@@ -77,11 +75,9 @@ pub fn series_for(scope: &str, year: u32) -> Result<String> {
             reason: format!("`{scope}` is a credit-note series; a credit note corrects an invoice"),
         });
     }
-    let key = match scope.rsplit_once(':') {
-        Some((issuer, y)) if y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit()) => {
-            format!("{issuer}:{MARKER}:{year:04}")
-        }
-        _ => format!("{scope}:{MARKER}"),
+    let key = match issuer_and_year(scope) {
+        Some((issuer, _)) => format!("{issuer}:{MARKER}:{year:04}"),
+        None => format!("{scope}:{MARKER}"),
     };
     Ok(ScopeKey::new(key)?.as_str().to_owned())
 }

@@ -356,10 +356,12 @@ fn a_staging_copy_takes_no_live_number_until_the_move_is_confirmed() {
             "https://staging.example.com",
         )
         .unwrap();
+    let counters = || {
+        copy.scalar("SELECT GROUP_CONCAT(scope_key, '=', current_value) FROM wp_invoice_sequences")
+    };
     for extension in [false, true] {
         let site = copy.serve(extension, 2).unwrap();
-        let counters = copy
-            .scalar("SELECT GROUP_CONCAT(scope_key, '=', current_value) FROM wp_invoice_sequences");
+        let before = counters();
         let txn = format!("pi_on_the_copy_{extension}");
         let r = deliver(site.port(), &secret, payment(&txn).as_bytes(), 0).unwrap();
         assert_eq!(r.status, 503, "{}", r.body);
@@ -374,13 +376,7 @@ fn a_staging_copy_takes_no_live_number_until_the_move_is_confirmed() {
             "{:?}",
             r.headers
         );
-        assert_eq!(
-            copy.scalar(
-                "SELECT GROUP_CONCAT(scope_key, '=', current_value) FROM wp_invoice_sequences"
-            ),
-            counters,
-            "the copy took a number"
-        );
+        assert_eq!(counters(), before, "the copy took a number");
         assert_eq!(
             copy.scalar(&format!("SELECT CONCAT(COUNT(*), ' ', COALESCE(MAX(number), 'none')) FROM wp_counterfoil_payments WHERE transaction_id = '{txn}'")),
             "1 none",

@@ -834,27 +834,23 @@ fn stripe_refunds(extension: bool) {
         ("X-Counterfoil-Timestamp", ts.as_str()),
         ("X-Counterfoil-Signature", sig.as_str()),
     ];
-    let r = http(
-        port,
-        "POST",
-        "/wp-json/counterfoil/v1/refunds",
-        &headers,
-        &bytes,
-    )
-    .unwrap();
+    let post_refund = || {
+        http(
+            port,
+            "POST",
+            "/wp-json/counterfoil/v1/refunds",
+            &headers,
+            &bytes,
+        )
+        .unwrap()
+    };
+    let r = post_refund();
     assert_eq!(r.status, 201, "{}", r.body);
     let b = body(&r);
     assert_eq!(b["credit_note"], cn(3));
     assert_eq!(b["amount"], "4.99", "everything left: 19.99 - 5.00 - 10.00");
     assert_eq!(b["refers_to"], invoice["number"]);
-    let r = http(
-        port,
-        "POST",
-        "/wp-json/counterfoil/v1/refunds",
-        &headers,
-        &bytes,
-    )
-    .unwrap();
+    let r = post_refund();
     assert_eq!((r.status, &body(&r)["credit_note"]), (200, &json!(cn(3))));
     let unsigned = http(
         port,

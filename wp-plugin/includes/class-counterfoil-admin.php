@@ -112,8 +112,8 @@ final class Counterfoil_Admin {
 		self::live_checks();
 	}
 
-	/** Refuses without the capability and a valid nonce (403). */
-	private static function guard( $action ) {
+	/** Refuses without the capability and a valid nonce for `counterfoil_{$action}` (403). */
+	public static function guard( $action ) {
 		if ( ! current_user_can( self::CAPABILITY ) ) {
 			wp_die( esc_html__( 'You are not allowed to change invoice numbers.', 'counterfoil' ), 403 );
 		}

@@ -55,12 +55,7 @@ final class Counterfoil_Credit_Note_Admin {
 
 	/** Issues the credit note the form asks for, then back to the page. */
 	public static function handle() {
-		if ( ! current_user_can( Counterfoil_Admin::CAPABILITY ) ) {
-			wp_die( esc_html__( 'You are not allowed to issue credit notes.', 'counterfoil' ), 403 );
-		}
-		if ( ! isset( $_POST['_wpnonce'] ) || ! wp_verify_nonce( sanitize_text_field( wp_unslash( $_POST['_wpnonce'] ) ), self::ACTION ) ) {
-			wp_die( esc_html__( 'The form has expired or was not sent from this site. Reload the page and try again.', 'counterfoil' ), 403 );
-		}
+		Counterfoil_Admin::guard( 'issue_credit_note' );
 		$invoice = isset( $_POST['invoice_id'] ) ? absint( $_POST['invoice_id'] ) : 0;
 		$key     = isset( $_POST['refund_key'] ) ? sanitize_key( wp_unslash( $_POST['refund_key'] ) ) : '';
 		$amount  = isset( $_POST['amount'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['amount'] ) ) ) : '';
@@ -131,19 +126,7 @@ final class Counterfoil_Credit_Note_Admin {
 		$amount   = (string) get_post_meta( $post->ID, '_counterfoil_amount', true );
 		$currency = (string) get_post_meta( $post->ID, '_counterfoil_currency', true );
 		$notes    = Counterfoil_Credit_Notes::of_invoice( $scope, $number );
-		$left     = null;
-		if ( '' !== $amount && '' !== $currency ) {
-			try {
-				$credited = 0;
-				foreach ( $notes as $note ) {
-					$credited += Counterfoil_Rules::minor_units( (string) $note->amount, $currency );
-				}
-				$minor = Counterfoil_Rules::minor_units( $amount, $currency );
-				$left  = Counterfoil_Rules::amount_from_minor_units( max( 0, $minor - $credited ), $currency )[0];
-			} catch ( InvalidArgumentException $e ) {
-				$left = null;
-			}
-		}
+		$left     = Counterfoil_Credit_Notes::left( $scope, $number, $amount, $currency );
 		?>
 		<h2 id="counterfoil-credit-note-invoice">
 			<?php

@@ -286,11 +286,35 @@ final class Counterfoil_Credit_Notes {
 
 	/** What the invoice's credit notes total, in smallest units. */
 	private static function credited( array $invoice ) {
+		return self::credited_in( $invoice['scope_key'], $invoice['number'], $invoice['currency'] );
+	}
+
+	/** What the credit notes of invoice ($scope, $number) total, in smallest units of $currency. */
+	private static function credited_in( $scope, $number, $currency ) {
 		$total = 0;
-		foreach ( self::of_invoice( $invoice['scope_key'], $invoice['number'] ) as $row ) {
-			$total += Counterfoil_Rules::minor_units( (string) $row->amount, $invoice['currency'] );
+		foreach ( self::of_invoice( $scope, $number ) as $row ) {
+			$total += Counterfoil_Rules::minor_units( (string) $row->amount, $currency );
 		}
 		return $total;
+	}
+
+	/**
+	 * What is left to credit of invoice ($scope, $number) of $amount
+	 * $currency (the core's credit_note::remainder), as a decimal amount; null
+	 * when the invoice records no amount.
+	 *
+	 * @return string|null
+	 */
+	public static function left( $scope, $number, $amount, $currency ) {
+		if ( '' === (string) $amount || '' === (string) $currency ) {
+			return null;
+		}
+		try {
+			$left = Counterfoil_Rules::minor_units( (string) $amount, $currency ) - self::credited_in( $scope, $number, $currency );
+			return Counterfoil_Rules::amount_from_minor_units( max( 0, $left ), $currency )[0];
+		} catch ( InvalidArgumentException $e ) {
+			return null;
+		}
 	}
 
 	/**

@@ -674,7 +674,8 @@ final class Counterfoil_Rules {
 	 * @return string
 	 */
 	public static function kind_of( $scope ) {
-		$body = preg_match( '/^(.*):[0-9]{4}$/s', (string) $scope, $m ) ? $m[1] : (string) $scope;
+		$owner = self::issuer_and_year( (string) $scope );
+		$body  = null === $owner ? (string) $scope : $owner[0];
 		return ':cn' === substr( $body, -3 ) ? 'credit_note' : 'invoice';
 	}
 
@@ -697,7 +698,8 @@ final class Counterfoil_Rules {
 			$error = array( 'year', 'the year is outside 1..9999' );
 		}
 		if ( null === $error ) {
-			$key   = preg_match( '/^(.*):([0-9]{4})$/s', $scope, $m ) ? $m[1] . ':cn:' . sprintf( '%04d', $year ) : $scope . ':cn';
+			$owner = self::issuer_and_year( $scope );
+			$key   = null === $owner ? $scope . ':cn' : $owner[0] . ':cn:' . sprintf( '%04d', $year );
 			$error = self::scope_key_error( $key );
 		}
 		if ( null !== $error ) {

@@ -50,8 +50,10 @@ final class Counterfoil_Site_Identity {
 	 * @return array address, environment.
 	 */
 	public static function current() {
-		global $wpdb;
-		$home  = (string) $wpdb->get_var( "SELECT option_value FROM {$wpdb->options} WHERE option_name = 'home'" ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery -- the stored value, not WP_HOME's.
+		// The stored value from the autoloaded options (read once per request,
+		// no query per payment), not get_option()'s, which WP_HOME replaces.
+		$all   = wp_load_alloptions();
+		$home  = isset( $all['home'] ) ? (string) $all['home'] : '';
 		$parts = wp_parse_url( $home );
 		$host  = isset( $parts['host'] ) ? strtolower( $parts['host'] ) : '';
 		$port  = isset( $parts['port'] ) ? ':' . (int) $parts['port'] : '';
@@ -105,12 +107,7 @@ final class Counterfoil_Site_Identity {
 
 	/** The admin's confirmation: this site moved; numbering resumes here. */
 	public static function handle_confirm() {
-		if ( ! current_user_can( Counterfoil_Admin::CAPABILITY ) ) {
-			wp_die( esc_html__( 'You are not allowed to change invoice numbers.', 'counterfoil' ), 403 );
-		}
-		if ( ! isset( $_POST['_wpnonce'] ) || ! wp_verify_nonce( sanitize_text_field( wp_unslash( $_POST['_wpnonce'] ) ), self::ACTION ) ) {
-			wp_die( esc_html__( 'The form has expired or was not sent from this site. Reload the page and try again.', 'counterfoil' ), 403 );
-		}
+		Counterfoil_Admin::guard( 'confirm_site' );
 		update_option( self::OPTION, self::current() + array( 'at' => time() ), true );
 		set_transient( 'counterfoil_notice_' . get_current_user_id(), array( 'success', __( 'Numbering resumes at this address. Payments recorded meanwhile wait for their numbers: complete them below.', 'counterfoil' ) ), 60 );
 		wp_safe_redirect( admin_url( 'options-general.php?page=' . Counterfoil_Admin::SLUG ) );

@@ -50,13 +50,7 @@ function counterfoil_activate_site() {
  * @return int[] [year, month].
  */
 function counterfoil_local_period() {
-	/**
-	 * The Unix time the plugin takes as "now" (tests move it).
-	 *
-	 * @param int $now time().
-	 */
-	$now = (int) apply_filters( 'counterfoil_now', time() );
-	return array( (int) wp_date( 'Y', $now ), (int) wp_date( 'n', $now ) );
+	return array_slice( counterfoil_local_day(), 0, 2 );
 }
 
 /**
@@ -66,6 +60,11 @@ function counterfoil_local_period() {
  * @return int[]
  */
 function counterfoil_local_day() {
+	/**
+	 * The Unix time the plugin takes as "now" (tests move it).
+	 *
+	 * @param int $now time().
+	 */
 	$now = (int) apply_filters( 'counterfoil_now', time() );
 	return array( (int) wp_date( 'Y', $now ), (int) wp_date( 'n', $now ), (int) wp_date( 'j', $now ) );
 }
