@@ -221,6 +221,12 @@ fn php_fpm_serves_a_thousand_allocations_on_one_connection_per_worker() {
         ],
     )
     .unwrap();
+    // The master forks its children after it is ready: wait for all four
+    // (a generous bound), rather than reading the list once at start.
+    let started = std::time::Instant::now();
+    while site.worker_pids().len() < 4 && started.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let workers_before: BTreeSet<u32> = site.worker_pids().into_iter().collect();
     assert_eq!(workers_before.len(), 4, "pm=static with 4 children");
 
