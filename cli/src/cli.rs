@@ -221,6 +221,14 @@ pub struct VerifyArgs {
     /// was never completed.
     #[arg(long, default_value_t = 15)]
     pub reserved_grace_minutes: u64,
+    /// Print each series' chain head (position, number, hash) as JSON lines,
+    /// to keep with the month's export; exit 1 if a chain does not hold.
+    #[arg(long)]
+    pub heads: bool,
+    /// A file of heads printed earlier by --heads: each must still be in its
+    /// chain (nothing cut off or rewritten since).
+    #[arg(long, value_name = "FILE")]
+    pub against: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

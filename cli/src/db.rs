@@ -22,6 +22,8 @@ pub struct Tables {
     pub numbers: String,
     pub adopt_runs: String,
     pub adopt_findings: String,
+    pub payments: String,
+    pub chain: String,
 }
 
 impl Tables {
@@ -34,6 +36,8 @@ impl Tables {
             numbers: format!("{p}counterfoil_numbers"),
             adopt_runs: format!("{p}counterfoil_adopt_runs"),
             adopt_findings: format!("{p}counterfoil_adopt_findings"),
+            payments: format!("{p}counterfoil_payments"),
+            chain: format!("{p}counterfoil_chain"),
         }
     }
 }

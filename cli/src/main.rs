@@ -6,6 +6,8 @@
 mod adopt_cmd;
 mod audit_cmd;
 mod awb_cmd;
+mod chain_check;
+mod chain_sql;
 mod cli;
 mod db;
 mod export_cmd;

@@ -10,7 +10,12 @@
 //!    credit notes) is in the registry (or is a duplicate recorded by
 //!    `counterfoil adopt`).
 //!
-//! Exit 0 when all hold, 1 with a listing of every violation.
+//! 5. every series' tamper-evident chain holds and tells the registry's
+//!    story (`chain_check`); with `--against FILE`, the heads kept in FILE
+//!    are still in their chains.
+//!
+//! Exit 0 when all hold, 1 with a listing of every violation. `--heads`
+//! prints each series' chain head instead of the report.
 //!
 //! Check 3 reads each series in keyset chunks of [`CHUNK`] rows, so its
 //! memory is bounded at any series length.
@@ -25,6 +30,7 @@ use anyhow::Result;
 use counterfoil_core::TablePrefix;
 use serde_json::json;
 
+use crate::chain_check::{self, ChainTables};
 use crate::cli::{Global, VerifyArgs};
 use crate::db::{self, Db, Tables};
 use crate::Outcome;
@@ -50,7 +56,7 @@ struct Violation {
 }
 
 /// Where the facts come from.
-enum Source {
+pub(crate) enum Source {
     MySql(Db),
     Postgres(tokio_postgres::Client),
 }
@@ -349,7 +355,38 @@ async fn judge(
     if let Source::MySql(db) = &mut src {
         orphan_posts(db, tables, args, &mut push).await?;
     }
-    report(global, &v, series.len())
+
+    // 5. The chains.
+    let names = ChainTables {
+        sequences: &tables.sequences,
+        numbers: &tables.numbers,
+        payments: &tables.payments,
+        chain: &tables.chain,
+    };
+    let chains = chain_check::check(&mut src, &names).await?;
+    for finding in &chains.findings {
+        push("chain", finding.clone());
+    }
+    if let Some(path) = &args.against {
+        let kept = chain_check::read_heads(path)?;
+        for finding in chain_check::against(&mut src, &names, &kept).await? {
+            push("chain", finding);
+        }
+    }
+    if args.heads {
+        for head in &chains.heads {
+            println!("{}", head.to_json());
+        }
+        for x in &v {
+            eprintln!("verify: [{}] {}", x.check, x.detail);
+        }
+        return Ok(if v.is_empty() {
+            Outcome::Ok
+        } else {
+            Outcome::Findings
+        });
+    }
+    report(global, &v, series.len(), chains.entries)
 }
 
 /// The plugin's post types: its invoices and its credit notes.
@@ -392,7 +429,7 @@ async fn orphan_posts(
     Ok(())
 }
 
-fn report(global: &Global, v: &[Violation], series: usize) -> Result<Outcome> {
+fn report(global: &Global, v: &[Violation], series: usize, chained: u64) -> Result<Outcome> {
     if global.json {
         for x in v {
             println!(
@@ -402,10 +439,10 @@ fn report(global: &Global, v: &[Violation], series: usize) -> Result<Outcome> {
         }
         println!(
             "{}",
-            json!({"type": "summary", "series": series, "violations": v.len()})
+            json!({"type": "summary", "series": series, "chain_entries": chained, "violations": v.len()})
         );
     } else if v.is_empty() {
-        println!("verify: all invariants hold ({series} series).");
+        println!("verify: all invariants hold ({series} series, {chained} chain entries checked).");
     } else {
         println!("verify: {} violation(s):", v.len());
         for x in v {

@@ -102,6 +102,21 @@ pub fn hash(prev: &str, entry: &Entry) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A UTC instant (seconds since 1970) as an entry's `at`:
+/// `YYYY-MM-DD HH:MM:SS`, the text MySQL's `DATETIME` and PostgreSQL's
+/// `TIMESTAMP` give back.
+pub fn utc_text(unix_seconds: i64) -> String {
+    let days = unix_seconds.div_euclid(86_400);
+    let secs = unix_seconds.rem_euclid(86_400);
+    let (y, m, d) = crate::format::civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
 /// Where a chain does not hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Broken {
@@ -114,29 +129,86 @@ pub struct Broken {
     pub why: &'static str,
 }
 
+/// A walk along a series' chain, one entry at a time (so a chain of any
+/// length is checked in bounded memory): each entry's recorded previous
+/// hash must be the hash before it, and its content must give its hash.
+#[derive(Clone, Debug)]
+pub struct Walk {
+    at: usize,
+    head: String,
+}
+
+impl Default for Walk {
+    fn default() -> Self {
+        Self {
+            at: 0,
+            head: GENESIS.to_owned(),
+        }
+    }
+}
+
+impl Walk {
+    /// A walk from a series' first entry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next entry, with its recorded previous hash and hash.
+    pub fn step(&mut self, entry: &Entry, prev: &str, recorded: &str) -> Result<(), Broken> {
+        let broken = |why| Broken {
+            at: self.at,
+            number: entry.number,
+            why,
+        };
+        if prev != self.head {
+            return Err(broken("link"));
+        }
+        if hash(prev, entry) != recorded {
+            return Err(broken("hash"));
+        }
+        self.head = recorded.to_owned();
+        self.at += 1;
+        Ok(())
+    }
+
+    /// The hash of the last entry walked ([`GENESIS`] before the first).
+    pub fn head(&self) -> &str {
+        &self.head
+    }
+
+    /// How many entries were walked.
+    pub fn len(&self) -> usize {
+        self.at
+    }
+
+    /// Whether no entry was walked.
+    pub fn is_empty(&self) -> bool {
+        self.at == 0
+    }
+}
+
 /// Checks a series' entries, in order: each as (entry, its recorded
 /// previous hash, its recorded hash). The head (the last hash) when the
 /// chain holds.
 pub fn verify<'a>(
     entries: impl IntoIterator<Item = (&'a Entry, &'a str, &'a str)>,
 ) -> Result<String, Broken> {
-    let mut expected_prev = GENESIS.to_owned();
-    for (at, (entry, prev, recorded)) in entries.into_iter().enumerate() {
-        if prev != expected_prev {
-            return Err(Broken {
-                at,
-                number: entry.number,
-                why: "link",
-            });
-        }
-        if hash(prev, entry) != recorded {
-            return Err(Broken {
-                at,
-                number: entry.number,
-                why: "hash",
-            });
-        }
-        expected_prev = recorded.to_owned();
+    let mut walk = Walk::new();
+    for (entry, prev, recorded) in entries {
+        walk.step(entry, prev, recorded)?;
     }
-    Ok(expected_prev)
+    Ok(walk.head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_text_is_the_datetime_text() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00:00");
+        assert_eq!(utc_text(1_798_761_599), "2026-12-31 23:59:59");
+        assert_eq!(utc_text(1_798_761_600), "2027-01-01 00:00:00");
+        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00:00");
+    }
 }

@@ -272,7 +272,7 @@ fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
         "INV-{year}-{seq:05} hold"
     );
     let tables = |wp: &WordPress| {
-        MariaDb::scalar(wp.database_url(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('wp_invoice_sequences','wp_counterfoil_numbers','wp_counterfoil_payments')").unwrap().unwrap()
+        MariaDb::scalar(wp.database_url(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('wp_invoice_sequences','wp_counterfoil_numbers','wp_counterfoil_payments','wp_counterfoil_chain')").unwrap().unwrap()
     };
     let invoices = |wp: &WordPress| {
         MariaDb::scalar(
@@ -282,7 +282,7 @@ fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
         .unwrap()
         .unwrap()
     };
-    assert_eq!(tables(&wp), "3", "kept by default");
+    assert_eq!(tables(&wp), "4", "kept by default");
     assert_eq!(invoices(&wp), "1");
     wp.eval(
         false,
@@ -313,6 +313,7 @@ fn the_plugin_and_the_core_create_the_same_tables() {
         "wp_invoice_sequences",
         "wp_counterfoil_numbers",
         "wp_counterfoil_payments",
+        "wp_counterfoil_chain",
     ] {
         let show = |url: &str| {
             let rows = MariaDb::query(url, &format!("SHOW CREATE TABLE {table}")).unwrap();

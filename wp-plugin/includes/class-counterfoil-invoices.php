@@ -640,25 +640,43 @@ final class Counterfoil_Invoices {
 		if ( '' === $reason || strlen( $reason ) > 255 ) {
 			return new WP_Error( 'counterfoil_void_reason', __( 'A void needs a reason of 1 to 255 characters.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
-		$t  = Counterfoil_Schema::tables();
-		$ok = $wpdb->query( $wpdb->prepare( "UPDATE {$t['numbers']} SET status = 'void', reason = %s, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d AND status IN ('reserved', 'issued')", $reason, $scope, $number ) );
-		if ( 1 !== $ok ) {
-			// A number of the series' range that nothing records (a gap):
-			// recorded as void with the reason, so that the books account for it.
-			$ok = $wpdb->query(
-				$wpdb->prepare(
-					"INSERT IGNORE INTO {$t['numbers']} (scope_key, number, status, reason, source, created_at, updated_at)
-					 SELECT scope_key, %d, 'void', %s, 'gap', UTC_TIMESTAMP(), UTC_TIMESTAMP() FROM {$t['sequences']}
-					 WHERE scope_key = %s AND %d BETWEEN COALESCE(start_value, 1) AND current_value",
-					$number,
-					$reason,
-					$scope,
-					$number
-				)
-			);
+		$t = Counterfoil_Schema::tables();
+		// One transaction: the void and its chain entry, under the series
+		// row's lock (Counterfoil_Chain), or neither.
+		$wpdb->query( 'START TRANSACTION' );
+		try {
+			$head = $wpdb->get_row( $wpdb->prepare( "SELECT chain_seq, chain_head FROM {$t['sequences']} WHERE scope_key = %s FOR UPDATE", $scope ), ARRAY_N );
+			$ok   = null === $head ? 0 : $wpdb->query( $wpdb->prepare( "UPDATE {$t['numbers']} SET status = 'void', reason = %s, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d AND status IN ('reserved', 'issued')", $reason, $scope, $number ) );
+			$gap  = false;
+			if ( null !== $head && 1 !== $ok ) {
+				// A number of the series' range that nothing records (a gap):
+				// recorded as void with the reason, so that the books account for it.
+				$gap = true;
+				$ok  = $wpdb->query(
+					$wpdb->prepare(
+						"INSERT IGNORE INTO {$t['numbers']} (scope_key, number, status, reason, source, created_at, updated_at)
+						 SELECT scope_key, %d, 'void', %s, 'gap', UTC_TIMESTAMP(), UTC_TIMESTAMP() FROM {$t['sequences']}
+						 WHERE scope_key = %s AND %d BETWEEN COALESCE(start_value, 1) AND current_value",
+						$number,
+						$reason,
+						$scope,
+						$number
+					)
+				);
+			}
 			if ( 1 !== $ok ) {
+				$wpdb->query( 'ROLLBACK' );
 				return new WP_Error( 'counterfoil_void_missing', __( 'No reserved or issued number matches, and the number is not a gap of the series (it was never handed out, or is already void).', 'counterfoil' ), array( 'status' => 404 ) );
 			}
+			Counterfoil_Chain::append_with_wpdb( $head, Counterfoil_Chain::void( $scope, $number, $reason ) );
+			if ( false === $wpdb->query( 'COMMIT' ) ) {
+				throw new RuntimeException( 'COMMIT failed: ' . $wpdb->last_error );
+			}
+		} catch ( Throwable $e ) {
+			$wpdb->query( 'ROLLBACK' );
+			return new WP_Error( 'counterfoil_unavailable', __( 'The number could not be voided; nothing changed. Try again.', 'counterfoil' ), array( 'status' => 503, 'detail' => $e->getMessage() ) );
+		}
+		if ( $gap ) {
 			return true;
 		}
 		$post_id = (int) $wpdb->get_var( $wpdb->prepare( "SELECT post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $scope, $number ) );

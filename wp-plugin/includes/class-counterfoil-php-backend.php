@@ -82,12 +82,15 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		'registry.insert_held_payment'        => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
 		'registry.set_payment_number'         => 'UPDATE {payments} SET number = ?, scope_key = ? WHERE id = ?',
 		'registry.find_payment'               => 'SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period FROM {payments} p LEFT JOIN {numbers} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?',
-		'registry.lock_payment'               => 'SELECT id, scope_key, number, period FROM {payments} WHERE gateway = ? AND transaction_id = ? FOR UPDATE',
+		'registry.lock_payment'               => 'SELECT id, scope_key, number, period, amount, currency FROM {payments} WHERE gateway = ? AND transaction_id = ? FOR UPDATE',
 		'registry.claim_number'               => "UPDATE {numbers} SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), claim_node = {claim_node}, claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR (claim_node = {claim_node} AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection)))))",
 		'registry.number_state'               => 'SELECT status, post_id, claim FROM {numbers} WHERE scope_key = ? AND number = ?',
 		'registry.issue_claimed'              => "UPDATE {numbers} SET status = 'issued', post_id = ?, claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?",
 		'registry.set_payment_post'           => 'UPDATE {payments} SET post_id = ? WHERE gateway = ? AND transaction_id = ?',
 		'registry.release_claim'              => "UPDATE {numbers} SET status = 'reserved', claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?",
+		'chain.head'                          => 'SELECT chain_seq, chain_head FROM {sequences} WHERE scope_key = ? FOR UPDATE',
+		'chain.append'                        => 'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+		'chain.move_head'                     => 'UPDATE {sequences} SET chain_seq = ?, chain_head = ? WHERE scope_key = ? AND chain_seq = ?',
 	);
 
 	/**
@@ -101,6 +104,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			'{sequences}'  => "`{$prefix}invoice_sequences`",
 			'{numbers}'    => "`{$prefix}counterfoil_numbers`",
 			'{payments}'   => "`{$prefix}counterfoil_payments`",
+			'{chain}'      => "`{$prefix}counterfoil_chain`",
 			'{claim_node}' => self::CLAIM_NODE,
 		);
 		return array_map(
@@ -341,7 +345,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 								}
 							} else {
 								foreach ( $committing as $unanswered ) {
-									$this->check( $this->execute( $this->sql['registry.void_unanswered'], 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
+									$r = $this->check( $this->execute( $this->sql['registry.void_unanswered'], 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
+									if ( 1 === $r['affected'] ) {
+										$this->chain_append( Counterfoil_Chain::void( $scope, $unanswered, Counterfoil_Rules::UNANSWERED_REASON ) );
+									}
 								}
 							}
 							$number = $this->allocate_open_in( $scope, 1 );
@@ -353,6 +360,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 								throw new Counterfoil_Same_Request( $number );
 							}
 							$this->check_registry_insert( $r, $scope, $number );
+							$this->chain_append( Counterfoil_Chain::issued( $scope, $number ) );
 							$committing[] = $number;
 							return array( $number, $call );
 						}
@@ -420,7 +428,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				}
 				try {
 					$this->check( $r );
-					$record = $this->number_payment( $r['insert_id'], $scope, $gateway, $transaction_id, $period );
+					$record = $this->number_payment( $r['insert_id'], $scope, array( $gateway, $transaction_id, $amount, $currency ), $period );
 					$this->check( $this->execute( 'COMMIT' ) );
 				} catch ( Throwable $e ) {
 					$this->rollback_quietly();
@@ -434,11 +442,16 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	/**
 	 * Numbers a recorded payment inside the caller's transaction: the
 	 * allocation, the registry row (reserved for the payment), the payment
-	 * row's number.
+	 * row's number, and the number's chain entry with the payment's facts.
 	 *
+	 * @param int    $payment_id The payment row.
+	 * @param string $scope      Its series.
+	 * @param array  $facts      [gateway, transaction id, amount, currency].
+	 * @param string $period     Its period, as stored.
 	 * @return array The payment's record, as record_payment() returns it.
 	 */
-	private function number_payment( $payment_id, $scope, $gateway, $transaction_id, $period ) {
+	private function number_payment( $payment_id, $scope, array $facts, $period ) {
+		list( $gateway, $transaction_id, $amount, $currency ) = $facts;
 		// A closed series' payment is numbered by the series that continues it.
 		list( $scope, $number ) = $this->allocate_for_payment( $scope );
 		$this->record_number( $scope, $number, 'reserved', 'payment', $gateway, $transaction_id );
@@ -447,6 +460,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			// As the core's payment::exactly_one_row: the transaction rolls back.
 			throw new DatabaseUnavailableException( "unexpected answer from the database: the payment's number changed {$r['affected']} rows, not one; nothing was kept" );
 		}
+		$this->chain_append( Counterfoil_Chain::issued( $scope, $number, $gateway, $transaction_id, $amount, $currency ) );
 		return array(
 			'scope_key' => $scope,
 			'number'    => $number,
@@ -469,11 +483,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				if ( ! $rows ) {
 					throw new DatabaseUnavailableException( "unexpected answer from the database: payment $gateway/$transaction_id disappeared" );
 				}
-				list( $id, $scope, $number, $period ) = $rows[0];
+				list( $id, $scope, $number, $period, $amount, $currency ) = $rows[0];
 				if ( null !== $number ) {
 					return $this->find_payment( $gateway, $transaction_id ); // Numbered meanwhile.
 				}
-				return $this->number_payment( (int) $id, $scope, $gateway, $transaction_id, $period );
+				return $this->number_payment( (int) $id, $scope, array( $gateway, $transaction_id, $amount, $currency ), $period );
 			}
 		);
 	}
@@ -662,6 +676,31 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			array( $scope, $number, $status, $source, $gateway, $transaction_id )
 		);
 		$this->check_registry_insert( $r, $scope, $number );
+	}
+
+	/**
+	 * Appends an entry to its series' chain, inside the caller's
+	 * transaction (Counterfoil_Chain's invariants; the core's
+	 * flows::chain::append).
+	 *
+	 * @param array $entry The entry.
+	 */
+	private function chain_append( array $entry ) {
+		$scope = $entry['scope_key'];
+		$head  = $this->select( $this->sql['chain.head'], 's', array( $scope ) );
+		if ( ! $head ) {
+			throw new SeriesNotFoundException( "series `$scope` does not exist" );
+		}
+		list( $row, $move ) = Counterfoil_Chain::placed( $head[0], $entry );
+		$r                  = $this->execute( $this->sql['chain.append'], Counterfoil_Chain::APPEND_TYPES, $row );
+		if ( self::ER_DUP_ENTRY === $r['errno'] ) {
+			throw Counterfoil_Chain::moved( $scope, $move[0] );
+		}
+		$this->check( $r );
+		$r = $this->check( $this->execute( $this->sql['chain.move_head'], Counterfoil_Chain::MOVE_TYPES, $move ) );
+		if ( 1 !== $r['affected'] ) {
+			throw Counterfoil_Chain::moved( $scope, $move[0] );
+		}
 	}
 
 	/** A registry INSERT's result; a duplicate is the readable alarm of rule 7. */

@@ -33,9 +33,12 @@
  * refund that fails or is reversed stops counting; a `charge.refunded`
  * without its refunds listed keeps one row per charge (refund_ref the
  * charge's id, status `charge_total`); 9 the site's identity recorded
- * (Counterfoil_Site_Identity: a copy of the site numbers nothing).
+ * (Counterfoil_Site_Identity: a copy of the site numbers nothing); 10 the
+ * tamper-evident chain: {prefix}counterfoil_chain (every event of a
+ * number's life, chained per series with SHA-256) and the head of each
+ * series' chain on its row (invoice_sequences.chain_seq, chain_head).
  *
- * The definitions of the first three equal counterfoil-core's
+ * The definitions of the first three and the chain equal counterfoil-core's
  * (core/src/mysql/sql.rs); a test compares SHOW CREATE TABLE of both.
  *
  * @package Counterfoil
@@ -47,7 +50,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 9;
+	const VERSION        = 10;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -120,6 +123,8 @@ final class Counterfoil_Schema {
   start_value bigint(20) unsigned NULL,
   created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
   closed_by varchar(191) NULL,
+  chain_seq bigint(20) unsigned NOT NULL DEFAULT 0,
+  chain_head char(64) NULL,
   PRIMARY KEY  (scope_key)
 ) ENGINE=InnoDB $charset;",
 			"CREATE TABLE {$prefix}counterfoil_numbers (
@@ -183,13 +188,30 @@ final class Counterfoil_Schema {
   PRIMARY KEY  (id),
   UNIQUE KEY payment_refund (gateway,transaction_id,refund_ref)
 ) ENGINE=InnoDB $charset;",
+			"CREATE TABLE {$prefix}counterfoil_chain (
+  scope_key varchar(191) NOT NULL,
+  seq bigint(20) unsigned NOT NULL,
+  number bigint(20) unsigned NOT NULL,
+  event varchar(16) NOT NULL,
+  gateway varchar(32) NULL,
+  transaction_id varchar(191) NULL,
+  amount varchar(32) NULL,
+  currency varchar(3) NULL,
+  post_id bigint(20) unsigned NULL,
+  reason varchar(255) NULL,
+  event_at datetime NOT NULL,
+  prev_hash char(64) NOT NULL,
+  hash char(64) NOT NULL,
+  PRIMARY KEY  (scope_key,seq),
+  KEY scope_number (scope_key,number)
+) ENGINE=InnoDB $charset;",
 		);
 	}
 
 	/**
 	 * Table names for $wpdb->prefix.
 	 *
-	 * @return array sequences, numbers, payments, refunds.
+	 * @return array sequences, numbers, payments, refunds, chain.
 	 */
 	public static function tables() {
 		global $wpdb;
@@ -198,6 +220,7 @@ final class Counterfoil_Schema {
 			'numbers'   => $wpdb->prefix . 'counterfoil_numbers',
 			'payments'  => $wpdb->prefix . 'counterfoil_payments',
 			'refunds'   => $wpdb->prefix . 'counterfoil_refunds',
+			'chain'     => $wpdb->prefix . 'counterfoil_chain',
 		);
 	}
 }

@@ -22,6 +22,7 @@ use std::future::Future;
 pub(crate) mod api;
 pub(crate) mod awb;
 pub(crate) mod call;
+pub(crate) mod chain;
 pub(crate) mod claims;
 pub(crate) mod numbering;
 pub(crate) mod operations;

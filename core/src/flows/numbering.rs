@@ -8,17 +8,19 @@
 //! its registry row (`reserved`) and the payment row that names it, all in
 //! the caller's transaction; a closed series' payment is numbered by its
 //! successor, along at most [`series_life::MAX_SUCCESSORS`] links; the
-//! payment row takes its number in exactly one row.
+//! payment row takes its number in exactly one row; the number enters its
+//! series' chain in the same transaction (`flows::chain`).
 
 use std::future::Future;
 
-use super::{Answer, Dialect};
+use super::chain::{self, ChainStatements, PaymentFacts};
+use super::Answer;
 use crate::format::Period;
 use crate::payment::{NumberStatus, PaymentRecord};
 use crate::series_life;
 
 /// The statements of the numbering flows, as one dialect sends them.
-pub(crate) trait NumberingStatements: Dialect {
+pub(crate) trait NumberingStatements: ChainStatements {
     /// The allocation of an open series: its new counter, only when exactly
     /// one row answered; `SeriesNotFound` when none did (missing or closed),
     /// `Overflow` when the counter would pass u64::MAX.
@@ -80,15 +82,19 @@ pub(crate) async fn allocate_open<S: NumberingStatements + Send>(
 }
 
 /// Numbers recorded payment `payment_id` of `scope` (see the module's
-/// invariants), for a first delivery and a held payment alike.
+/// invariants), for a first delivery and a held payment alike; the number
+/// is appended to its series' chain with the payment's facts.
 pub(crate) async fn number_payment<S: NumberingStatements + Send>(
     statements: &mut S,
     payment_id: u64,
     scope: &str,
-    gateway: &str,
-    txn: &str,
+    facts: PaymentFacts<'_>,
     period: Option<Period>,
 ) -> Answer<PaymentRecord, S::Failure> {
+    let (gateway, txn) = (
+        facts.gateway.unwrap_or_default(),
+        facts.txn.unwrap_or_default(),
+    );
     let mut scope = scope.to_owned();
     let mut hops = 0;
     let number = loop {
@@ -111,6 +117,9 @@ pub(crate) async fn number_payment<S: NumberingStatements + Send>(
         .set_payment_number(number, &scope, payment_id)
         .await?;
     if let Err(e) = crate::payment::exactly_one_row("the payment's number", changed) {
+        return Ok(Err(e));
+    }
+    if let Err(e) = chain::append(statements, &chain::issued(&scope, number, Some(facts))).await? {
         return Ok(Err(e));
     }
     Ok(Ok(PaymentRecord {

@@ -12,6 +12,7 @@
 
 use std::future::Future;
 
+use super::chain::PaymentFacts;
 use super::numbering::{number_payment, NumberingStatements};
 use super::{Answer, Dialect};
 use crate::error::Error;
@@ -34,6 +35,8 @@ pub(crate) struct LockedPayment {
     pub(crate) scope: String,
     pub(crate) number: Option<u64>,
     pub(crate) period: Option<String>,
+    pub(crate) amount: Option<String>,
+    pub(crate) currency: Option<String>,
 }
 
 /// A payment recorded by an earlier delivery.
@@ -63,6 +66,18 @@ pub(crate) struct NewPayment<'a> {
     pub(crate) currency: Option<&'a str>,
     /// The local period it arrived in, as stored (`YYYY-MM`).
     pub(crate) period: Option<&'a str>,
+}
+
+impl NewPayment<'_> {
+    /// What the chain records of this payment.
+    pub(crate) fn facts(&self) -> PaymentFacts<'_> {
+        PaymentFacts {
+            gateway: Some(self.gateway),
+            txn: Some(self.txn),
+            amount: self.amount,
+            currency: self.currency,
+        }
+    }
 }
 
 /// The payment statements, as one dialect sends them.
@@ -212,7 +227,7 @@ where
         return Ok(Ok(None));
     };
     Ok(
-        number_payment(statements, id, scope, payment.gateway, payment.txn, period)
+        number_payment(statements, id, scope, payment.facts(), period)
             .await?
             .map(Some),
     )
@@ -242,8 +257,14 @@ where
         return Ok(Ok(None));
     }
     let period = locked.period.as_deref().and_then(Period::parse_stored);
+    let facts = PaymentFacts {
+        gateway: Some(gateway),
+        txn: Some(txn),
+        amount: locked.amount.as_deref(),
+        currency: locked.currency.as_deref(),
+    };
     Ok(
-        number_payment(statements, locked.id, &locked.scope, gateway, txn, period)
+        number_payment(statements, locked.id, &locked.scope, facts, period)
             .await?
             .map(Some),
     )

@@ -7,11 +7,14 @@
 //! only rows carrying its own call's mark (so never a number another call
 //! issued after a rollback); a keyed repeat returns the number its key took,
 //! never a voided one, and marks it issued; a number whose caller may not
-//! have received it stays `unconfirmed`, which is what the books must say.
+//! have received it stays `unconfirmed`, which is what the books must say;
+//! a number taken and a number voided enter the series' chain in the
+//! transaction that takes or voids it (`flows::chain`).
 
 use std::future::Future;
 use std::sync::Mutex;
 
+use super::chain;
 use super::numbering::{allocate_open, NumberingStatements};
 use super::{Answer, Dialect};
 use crate::error::Error;
@@ -30,13 +33,14 @@ pub(crate) trait RecordedStatements: Dialect {
     ) -> impl Future<Output = Answer<Option<RequestedNumber>, Self::Failure>> + Send;
 
     /// Voids `number` of `scope` with [`crate::payment::UNANSWERED_REASON`]
-    /// if its row carries the mark `call` and is still unconfirmed.
+    /// if its row carries the mark `call` and is still unconfirmed: the
+    /// rows changed.
     fn void_unanswered(
         &mut self,
         scope: &str,
         number: u64,
         call: &str,
-    ) -> impl Future<Output = Result<(), Self::Failure>> + Send;
+    ) -> impl Future<Output = Result<u64, Self::Failure>> + Send;
 
     /// The registry row of a recorded number, `unconfirmed`, marked `call`,
     /// with the request key if any; a duplicate is `DuplicateNumber`.
@@ -138,9 +142,17 @@ where
         None => {
             let unanswered = call.committing.lock().expect("not poisoned").clone();
             for number in unanswered {
-                statements
+                let voided = statements
                     .void_unanswered(scope, number, &call.mark)
                     .await?;
+                if voided == 1 {
+                    let reason = crate::payment::UNANSWERED_REASON;
+                    if let Err(e) =
+                        chain::append(statements, &chain::void(scope, number, reason)).await?
+                    {
+                        return Ok(Err(e));
+                    }
+                }
             }
         }
     }
@@ -157,7 +169,13 @@ where
             call.request_key.as_deref(),
         )
         .await?;
-    Ok(inserted.map(|()| (number, call.mark.clone())))
+    if let Err(e) = inserted {
+        return Ok(Err(e));
+    }
+    let entry = chain::issued(scope, number, None);
+    Ok(chain::append(statements, &entry)
+        .await?
+        .map(|()| (number, call.mark.clone())))
 }
 
 /// The number request key `key` took in `scope`, with its call's mark

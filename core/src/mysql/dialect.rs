@@ -10,7 +10,9 @@
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 
+use crate::chain::Entry;
 use crate::error::{codes, Error};
+use crate::flows::chain::ChainStatements;
 use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
 use crate::flows::payments::{LockedPayment, NewPayment, PaymentStatements, StoredPayment};
@@ -165,10 +167,10 @@ impl RecordedStatements for MysqlStatements<'_> {
         scope: &str,
         number: u64,
         call: &str,
-    ) -> Result<(), Failure> {
+    ) -> Result<u64, Failure> {
         let sql = &self.sql.registry.void_unanswered;
         let params = (UNANSWERED_REASON, scope, number, call);
-        self.conn().exec_drop(sql, params).await
+        self.changed(sql, params).await
     }
 
     async fn insert_recorded(
@@ -255,15 +257,26 @@ impl PaymentStatements for MysqlStatements<'_> {
         gateway: &str,
         txn: &str,
     ) -> Answer<Option<LockedPayment>, Failure> {
-        type Row = (u64, String, Option<u64>, Option<String>);
+        type Row = (
+            u64,
+            String,
+            Option<u64>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
         let sql = &self.sql.registry.lock_payment;
         let row: Option<Row> = self.conn().exec_first(sql, (gateway, txn)).await?;
-        Ok(Ok(row.map(|(id, scope, number, period)| LockedPayment {
-            id,
-            scope,
-            number,
-            period,
-        })))
+        Ok(Ok(row.map(
+            |(id, scope, number, period, amount, currency)| LockedPayment {
+                id,
+                scope,
+                number,
+                period,
+                amount,
+                currency,
+            },
+        )))
     }
 }
 
@@ -323,6 +336,51 @@ impl ClaimStatements for MysqlStatements<'_> {
     ) -> Result<bool, Failure> {
         let sql = &self.sql.registry.release_claim;
         Ok(self.changed(sql, (scope, number, claim)).await? == 1)
+    }
+}
+
+impl ChainStatements for MysqlStatements<'_> {
+    async fn chain_head(&mut self, scope: &str) -> Answer<Option<(u64, Option<String>)>, Failure> {
+        let sql = &self.sql.registry.chain_head;
+        self.conn().exec_first(sql, (scope,)).await.map(Ok)
+    }
+
+    async fn chain_append(
+        &mut self,
+        seq: u64,
+        entry: &Entry,
+        prev: &str,
+        hash: &str,
+    ) -> Answer<(), Failure> {
+        let [_, _, _, gateway, txn, amount, currency, post_id, reason, _] = entry.values();
+        let row: Vec<mysql_async::Value> = vec![
+            entry.scope_key.as_str().into(),
+            seq.into(),
+            entry.number.into(),
+            entry.event.as_str().into(),
+            gateway.into(),
+            txn.into(),
+            amount.into(),
+            currency.into(),
+            post_id.into(),
+            reason.into(),
+            entry.at.as_str().into(),
+            prev.into(),
+            hash.into(),
+        ];
+        let sql = &self.sql.registry.chain_append;
+        if !self.inserted(sql, row).await? {
+            return Ok(Err(crate::flows::chain::moved(&entry.scope_key, seq)));
+        }
+        let sql = &self.sql.registry.chain_move_head;
+        let moved = self
+            .changed(sql, (seq, hash, entry.scope_key.as_str(), seq - 1))
+            .await?;
+        Ok(if moved == 1 {
+            Ok(())
+        } else {
+            Err(crate::flows::chain::moved(&entry.scope_key, seq))
+        })
     }
 }
 

@@ -198,9 +198,10 @@ impl SeriesStore {
         .await
     }
 
-    /// Creates the sequences table if missing, and adds `start_value` and
-    /// `closed_by` to a table that lacks them (an adopted article table, or
-    /// one from before series were closed). Existing rows are untouched.
+    /// Creates the sequences table if missing, and adds `start_value`,
+    /// `closed_by` and the chain's head to a table that lacks them (an
+    /// adopted article table, or one from before series were closed or
+    /// chained). Existing rows are untouched.
     pub async fn ensure_schema(&mut self) -> Result<()> {
         self.run("ensure_schema", "", |conn, sql, _| {
             Box::pin(async move {
@@ -217,6 +218,9 @@ impl SeriesStore {
                 if !columns.iter().any(|c| c.eq_ignore_ascii_case("closed_by")) {
                     conn.query_drop(&sql.series.add_closed_by).await?;
                 }
+                if !columns.iter().any(|c| c.eq_ignore_ascii_case("chain_seq")) {
+                    conn.query_drop(&sql.series.add_chain_head).await?;
+                }
                 Ok(Ok(()))
             })
         })
@@ -231,6 +235,7 @@ impl SeriesStore {
             Box::pin(async move {
                 conn.query_drop(&sql.registry.create_numbers).await?;
                 conn.query_drop(&sql.registry.create_payments).await?;
+                conn.query_drop(&sql.registry.create_chain).await?;
                 let columns: Vec<String> = conn
                     .exec(&sql.series.list_columns, (&sql.registry.payments,))
                     .await?;

@@ -26,6 +26,9 @@ pub struct SeriesSql {
     pub advance: String,
     /// Adds the `closed_by` column to a table from before it.
     pub add_closed_by: String,
+    /// Adds the chain's head (`chain_seq`, `chain_head`) to a table from
+    /// before the chain (`crate::flows::chain`).
+    pub add_chain_head: String,
     /// Allocates `?` numbers; the new counter comes back in the OK packet
     /// (parameters: count, scope). Knows nothing of closed series: the
     /// article's two columns are all it needs.
@@ -60,6 +63,8 @@ impl SeriesSql {
                  start_value BIGINT UNSIGNED NULL,\n  \
                  created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,\n  \
                  closed_by VARCHAR(191) NULL,\n  \
+                 chain_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,\n  \
+                 chain_head CHAR(64) NULL,\n  \
                  PRIMARY KEY (scope_key)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
             ),
             list_columns: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
@@ -69,6 +74,10 @@ impl SeriesSql {
                 "ALTER TABLE `{table}` ADD COLUMN start_value BIGINT UNSIGNED NULL"
             ),
             add_closed_by: format!("ALTER TABLE `{table}` ADD COLUMN closed_by VARCHAR(191) NULL"),
+            add_chain_head: format!(
+                "ALTER TABLE `{table}` ADD COLUMN chain_seq BIGINT UNSIGNED NOT NULL DEFAULT 0, \
+                 ADD COLUMN chain_head CHAR(64) NULL"
+            ),
             initialize: format!(
                 "INSERT INTO `{table}` (scope_key, current_value, start_value) VALUES (?, ?, ?)"
             ),
@@ -146,6 +155,9 @@ pub fn numbering_statements(prefix: &TablePrefix) -> Vec<(&'static str, String)>
         ("registry.issue_claimed", r.issue_claimed),
         ("registry.set_payment_post", r.set_payment_post),
         ("registry.release_claim", r.release_claim),
+        ("chain.head", r.chain_head),
+        ("chain.append", r.chain_append),
+        ("chain.move_head", r.chain_move_head),
     ]
 }
 
@@ -187,8 +199,8 @@ pub struct RegistrySql {
     /// Records a payment held without a number until its series exists
     /// (gateway, transaction, scope, amount, currency, period `YYYY-MM`).
     pub insert_held_payment: String,
-    /// Locks a payment row and reads its id, scope, number and period
-    /// (gateway, transaction).
+    /// Locks a payment row and reads its id, scope, number, period, amount
+    /// and currency (gateway, transaction).
     pub lock_payment: String,
     /// Adds `period` to a payments table created before it existed.
     pub add_period: String,
@@ -223,6 +235,20 @@ pub struct RegistrySql {
     pub set_payment_post: String,
     /// Gives a claim back: the number is reserved again (scope, number, claim).
     pub release_claim: String,
+    /// `{prefix}counterfoil_chain`: every event of a number's life, chained
+    /// per series (`crate::chain`).
+    pub chain: String,
+    /// Creates the chain table if missing.
+    pub create_chain: String,
+    /// A series' chain head under the series row's lock (scope): position
+    /// and hash (NULL before the first entry).
+    pub chain_head: String,
+    /// Appends a chain entry (scope, seq, number, event, gateway,
+    /// transaction, amount, currency, post id, reason, at, prev hash, hash).
+    pub chain_append: String,
+    /// Moves a series' head to its new entry (seq, hash, scope, the seq it
+    /// was at): one row.
+    pub chain_move_head: String,
 }
 
 impl RegistrySql {
@@ -231,6 +257,8 @@ impl RegistrySql {
         let p = prefix.as_str();
         let numbers = format!("{p}counterfoil_numbers");
         let payments = format!("{p}counterfoil_payments");
+        let chain = format!("{p}counterfoil_chain");
+        let sequences = format!("{p}invoice_sequences");
         Self {
             create_numbers: format!(
                 "CREATE TABLE IF NOT EXISTS `{numbers}` (\n  \
@@ -315,7 +343,7 @@ impl RegistrySql {
                  created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())"
             ),
             lock_payment: format!(
-                "SELECT id, scope_key, number, period FROM `{payments}` \
+                "SELECT id, scope_key, number, period, amount, currency FROM `{payments}` \
                  WHERE gateway = ? AND transaction_id = ? FOR UPDATE"
             ),
             add_period: format!(
@@ -375,6 +403,36 @@ impl RegistrySql {
                  updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' \
                  AND claim = ?"
             ),
+            create_chain: format!(
+                "CREATE TABLE IF NOT EXISTS `{chain}` (\n  \
+                 scope_key VARCHAR(191) NOT NULL,\n  \
+                 seq BIGINT UNSIGNED NOT NULL,\n  \
+                 number BIGINT UNSIGNED NOT NULL,\n  \
+                 event VARCHAR(16) NOT NULL,\n  \
+                 gateway VARCHAR(32) NULL,\n  \
+                 transaction_id VARCHAR(191) NULL,\n  \
+                 amount VARCHAR(32) NULL,\n  \
+                 currency VARCHAR(3) NULL,\n  \
+                 post_id BIGINT UNSIGNED NULL,\n  \
+                 reason VARCHAR(255) NULL,\n  \
+                 event_at DATETIME NOT NULL,\n  \
+                 prev_hash CHAR(64) NOT NULL,\n  \
+                 hash CHAR(64) NOT NULL,\n  \
+                 PRIMARY KEY (scope_key,seq),\n  \
+                 KEY scope_number (scope_key,number)\n\
+                 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+            ),
+            chain_head: format!(
+                "SELECT chain_seq, chain_head FROM `{sequences}` WHERE scope_key = ? FOR UPDATE"
+            ),
+            chain_append: format!(
+                "INSERT INTO `{chain}` (scope_key, seq, number, event, gateway, transaction_id, amount, \
+                 currency, post_id, reason, event_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ),
+            chain_move_head: format!(
+                "UPDATE `{sequences}` SET chain_seq = ?, chain_head = ? WHERE scope_key = ? AND chain_seq = ?"
+            ),
+            chain,
             numbers,
             payments,
         }

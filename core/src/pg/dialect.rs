@@ -15,7 +15,9 @@ use tokio_postgres::Row;
 
 use super::sql::PgSql;
 use super::PgConn;
+use crate::chain::Entry;
 use crate::error::Error;
+use crate::flows::chain::ChainStatements;
 use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
 use crate::flows::payments::{LockedPayment, NewPayment, PaymentStatements, StoredPayment};
@@ -250,10 +252,10 @@ impl RecordedStatements for PgStatements<'_> {
         scope: &str,
         number: u64,
         call: &str,
-    ) -> Result<(), Failure> {
+    ) -> Result<u64, Failure> {
         let sql = &self.sql.void_unanswered;
         let params: &Params = &[&UNANSWERED_REASON, &scope, &number.to_string(), &call];
-        self.changed(sql, params).await.map(drop)
+        self.changed(sql, params).await
     }
 
     async fn insert_recorded(
@@ -376,7 +378,68 @@ impl PaymentStatements for PgStatements<'_> {
             scope,
             number,
             period,
+            amount: row.get(4),
+            currency: row.get(5),
         })))
+    }
+}
+
+impl ChainStatements for PgStatements<'_> {
+    async fn chain_head(&mut self, scope: &str) -> Answer<Option<(u64, Option<String>)>, Failure> {
+        let sql = &self.sql.chain_head;
+        let Some(row) = self.row(sql, &[&scope]).await? else {
+            return Ok(Ok(None));
+        };
+        let (seq, head): (i64, Option<String>) = (row.get(0), row.get(1));
+        Ok(u64::try_from(seq)
+            .map(|seq| Some((seq, head)))
+            .map_err(|_| Error::Unexpected(format!("series `{scope}`: chain position {seq}"))))
+    }
+
+    async fn chain_append(
+        &mut self,
+        seq: u64,
+        entry: &Entry,
+        prev: &str,
+        hash: &str,
+    ) -> Answer<(), Failure> {
+        let (Ok(at), Ok(before)) = (i64::try_from(seq), i64::try_from(seq - 1)) else {
+            return Ok(Err(crate::flows::chain::moved(&entry.scope_key, seq)));
+        };
+        let post_id = match entry.post_id.map(post_param).transpose() {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
+        };
+        let number = entry.number.to_string();
+        let e = entry;
+        let params: &Params = &[
+            &e.scope_key,
+            &at,
+            &number,
+            &e.event,
+            &e.gateway,
+            &e.transaction_id,
+            &e.amount,
+            &e.currency,
+            &post_id,
+            &e.reason,
+            &e.at,
+            &prev,
+            &hash,
+        ];
+        let sql = &self.sql.chain_append;
+        if self.changed(sql, params).await? != 1 {
+            return Ok(Err(crate::flows::chain::moved(&e.scope_key, seq)));
+        }
+        let sql = &self.sql.chain_move_head;
+        let moved = self
+            .changed(sql, &[&at, &hash, &e.scope_key, &before])
+            .await?;
+        Ok(if moved == 1 {
+            Ok(())
+        } else {
+            Err(crate::flows::chain::moved(&e.scope_key, seq))
+        })
     }
 }
 

@@ -66,7 +66,8 @@ pub struct PgSql {
     /// none if the payment was recorded before: a payment held without a
     /// number until its series exists.
     pub insert_held_payment: String,
-    /// (gateway, transaction) → id, scope, number, period, under a row lock.
+    /// (gateway, transaction) → id, scope, number, period, amount, currency,
+    /// under a row lock.
     pub lock_payment: String,
     /// (claim, scope, number, stale seconds) → one row if claimed.
     pub claim_number: String,
@@ -78,6 +79,16 @@ pub struct PgSql {
     pub set_payment_post: String,
     /// (scope, number, claim) → one row if the claim was held.
     pub release_claim: String,
+    /// `{prefix}counterfoil_chain`: every event of a number's life,
+    /// chained per series (`crate::chain`).
+    pub chain: String,
+    /// (scope) → the chain's position and head, under the series' row lock.
+    pub chain_head: String,
+    /// (scope, seq, number, event, gateway, transaction, amount, currency,
+    /// post id, reason, at, prev hash, hash): none if the position is taken.
+    pub chain_append: String,
+    /// (seq, hash, scope, the seq it was at): one row.
+    pub chain_move_head: String,
     /// The AWB stock's tables.
     pub awb: PgAwbSql,
 }
@@ -89,6 +100,7 @@ impl PgSql {
         let sequences = format!("{p}invoice_sequences");
         let numbers = format!("{p}counterfoil_numbers");
         let payments = format!("{p}counterfoil_payments");
+        let chain = format!("{p}counterfoil_chain");
         let counter = |column: &str, null: &str| {
             format!("{column} NUMERIC(20,0) {null} CHECK ({column} >= 0 AND {column} <= {U64_MAX})")
         };
@@ -98,14 +110,18 @@ impl PgSql {
                  scope_key VARCHAR(191) COLLATE \"C\" NOT NULL PRIMARY KEY,\n  \
                  {},\n  \
                  {},\n  \
-                 closed_by VARCHAR(191) COLLATE \"C\" NULL\n)",
+                 closed_by VARCHAR(191) COLLATE \"C\" NULL,\n  \
+                 chain_seq BIGINT NOT NULL DEFAULT 0,\n  \
+                 chain_head CHAR(64) NULL\n)",
                 counter("current_value", "NOT NULL DEFAULT 0"),
                 counter("start_value", "NULL"),
             ) + &format!(
                 // An adopted table from before Counterfoil lacks start_value,
                 // a table from before series were closed lacks closed_by.
                 ";\nALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS {};\n\
-                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS closed_by VARCHAR(191) COLLATE \"C\" NULL",
+                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS closed_by VARCHAR(191) COLLATE \"C\" NULL;\n\
+                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS chain_seq BIGINT NOT NULL DEFAULT 0;\n\
+                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS chain_head CHAR(64) NULL",
                 counter("start_value", "NULL")
             ),
             create_registry: format!(
@@ -149,11 +165,39 @@ impl PgSql {
                  ALTER TABLE \"{payments}\" ADD COLUMN IF NOT EXISTS refers_scope VARCHAR(191) COLLATE \"C\" NULL;\n\
                  ALTER TABLE \"{payments}\" ADD COLUMN IF NOT EXISTS {};\n\
                  ALTER TABLE \"{payments}\" ADD COLUMN IF NOT EXISTS reason VARCHAR(255) NULL;\n\
-                 CREATE INDEX IF NOT EXISTS \"{payments}_refers\" ON \"{payments}\" (refers_scope, refers_number)",
+                 CREATE INDEX IF NOT EXISTS \"{payments}_refers\" ON \"{payments}\" (refers_scope, refers_number);\n\
+                 CREATE TABLE IF NOT EXISTS \"{chain}\" (\n  \
+                 scope_key VARCHAR(191) COLLATE \"C\" NOT NULL,\n  \
+                 seq BIGINT NOT NULL,\n  \
+                 {},\n  \
+                 event VARCHAR(16) NOT NULL,\n  \
+                 gateway VARCHAR(32) NULL,\n  \
+                 transaction_id VARCHAR(191) COLLATE \"C\" NULL,\n  \
+                 amount VARCHAR(32) NULL,\n  \
+                 currency VARCHAR(3) NULL,\n  \
+                 post_id BIGINT NULL,\n  \
+                 reason VARCHAR(255) NULL,\n  \
+                 event_at TIMESTAMP NOT NULL,\n  \
+                 prev_hash CHAR(64) NOT NULL,\n  \
+                 hash CHAR(64) NOT NULL,\n  \
+                 PRIMARY KEY (scope_key, seq)\n);\n\
+                 CREATE INDEX IF NOT EXISTS \"{chain}_scope_number\" ON \"{chain}\" (scope_key, number)",
                 counter("number", "NOT NULL"),
                 counter("number", "NULL"),
                 counter("refers_number", "NULL"),
                 counter("refers_number", "NULL"),
+                counter("number", "NOT NULL"),
+            ),
+            chain_head: format!(
+                "SELECT chain_seq, chain_head FROM \"{sequences}\" WHERE scope_key = $1 FOR UPDATE"
+            ),
+            chain_append: format!(
+                "INSERT INTO \"{chain}\" (scope_key, seq, number, event, gateway, transaction_id, amount, \
+                 currency, post_id, reason, event_at, prev_hash, hash) VALUES ($1, $2, $3::text::numeric, $4, \
+                 $5, $6, $7, $8, $9, $10, $11::text::timestamp, $12, $13) ON CONFLICT (scope_key, seq) DO NOTHING"
+            ),
+            chain_move_head: format!(
+                "UPDATE \"{sequences}\" SET chain_seq = $1, chain_head = $2 WHERE scope_key = $3 AND chain_seq = $4"
             ),
             initialize: format!(
                 "INSERT INTO \"{sequences}\" (scope_key, current_value, start_value) \
@@ -227,7 +271,7 @@ impl PgSql {
                  ON CONFLICT (gateway, transaction_id) DO NOTHING RETURNING id"
             ),
             lock_payment: format!(
-                "SELECT id, scope_key, number::text, period FROM \"{payments}\" \
+                "SELECT id, scope_key, number::text, period, amount, currency FROM \"{payments}\" \
                  WHERE gateway = $1 AND transaction_id = $2 FOR UPDATE"
             ),
             claim_number: format!(
@@ -254,6 +298,7 @@ impl PgSql {
                  WHERE scope_key = $1 AND number = $2::text::numeric AND status = 'creating' AND claim = $3"
             ),
             awb: PgAwbSql::new(p),
+            chain,
             sequences,
             numbers,
             payments,
