@@ -12,6 +12,7 @@
 
 pub mod browser;
 pub mod burst;
+pub mod chain_walk;
 pub mod check;
 pub mod commit_cut;
 pub mod engines;

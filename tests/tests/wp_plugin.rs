@@ -125,6 +125,14 @@ fn burst_of_callbacks(extension: bool) {
     assert_eq!(check.invoices, 300);
     assert!(check.is_clean(), "{check:?}");
     assert_eq!(check.not_issued(), 0, "{check:?}");
+    // The chains the sixteen clients wrote at once are whole: one entry per
+    // number, linked, the series' rows holding their ends.
+    let chains = counterfoil_tests::chain_walk::walk_all(wp.database_url()).unwrap();
+    for (scope, numbers) in &by_series {
+        let chained: Vec<u64> = chains.issued[scope].iter().copied().collect();
+        assert_eq!(&chained, numbers, "{scope}");
+        assert_eq!(chains.entries[scope], numbers.len() as u64, "{scope}");
+    }
 }
 
 #[test]
