@@ -70,6 +70,7 @@ add_action( 'add_option_' . Counterfoil_Stripe::ISSUER_OPTION, array( 'Counterfo
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );
 Counterfoil_Series_Life::init();
 Counterfoil_Site_Identity::init();
+Counterfoil_Chain::init();
 if ( is_admin() ) {
 	require_once __DIR__ . '/includes/class-counterfoil-list-tables.php';
 	Counterfoil_Admin::init();

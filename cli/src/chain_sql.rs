@@ -1,8 +1,8 @@
 //! The facts check 5 (`chain_check`) reads, on MySQL/MariaDB and on
-//! PostgreSQL: the series' heads, a series' entries in keyset chunks, an
-//! entry's hash at a position, and the comparisons of the chain with the
-//! registry and the payments (as SQL, so they run on the server's indexes
-//! in bounded client memory).
+//! PostgreSQL: the series' heads, the chain's entries and the registry with
+//! its payments in keyset chunks (each in its index's order), the statuses
+//! of voided numbers, an entry's hash at a position, and the registry's
+//! voids the chain never recorded.
 //!
 //! Invariants: only table names (from a checked prefix) are spliced into
 //! the text; scopes and positions are bound. An entry's time is read as the
@@ -12,6 +12,7 @@ use anyhow::Result;
 use counterfoil_core::chain::Entry;
 
 use crate::chain_check::{stored, ChainTables, CHUNK};
+use crate::chain_merge::{PaymentRow, RegistryRow};
 use crate::db;
 use crate::verify_cmd::Source;
 
@@ -23,19 +24,10 @@ fn u64_of(text: &str) -> Result<u64> {
         .map_err(|_| anyhow::anyhow!("`{text}` is not a u64 number"))
 }
 
-/// `a` equals `b`, NULL equal to NULL.
-fn same(pg: bool, a: &str, b: &str) -> String {
-    if pg {
-        format!("{a} IS NOT DISTINCT FROM {b}")
-    } else {
-        format!("{a} <=> {b}")
-    }
-}
-
-/// The comparisons of the chain with the registry and payments: SQL (with
-/// `{chain}`, `{numbers}`, `{payments}` quoted for the engine) and the
-/// finding each row gives.
-fn comparisons(pg: bool, t: &ChainTables<'_>) -> Vec<(String, &'static str)> {
+/// The registry's void numbers of a chained series (from its `chain_from`
+/// on) that the chain never voided: found through the (series, status)
+/// index, the chain's side index-only.
+fn unchained_voids(pg: bool, t: &ChainTables<'_>) -> String {
     let q = |name: &str| {
         if pg {
             format!("\"{name}\"")
@@ -43,71 +35,18 @@ fn comparisons(pg: bool, t: &ChainTables<'_>) -> Vec<(String, &'static str)> {
             format!("`{name}`")
         }
     };
-    let (chain, numbers, payments) = (q(t.chain), q(t.numbers), q(t.payments));
-    let num = if pg { "::text" } else { "" };
-    let first = format!(
-        "(SELECT scope_key, MIN(number) AS first FROM {chain} WHERE event = 'issued' GROUP BY scope_key)"
-    );
-    let voided = format!(
-        "EXISTS (SELECT 1 FROM {chain} c WHERE c.scope_key = n.scope_key AND c.number = n.number AND c.event = 'void')"
-    );
-    let facts = |a: &str, b: &str| {
-        ["gateway", "transaction_id", "amount", "currency"]
-            .iter()
-            .map(|f| same(pg, &format!("{a}.{f}"), &format!("{b}.{f}")))
-            .collect::<Vec<_>>()
-            .join(" AND ")
+    let (chain, numbers, sequences) = (q(t.chain), q(t.numbers), q(t.sequences));
+    let (num, force) = if pg {
+        ("::text", "")
+    } else {
+        ("", " FORCE INDEX (scope_status)")
     };
-    vec![
-        (
-            format!(
-                "SELECT DISTINCT c.scope_key, c.number{num} FROM {chain} c LEFT JOIN {numbers} n \
-                 ON n.scope_key = c.scope_key AND n.number = c.number WHERE n.id IS NULL \
-                 ORDER BY 1, 2 LIMIT {LIMIT}"
-            ),
-            "is in the chain but not in the registry: its row was deleted",
-        ),
-        (
-            format!(
-                "SELECT n.scope_key, n.number{num} FROM {numbers} n JOIN {first} f ON f.scope_key = n.scope_key \
-                 AND n.number >= f.first WHERE NOT EXISTS (SELECT 1 FROM {chain} c WHERE c.scope_key = n.scope_key \
-                 AND c.number = n.number) ORDER BY 1, 2 LIMIT {LIMIT}"
-            ),
-            "is in the registry but not in the chain: it was written behind the books' back",
-        ),
-        (
-            format!(
-                "SELECT n.scope_key, n.number{num} FROM {numbers} n LEFT JOIN {first} f ON f.scope_key = n.scope_key \
-                 WHERE n.status <> 'void' AND {voided} ORDER BY 1, 2 LIMIT {LIMIT}"
-            ),
-            "was voided in the chain but the registry says it is not void: a void was turned back",
-        ),
-        (
-            format!(
-                "SELECT n.scope_key, n.number{num} FROM {numbers} n JOIN {first} f ON f.scope_key = n.scope_key \
-                 AND n.number >= f.first WHERE n.status = 'void' AND NOT {voided} ORDER BY 1, 2 LIMIT {LIMIT}"
-            ),
-            "is void in the registry but the chain never voided it",
-        ),
-        (
-            format!(
-                "SELECT p.scope_key, p.number{num} FROM {payments} p JOIN {chain} c ON c.scope_key = p.scope_key \
-                 AND c.number = p.number AND c.event = 'issued' WHERE NOT ({}) ORDER BY 1, 2 LIMIT {LIMIT}",
-                facts("p", "c")
-            ),
-            "belongs to a payment whose gateway, transaction, amount or currency differ from what the chain recorded: the payment was edited",
-        ),
-        (
-            format!(
-                "SELECT n.scope_key, n.number{num} FROM {numbers} n JOIN {chain} c ON c.scope_key = n.scope_key \
-                 AND c.number = n.number AND c.event = 'issued' WHERE c.gateway IS NOT NULL AND NOT ({} AND {}) \
-                 ORDER BY 1, 2 LIMIT {LIMIT}",
-                same(pg, "n.gateway", "c.gateway"),
-                same(pg, "n.transaction_id", "c.transaction_id")
-            ),
-            "has a registry row whose payment differs from what the chain recorded: the row was edited",
-        ),
-    ]
+    format!(
+        "SELECT n.scope_key, n.number{num} FROM {sequences} s JOIN {numbers} n{force} \
+         ON n.scope_key = s.scope_key AND n.status = 'void' AND n.number >= s.chain_from \
+         LEFT JOIN {chain} c ON c.scope_key = n.scope_key AND c.number = n.number AND c.event = 'void' \
+         WHERE s.chain_from IS NOT NULL AND c.scope_key IS NULL LIMIT {LIMIT}"
+    )
 }
 
 impl Source {
@@ -119,33 +58,37 @@ impl Source {
         }
     }
 
-    /// Every series with its row's chain position and head.
+    /// Every series with its row's chain position, head and first number.
     pub(crate) async fn chain_heads(
         &mut self,
         sequences: &str,
-    ) -> Result<Vec<(String, u64, Option<String>)>> {
+    ) -> Result<Vec<(String, u64, Option<String>, Option<u64>)>> {
         match self {
             Source::MySql(db) => {
                 db.rows(
-                    &format!("SELECT scope_key, chain_seq, chain_head FROM `{sequences}` ORDER BY scope_key"),
+                    &format!("SELECT scope_key, chain_seq, chain_head, chain_from FROM `{sequences}`"),
                     (),
                 )
                 .await
             }
             Source::Postgres(c) => c
                 .query(
-                    &format!("SELECT scope_key, chain_seq, chain_head::text FROM \"{sequences}\" ORDER BY scope_key"),
+                    &format!("SELECT scope_key, chain_seq, chain_head::text, chain_from::text FROM \"{sequences}\""),
                     &[],
                 )
                 .await?
                 .iter()
-                .map(|r| Ok((r.get(0), r.get::<_, i64>(1) as u64, r.get(2))))
+                .map(|r| {
+                    let from: Option<&str> = r.get(3);
+                    Ok((r.get(0), r.get::<_, i64>(1) as u64, r.get(2), from.map(u64_of).transpose()?))
+                })
                 .collect(),
         }
     }
 
-    /// The entries of `scope` after position `after`, at most a chunk.
-    pub(crate) async fn chain_entries(
+    /// The chain's entries after (`scope`, `after`) in key order (series,
+    /// then position), at most a chunk.
+    pub(crate) async fn chain_entries_after(
         &mut self,
         chain: &str,
         scope: &str,
@@ -153,60 +96,76 @@ impl Source {
     ) -> Result<Vec<(u64, Entry, String, String)>> {
         match self {
             Source::MySql(db) => {
-                type Row = (
-                    u64,
-                    u64,
-                    String,
-                    Option<String>,
-                    Option<String>,
-                    Option<String>,
-                    Option<String>,
-                    Option<u64>,
-                    Option<String>,
-                    String,
-                    String,
-                    String,
-                );
-                let rows: Vec<Row> = db
+                let rows: Vec<mysql_async::Row> = db
                     .rows(
                         &format!(
-                            "SELECT seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, \
-                             DATE_FORMAT(event_at, '%Y-%m-%d %H:%i:%s'), prev_hash, hash FROM `{chain}` \
-                             WHERE scope_key = ? AND seq > ? ORDER BY seq LIMIT {CHUNK}"
+                            "SELECT scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, \
+                             DATE_FORMAT(event_at, '%Y-%m-%d %H:%i:%s'), prev_hash, hash FROM `{chain}` FORCE INDEX (PRIMARY) \
+                             WHERE scope_key > ? OR (scope_key = ? AND seq > ?) ORDER BY scope_key, seq LIMIT {CHUNK}"
                         ),
-                        (scope, after),
+                        (scope, scope, after),
                     )
                     .await?;
-                Ok(rows
-                    .into_iter()
-                    .map(|(seq, n, event, g, x, a, c, post, reason, at, prev, hash)| {
-                        stored(scope, seq, n, event, [g, x, a, c, reason], post, at, prev, hash)
+                rows.into_iter()
+                    .map(|mut r| {
+                        let text = |r: &mut mysql_async::Row, i: usize| -> Result<Option<String>> {
+                            r.take_opt::<Option<String>, _>(i)
+                                .transpose()
+                                .map(Option::flatten)
+                                .map_err(|e| anyhow::anyhow!("chain column {i}: {e}"))
+                        };
+                        let int = |r: &mut mysql_async::Row, i: usize| -> Result<Option<u64>> {
+                            r.take_opt::<Option<u64>, _>(i)
+                                .transpose()
+                                .map(Option::flatten)
+                                .map_err(|e| anyhow::anyhow!("chain column {i}: {e}"))
+                        };
+                        let s = text(&mut r, 0)?.unwrap_or_default();
+                        let texts = [
+                            text(&mut r, 4)?,
+                            text(&mut r, 5)?,
+                            text(&mut r, 6)?,
+                            text(&mut r, 7)?,
+                            text(&mut r, 9)?,
+                        ];
+                        Ok(stored(
+                            &s,
+                            int(&mut r, 1)?.unwrap_or_default(),
+                            int(&mut r, 2)?.unwrap_or_default(),
+                            text(&mut r, 3)?.unwrap_or_default(),
+                            texts,
+                            int(&mut r, 8)?,
+                            text(&mut r, 10)?.unwrap_or_default(),
+                            text(&mut r, 11)?.unwrap_or_default(),
+                            text(&mut r, 12)?.unwrap_or_default(),
+                        ))
                     })
-                    .collect())
+                    .collect()
             }
             Source::Postgres(client) => client
                 .query(
                     &format!(
-                        "SELECT seq, number::text, event, gateway, transaction_id, amount, currency, post_id, reason, \
+                        "SELECT scope_key, seq, number::text, event, gateway, transaction_id, amount, currency, post_id, reason, \
                          to_char(event_at, 'YYYY-MM-DD HH24:MI:SS'), prev_hash::text, hash::text FROM \"{chain}\" \
-                         WHERE scope_key = $1 AND seq > $2 ORDER BY seq LIMIT {CHUNK}"
+                         WHERE (scope_key, seq) > ($1, $2) ORDER BY scope_key, seq LIMIT {CHUNK}"
                     ),
                     &[&scope, &(after as i64)],
                 )
                 .await?
                 .iter()
                 .map(|r| {
-                    let post: Option<i64> = r.get(7);
+                    let post: Option<i64> = r.get(8);
+                    let s: String = r.get(0);
                     Ok(stored(
-                        scope,
-                        r.get::<_, i64>(0) as u64,
-                        u64_of(r.get(1))?,
-                        r.get(2),
-                        [r.get(3), r.get(4), r.get(5), r.get(6), r.get(8)],
+                        &s,
+                        r.get::<_, i64>(1) as u64,
+                        u64_of(r.get(2))?,
+                        r.get(3),
+                        [r.get(4), r.get(5), r.get(6), r.get(7), r.get(9)],
                         post.map(|p| p as u64),
-                        r.get(9),
                         r.get(10),
                         r.get(11),
+                        r.get(12),
                     ))
                 })
                 .collect(),
@@ -241,32 +200,141 @@ impl Source {
         }
     }
 
-    /// The findings of the chain compared with the registry and payments.
-    pub(crate) async fn chain_against_registry(
+    /// The registry's voids the chain never recorded.
+    pub(crate) async fn unchained_voids(&mut self, t: &ChainTables<'_>) -> Result<Vec<String>> {
+        let pg = matches!(self, Source::Postgres(_));
+        let sql = unchained_voids(pg, t);
+        let rows: Vec<(String, u64)> = match self {
+            Source::MySql(db) => db.rows(&sql, ()).await?,
+            Source::Postgres(c) => c
+                .query(&sql, &[])
+                .await?
+                .iter()
+                .map(|r| Ok((r.get(0), u64_of(r.get(1))?)))
+                .collect::<Result<_>>()?,
+        };
+        Ok(rows
+            .into_iter()
+            .map(|(scope, n)| {
+                format!("series {scope}: number {n} is void in the registry but the chain never voided it")
+            })
+            .collect())
+    }
+
+    /// Registry rows after (`scope`, `after`) in (series, number) order, at
+    /// most a chunk (read on the (series, number) index: no sort).
+    pub(crate) async fn registry_after(
         &mut self,
         t: &ChainTables<'_>,
-    ) -> Result<Vec<String>> {
-        let pg = matches!(self, Source::Postgres(_));
-        let payments = self.has_table(t.payments).await?;
-        let mut findings = Vec::new();
-        for (i, (sql, what)) in comparisons(pg, t).into_iter().enumerate() {
-            if !payments && i == 4 {
-                continue;
-            }
-            let rows: Vec<(String, u64)> = match self {
-                Source::MySql(db) => db.rows(&sql, ()).await?,
-                Source::Postgres(c) => c
-                    .query(&sql, &[])
-                    .await?
-                    .iter()
-                    .map(|r| Ok((r.get(0), u64_of(r.get(1))?)))
-                    .collect::<Result<_>>()?,
-            };
-            findings.extend(
-                rows.into_iter()
-                    .map(|(scope, n)| format!("series {scope}: number {n} {what}")),
-            );
+        scope: &str,
+        after: u64,
+    ) -> Result<Vec<RegistryRow>> {
+        match self {
+            Source::MySql(db) => Ok(db
+                .rows::<(String, u64, String, Option<String>, Option<String>), _>(
+                    &format!(
+                        "SELECT scope_key, number, status, gateway, transaction_id FROM `{}` FORCE INDEX (scope_number) \
+                         WHERE scope_key > ? OR (scope_key = ? AND number > ?) ORDER BY scope_key, number LIMIT {CHUNK}",
+                        t.numbers
+                    ),
+                    (scope, scope, after),
+                )
+                .await?
+                .into_iter()
+                .map(|(s, n, status, g, x)| (s, n, status, [g, x]))
+                .collect()),
+            Source::Postgres(c) => c
+                .query(
+                    &format!(
+                        "SELECT scope_key, number::text, status, gateway, transaction_id::text FROM \"{}\" \
+                         WHERE (scope_key, number) > ($1, $2::text::numeric) ORDER BY scope_key, number LIMIT {CHUNK}",
+                        t.numbers
+                    ),
+                    &[&scope, &after.to_string()],
+                )
+                .await?
+                .iter()
+                .map(|r| Ok((r.get(0), u64_of(r.get(1))?, r.get(2), [r.get(3), r.get(4)])))
+                .collect(),
         }
-        Ok(findings)
+    }
+
+    /// Numbered payments after (`scope`, `after`) in (series, number) order,
+    /// at most a chunk; none without a payments table.
+    pub(crate) async fn payments_after(
+        &mut self,
+        t: &ChainTables<'_>,
+        scope: &str,
+        after: u64,
+    ) -> Result<Vec<PaymentRow>> {
+        if !self.has_table(t.payments).await? {
+            return Ok(Vec::new());
+        }
+        match self {
+            Source::MySql(db) => {
+                type Row = (String, u64, Option<String>, Option<String>, Option<String>, Option<String>);
+                Ok(db
+                    .rows::<Row, _>(
+                        &format!(
+                            "SELECT scope_key, number, gateway, transaction_id, amount, currency FROM `{}` FORCE INDEX (scope_number) \
+                             WHERE number IS NOT NULL AND (scope_key > ? OR (scope_key = ? AND number > ?)) \
+                             ORDER BY scope_key, number LIMIT {CHUNK}",
+                            t.payments
+                        ),
+                        (scope, scope, after),
+                    )
+                    .await?
+                    .into_iter()
+                    .map(|(s, n, g, x, a, c)| (s, n, [g, x, a, c]))
+                    .collect())
+            }
+            Source::Postgres(c) => c
+                .query(
+                    &format!(
+                        "SELECT scope_key, number::text, gateway, transaction_id::text, amount, currency FROM \"{}\" \
+                         WHERE number IS NOT NULL AND (scope_key, number) > ($1, $2::text::numeric) \
+                         ORDER BY scope_key, number LIMIT {CHUNK}",
+                        t.payments
+                    ),
+                    &[&scope, &after.to_string()],
+                )
+                .await?
+                .iter()
+                .map(|r| Ok((r.get(0), u64_of(r.get(1))?, [r.get(2), r.get(3), r.get(4), r.get(5)])))
+                .collect(),
+        }
+    }
+
+    /// The statuses of `numbers` of `scope` that the registry holds.
+    pub(crate) async fn statuses(
+        &mut self,
+        numbers_table: &str,
+        scope: &str,
+        numbers: &[u64],
+    ) -> Result<std::collections::HashMap<u64, String>> {
+        let list = numbers
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        match self {
+            Source::MySql(db) => Ok(db
+                .rows::<(u64, String), _>(
+                    &format!("SELECT number, status FROM `{numbers_table}` WHERE scope_key = ? AND number IN ({list})"),
+                    (scope,),
+                )
+                .await?
+                .into_iter()
+                .collect()),
+            Source::Postgres(c) => c
+                .query(
+                    &format!("SELECT number::text, status FROM \"{numbers_table}\" WHERE scope_key = $1 AND number IN ({list})"),
+                    &[&scope],
+                )
+                .await?
+                .iter()
+                .map(|r| Ok((u64_of(r.get(0))?, r.get(1))))
+                .collect(),
+        }
     }
 }

@@ -7,6 +7,7 @@ mod adopt_cmd;
 mod audit_cmd;
 mod awb_cmd;
 mod chain_check;
+mod chain_merge;
 mod chain_sql;
 mod cli;
 mod db;

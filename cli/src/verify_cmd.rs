@@ -291,6 +291,7 @@ async fn judge(
     }
 
     // 3. Every number accounted for.
+    let started = std::time::Instant::now();
     let series = src.series(&tables.sequences).await?;
     for (scope, current, start) in &series {
         let start = match start {
@@ -351,6 +352,11 @@ async fn judge(
         }
     }
 
+    eprintln!(
+        "verify: every number accounted for, {} series in {:.1} s",
+        series.len(),
+        started.elapsed().as_secs_f64()
+    );
     // 4. Every invoice post in the registry (a WordPress site: MySQL only).
     if let Source::MySql(db) = &mut src {
         orphan_posts(db, tables, args, &mut push).await?;
@@ -363,7 +369,13 @@ async fn judge(
         payments: &tables.payments,
         chain: &tables.chain,
     };
+    let started = std::time::Instant::now();
     let chains = chain_check::check(&mut src, &names).await?;
+    eprintln!(
+        "verify: {} chain entries walked and held against the registry in {:.1} s",
+        chains.entries,
+        started.elapsed().as_secs_f64()
+    );
     for finding in &chains.findings {
         push("chain", finding.clone());
     }

@@ -2,8 +2,9 @@
 //! through either backend (the PHP twin and the extension over the core)
 //! and by the core on both engines, verify clean; each edit made straight in
 //! the database — an issued invoice's amount changed, a void turned back
-//! into issued, the last number deleted with the counter lowered, an entry
-//! rewritten with its payment — is named by `counterfoil verify` (exit 1);
+//! into issued, the last number deleted with the counter lowered, a number
+//! written into the registry, the chain's start moved, an entry rewritten
+//! with its payment — is named by `counterfoil verify` (exit 1);
 //! a chain cut off at its end and its head set back is found only against
 //! the heads kept earlier (`--heads`, then `--against FILE`).
 //!
@@ -118,6 +119,23 @@ fn books_with_edits(extension: bool) {
         "INSERT INTO wp_counterfoil_numbers SELECT * FROM kept; \
          UPDATE wp_invoice_sequences SET current_value = 4 WHERE scope_key = '5:2026'",
         "number 4 is in the chain but not in the registry",
+    );
+    // A number written straight into the registry, its counter moved on.
+    finds(
+        &wp,
+        "INSERT INTO wp_counterfoil_numbers (scope_key, number, status, source, created_at, updated_at) \
+         VALUES ('5:2026', 5, 'issued', 'api', UTC_TIMESTAMP(), UTC_TIMESTAMP()); \
+         UPDATE wp_invoice_sequences SET current_value = 5 WHERE scope_key = '5:2026'",
+        "DELETE FROM wp_counterfoil_numbers WHERE scope_key = '5:2026' AND number = 5; \
+         UPDATE wp_invoice_sequences SET current_value = 4 WHERE scope_key = '5:2026'",
+        "series 5:2026: number 5 is in the registry but the chain never issued it",
+    );
+    // The chain's start moved up, to pass its numbers off as older.
+    finds(
+        &wp,
+        "UPDATE wp_invoice_sequences SET chain_from = 9 WHERE scope_key = '5:2026'",
+        "UPDATE wp_invoice_sequences SET chain_from = 1 WHERE scope_key = '5:2026'",
+        "series 5:2026: the row says the chain begins at number 9, the chain at 1",
     );
     // The entry rewritten together with its payment: the hash no longer holds.
     finds(

@@ -888,3 +888,97 @@ fn stripe_refunds(extension: bool) {
     );
     drop(fpm);
 }
+
+/// Different refunds of one invoice at the same moment (issue 27's
+/// per-invoice lock, proven): 4 PHP processes released together each ask,
+/// invoice after invoice in the same order, for a credit note of 6.00 on
+/// each of 12 invoices of 10.00 EUR — every invoice is asked for 24.00 at
+/// once and can give 6.00 once. Exactly one credit note per invoice is
+/// issued (12 in all, numbered 1..=12 in the credit-note series), the 36
+/// others are refused with nothing written. Without the lock, two
+/// processes both read 10.00 left and both credit it.
+fn overlapping_refunds_of_one_invoice(extension: bool) {
+    use counterfoil_tests::workers::run_overlapping;
+    let name = if extension {
+        "cn_race_ext"
+    } else {
+        "cn_race_php"
+    };
+    let wp = WordPress::install(MariaDb::shared(), name, None).unwrap();
+    let scope = wp
+        .eval(
+            extension,
+            "foreach (range(0, 11) as $i) { \
+             $p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => \"pi_race$i\", \
+             'user_id' => 7, 'amount' => '10.00', 'currency' => 'EUR')); \
+             if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); } } \
+             echo get_post_meta($p->ID, '_counterfoil_scope_key', true);",
+        )
+        .unwrap();
+    assert!(scope.starts_with("7:"), "{scope}");
+    let script = repo_root().join("tests/wp-workers/credit-notes.php");
+    let commands = (0..4)
+        .map(|w| {
+            let mut c = wp.php(extension);
+            c.arg(&script)
+                .args(["pi_race", &format!("w{w}"), "12", "6.00"]);
+            c
+        })
+        .collect();
+    let finished = run_overlapping(commands, std::time::Duration::from_secs(300)).unwrap();
+    let mut issued = Vec::new();
+    let mut per_invoice = std::collections::BTreeMap::<String, u32>::new();
+    let mut refused = 0;
+    for f in &finished {
+        for line in f.stdout.lines() {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts.as_slice() {
+                ["ok", txn, seq, "6.00"] => {
+                    issued.push(seq.parse::<u64>().unwrap());
+                    *per_invoice.entry((*txn).to_owned()).or_default() += 1;
+                }
+                ["refused", _, "counterfoil_refund_exceeds"] => refused += 1,
+                ["start" | "end", _] => {}
+                other => panic!("unexpected worker line {other:?}\n{}", f.stderr),
+            }
+        }
+    }
+    assert!(
+        per_invoice.values().all(|n| *n == 1),
+        "an invoice credited more than it was: {per_invoice:?}"
+    );
+    issued.sort_unstable();
+    assert_eq!(
+        issued,
+        (1..=12).collect::<Vec<u64>>(),
+        "credit notes issued"
+    );
+    assert_eq!(refused, 48 - 12);
+    let cn = format!(
+        "{}:cn:{}",
+        &scope[..scope.find(':').unwrap()],
+        &scope[scope.rfind(':').unwrap() + 1..]
+    );
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT CONCAT(COUNT(*), ' ', SUM(amount)) FROM wp_counterfoil_payments WHERE refers_scope = '{scope}'"
+        )),
+        "12 72"
+    );
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT CONCAT(COUNT(*), ' ', MIN(number), ' ', MAX(number)) FROM wp_counterfoil_numbers WHERE scope_key = '{cn}'"
+        )),
+        "12 1 12"
+    );
+}
+
+#[test]
+fn overlapping_refunds_of_one_invoice_never_credit_more_than_it_was_pure_php() {
+    overlapping_refunds_of_one_invoice(false);
+}
+
+#[test]
+fn overlapping_refunds_of_one_invoice_never_credit_more_than_it_was_extension() {
+    overlapping_refunds_of_one_invoice(true);
+}

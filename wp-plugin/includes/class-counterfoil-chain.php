@@ -64,7 +64,8 @@ final class Counterfoil_Chain {
 	 * Where `$entry` goes after the head `chain.head` read: the values of
 	 * `chain.append` (scope, seq, number, event, gateway, transaction,
 	 * amount, currency, post id, reason, at, prev hash, hash) and of
-	 * `chain.move_head` (seq, hash, scope, the seq it was at).
+	 * `chain.move_head` (seq, hash, the number if it is the chain's first
+	 * issued one, scope, the seq it was at).
 	 *
 	 * @param array $head  [chain_seq, chain_head] as read.
 	 * @param array $entry The entry.
@@ -76,14 +77,15 @@ final class Counterfoil_Chain {
 		$hash = Counterfoil_Rules::chain_hash( $prev, $entry );
 		$seq  = $at + 1;
 		$row  = array( $entry['scope_key'], $seq, $entry['number'], $entry['event'], $entry['gateway'], $entry['transaction_id'], $entry['amount'], $entry['currency'], $entry['post_id'], $entry['reason'], $entry['at'], $prev, $hash );
-		return array( $row, array( $seq, $hash, $entry['scope_key'], $at ) );
+		$first = 'issued' === $entry['event'] ? $entry['number'] : null;
+		return array( $row, array( $seq, $hash, $first, $entry['scope_key'], $at ) );
 	}
 
 	/** The types of `chain.append`'s values, as the twin binds them. */
 	const APPEND_TYPES = 'sisssssssssss';
 
 	/** The types of `chain.move_head`'s values. */
-	const MOVE_TYPES = 'issi';
+	const MOVE_TYPES = 'isisi';
 
 	/**
 	 * Appends `$entry` with WordPress's connection, inside the transaction
@@ -107,10 +109,129 @@ final class Counterfoil_Chain {
 		if ( 1 !== $ok ) {
 			throw self::moved( $entry['scope_key'], $move[0] );
 		}
-		$ok = $wpdb->query( $wpdb->prepare( "UPDATE {$t['sequences']} SET chain_seq = %d, chain_head = %s WHERE scope_key = %s AND chain_seq = %d", $move ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix.
+		$from = null === $move[2] ? 'NULL' : $wpdb->prepare( '%d', $move[2] );
+		$ok   = $wpdb->query( $wpdb->prepare( "UPDATE {$t['sequences']} SET chain_seq = %d, chain_head = %s, chain_from = COALESCE(chain_from, {$from}) WHERE scope_key = %s AND chain_seq = %d", $move[0], $move[1], $move[3], $move[4] ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix; $from prepared above.
 		if ( 1 !== $ok ) {
 			throw self::moved( $entry['scope_key'], $move[0] );
 		}
+	}
+
+	/** Registers the Site Health check. */
+	public static function init() {
+		add_filter( 'site_status_tests', array( __CLASS__, 'site_status_tests' ) );
+	}
+
+	/** Site Health: the chains, checked a batch at a time. */
+	public static function site_status_tests( $tests ) {
+		$tests['direct']['counterfoil_chain'] = array(
+			'label' => __( 'Counterfoil: tamper-evident books', 'counterfoil' ),
+			'test'  => array( __CLASS__, 'test_chain' ),
+		);
+		return $tests;
+	}
+
+	/**
+	 * Walks the chains on from where the last check stopped, at most
+	 * CHECK_BATCH entries (so a load's time stays bounded at any size): the
+	 * point kept for a series must still hold its hash (nothing before it
+	 * was rewritten or cut off), then each entry after it must link and give
+	 * its hash (Counterfoil_Rules::chain_hash, the core's rule). What held is
+	 * kept in CHECKED_OPTION; a break is reported, and nothing past it is
+	 * kept, so it is reported again until the books are repaired. Once every
+	 * chain was walked to its end, a new pass from the first entries starts
+	 * after a day (an edit behind a kept point is found by the next pass;
+	 * `counterfoil verify` walks everything at once).
+	 *
+	 * @param int $batch Entries to walk at most.
+	 * @return array checked (entries walked now), behind (entries not yet
+	 *               walked), broken (a finding, or null).
+	 */
+	public static function check_some( $batch = self::CHECK_BATCH ) {
+		global $wpdb;
+		$t       = Counterfoil_Schema::tables();
+		$state   = get_option( self::CHECKED_OPTION, array() );
+		$state   = is_array( $state ) && isset( $state['series'], $state['since'] ) ? $state : array(
+			'series' => array(),
+			'since'  => time(),
+		);
+		$kept    = $state['series'];
+		$heads   = $wpdb->get_results( "SELECT scope_key, chain_seq FROM {$t['sequences']} WHERE chain_seq > 0 ORDER BY scope_key", ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix.
+		$checked = 0;
+		$behind  = 0;
+		$broken  = null;
+		foreach ( $heads as $head ) {
+			list( $scope, $to ) = array( (string) $head[0], (int) $head[1] );
+			list( $at, $hash )  = isset( $kept[ $scope ] ) ? $kept[ $scope ] : array( 0, Counterfoil_Rules::CHAIN_GENESIS );
+			if ( $at > 0 && $hash !== $wpdb->get_var( $wpdb->prepare( "SELECT hash FROM {$t['chain']} WHERE scope_key = %s AND seq = %d", $scope, $at ) ) ) { // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix.
+				/* translators: 1: series, 2: position */
+				$broken = sprintf( __( 'series %1$s: the entry at position %2$d, checked before, was rewritten or removed', 'counterfoil' ), $scope, $at );
+				break;
+			}
+			$left = max( 0, $batch - $checked );
+			if ( 0 === $left ) {
+				$behind += $to - $at;
+				continue;
+			}
+			$rows = $wpdb->get_results( $wpdb->prepare( "SELECT seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, DATE_FORMAT(event_at, '%%Y-%%m-%%d %%H:%%i:%%s'), prev_hash, hash FROM {$t['chain']} WHERE scope_key = %s AND seq > %d ORDER BY seq LIMIT %d", $scope, $at, $left ), ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix.
+			foreach ( $rows as $row ) {
+				$entry = array_combine( Counterfoil_Rules::CHAIN_FIELDS, array( $scope, $row[1], $row[2], $row[3], $row[4], $row[5], $row[6], $row[7], $row[8], $row[9] ) );
+				$why   = null;
+				if ( (int) $row[0] !== $at + 1 ) {
+					$why = __( 'an entry is missing before it', 'counterfoil' );
+				} elseif ( $row[10] !== $hash ) {
+					$why = __( 'it does not link to the entry before it', 'counterfoil' );
+				} elseif ( Counterfoil_Rules::chain_hash( $hash, $entry ) !== $row[11] ) {
+					$why = __( 'it no longer gives its hash: it was edited', 'counterfoil' );
+				}
+				if ( null !== $why ) {
+					/* translators: 1: series, 2: number, 3: position, 4: why */
+					$broken = sprintf( __( 'series %1$s: the chain breaks at number %2$s (position %3$d): %4$s', 'counterfoil' ), $scope, $row[1], (int) $row[0], $why );
+					break 2;
+				}
+				$at   = (int) $row[0];
+				$hash = $row[11];
+				++$checked;
+			}
+			$kept[ $scope ] = array( $at, $hash );
+			$behind        += max( 0, $to - $at );
+		}
+		if ( null === $broken && 0 === $behind && time() - (int) $state['since'] > DAY_IN_SECONDS ) {
+			$kept           = array();
+			$state['since'] = time();
+		}
+		$state['series'] = $kept;
+		update_option( self::CHECKED_OPTION, $state, false );
+		return array(
+			'checked' => $checked,
+			'behind'  => $behind,
+			'broken'  => $broken,
+		);
+	}
+
+	/** The Site Health result. */
+	public static function test_chain() {
+		$r  = self::check_some();
+		$ok = null === $r['broken'];
+		if ( ! $ok ) {
+			/* translators: %s: the first break found */
+			$text = sprintf( __( 'The books were edited behind Counterfoil\'s back: %s. Run `counterfoil verify` to list every finding.', 'counterfoil' ), $r['broken'] );
+		} elseif ( $r['behind'] > 0 ) {
+			/* translators: 1: entries checked now, 2: entries left */
+			$text = sprintf( __( '%1$d entries of the books\' chains checked on this visit; %2$d are left for the next visits.', 'counterfoil' ), $r['checked'], $r['behind'] );
+		} else {
+			$text = __( 'Every entry of the books\' chains holds: no issued or voided number was changed behind Counterfoil\'s back.', 'counterfoil' );
+		}
+		return array(
+			'label'       => $ok ? __( 'The books\' chains hold', 'counterfoil' ) : __( 'The books were edited behind Counterfoil\'s back', 'counterfoil' ),
+			'status'      => $ok ? 'good' : 'critical',
+			'badge'       => array(
+				'label' => __( 'Invoice numbers', 'counterfoil' ),
+				'color' => $ok ? 'blue' : 'red',
+			),
+			'description' => '<p>' . esc_html( $text ) . '</p>',
+			'actions'     => '',
+			'test'        => 'counterfoil_chain',
+		);
 	}
 
 	/** The error of a chain that changed under its lock (the core's flows::chain::moved). */

@@ -90,7 +90,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		'registry.release_claim'              => "UPDATE {numbers} SET status = 'reserved', claim = NULL, claim_connection = NULL, claim_node = NULL, claimed_at = NULL, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status = 'creating' AND claim = ?",
 		'chain.head'                          => 'SELECT chain_seq, chain_head FROM {sequences} WHERE scope_key = ? FOR UPDATE',
 		'chain.append'                        => 'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-		'chain.move_head'                     => 'UPDATE {sequences} SET chain_seq = ?, chain_head = ? WHERE scope_key = ? AND chain_seq = ?',
+		'chain.move_head'                     => 'UPDATE {sequences} SET chain_seq = ?, chain_head = ?, chain_from = COALESCE(chain_from, ?) WHERE scope_key = ? AND chain_seq = ?',
 	);
 
 	/**

@@ -36,7 +36,9 @@
  * (Counterfoil_Site_Identity: a copy of the site numbers nothing); 10 the
  * tamper-evident chain: {prefix}counterfoil_chain (every event of a
  * number's life, chained per series with SHA-256) and the head of each
- * series' chain on its row (invoice_sequences.chain_seq, chain_head).
+ * series' chain on its row (invoice_sequences.chain_seq, chain_head, and
+ * chain_from: the first number the chain issued; numbers below it predate
+ * the chain).
  *
  * The definitions of the first three and the chain equal counterfoil-core's
  * (core/src/mysql/sql.rs); a test compares SHOW CREATE TABLE of both.
@@ -125,6 +127,7 @@ final class Counterfoil_Schema {
   closed_by varchar(191) NULL,
   chain_seq bigint(20) unsigned NOT NULL DEFAULT 0,
   chain_head char(64) NULL,
+  chain_from bigint(20) unsigned NULL,
   PRIMARY KEY  (scope_key)
 ) ENGINE=InnoDB $charset;",
 			"CREATE TABLE {$prefix}counterfoil_numbers (
@@ -203,7 +206,7 @@ final class Counterfoil_Schema {
   prev_hash char(64) NOT NULL,
   hash char(64) NOT NULL,
   PRIMARY KEY  (scope_key,seq),
-  KEY scope_number (scope_key,number)
+  KEY scope_number (scope_key,number,event)
 ) ENGINE=InnoDB $charset;",
 		);
 	}

@@ -373,9 +373,9 @@ impl ChainStatements for MysqlStatements<'_> {
             return Ok(Err(crate::flows::chain::moved(&entry.scope_key, seq)));
         }
         let sql = &self.sql.registry.chain_move_head;
-        let moved = self
-            .changed(sql, (seq, hash, entry.scope_key.as_str(), seq - 1))
-            .await?;
+        let first = (entry.event == "issued").then_some(entry.number);
+        let params = (seq, hash, first, entry.scope_key.as_str(), seq - 1);
+        let moved = self.changed(sql, params).await?;
         Ok(if moved == 1 {
             Ok(())
         } else {

@@ -26,7 +26,8 @@ pub struct SeriesSql {
     pub advance: String,
     /// Adds the `closed_by` column to a table from before it.
     pub add_closed_by: String,
-    /// Adds the chain's head (`chain_seq`, `chain_head`) to a table from
+    /// Adds the chain's head (`chain_seq`, `chain_head`, and `chain_from`,
+    /// the first number the chain issued) to a table from
     /// before the chain (`crate::flows::chain`).
     pub add_chain_head: String,
     /// Allocates `?` numbers; the new counter comes back in the OK packet
@@ -65,6 +66,7 @@ impl SeriesSql {
                  closed_by VARCHAR(191) NULL,\n  \
                  chain_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,\n  \
                  chain_head CHAR(64) NULL,\n  \
+                 chain_from BIGINT UNSIGNED NULL,\n  \
                  PRIMARY KEY (scope_key)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
             ),
             list_columns: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
@@ -76,7 +78,7 @@ impl SeriesSql {
             add_closed_by: format!("ALTER TABLE `{table}` ADD COLUMN closed_by VARCHAR(191) NULL"),
             add_chain_head: format!(
                 "ALTER TABLE `{table}` ADD COLUMN chain_seq BIGINT UNSIGNED NOT NULL DEFAULT 0, \
-                 ADD COLUMN chain_head CHAR(64) NULL"
+                 ADD COLUMN chain_head CHAR(64) NULL, ADD COLUMN chain_from BIGINT UNSIGNED NULL"
             ),
             initialize: format!(
                 "INSERT INTO `{table}` (scope_key, current_value, start_value) VALUES (?, ?, ?)"
@@ -246,8 +248,8 @@ pub struct RegistrySql {
     /// Appends a chain entry (scope, seq, number, event, gateway,
     /// transaction, amount, currency, post id, reason, at, prev hash, hash).
     pub chain_append: String,
-    /// Moves a series' head to its new entry (seq, hash, scope, the seq it
-    /// was at): one row.
+    /// Moves a series' head to its new entry (seq, hash, the number if it
+    /// is the chain's first issued one, scope, the seq it was at): one row.
     pub chain_move_head: String,
 }
 
@@ -419,7 +421,7 @@ impl RegistrySql {
                  prev_hash CHAR(64) NOT NULL,\n  \
                  hash CHAR(64) NOT NULL,\n  \
                  PRIMARY KEY (scope_key,seq),\n  \
-                 KEY scope_number (scope_key,number)\n\
+                 KEY scope_number (scope_key,number,event)\n\
                  ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
             ),
             chain_head: format!(
@@ -430,7 +432,8 @@ impl RegistrySql {
                  currency, post_id, reason, event_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             ),
             chain_move_head: format!(
-                "UPDATE `{sequences}` SET chain_seq = ?, chain_head = ? WHERE scope_key = ? AND chain_seq = ?"
+                "UPDATE `{sequences}` SET chain_seq = ?, chain_head = ?, chain_from = COALESCE(chain_from, ?) \
+                 WHERE scope_key = ? AND chain_seq = ?"
             ),
             chain,
             numbers,

@@ -432,9 +432,9 @@ impl ChainStatements for PgStatements<'_> {
             return Ok(Err(crate::flows::chain::moved(&e.scope_key, seq)));
         }
         let sql = &self.sql.chain_move_head;
-        let moved = self
-            .changed(sql, &[&at, &hash, &e.scope_key, &before])
-            .await?;
+        let first = (e.event == "issued").then(|| e.number.to_string());
+        let params: &Params = &[&at, &hash, &first, &e.scope_key, &before];
+        let moved = self.changed(sql, params).await?;
         Ok(if moved == 1 {
             Ok(())
         } else {

@@ -87,7 +87,8 @@ pub struct PgSql {
     /// (scope, seq, number, event, gateway, transaction, amount, currency,
     /// post id, reason, at, prev hash, hash): none if the position is taken.
     pub chain_append: String,
-    /// (seq, hash, scope, the seq it was at): one row.
+    /// (seq, hash, the number if the chain's first issued one, scope, the
+    /// seq it was at): one row.
     pub chain_move_head: String,
     /// The AWB stock's tables.
     pub awb: PgAwbSql,
@@ -112,17 +113,21 @@ impl PgSql {
                  {},\n  \
                  closed_by VARCHAR(191) COLLATE \"C\" NULL,\n  \
                  chain_seq BIGINT NOT NULL DEFAULT 0,\n  \
-                 chain_head CHAR(64) NULL\n)",
+                 chain_head CHAR(64) NULL,\n  \
+                 {}\n)",
                 counter("current_value", "NOT NULL DEFAULT 0"),
                 counter("start_value", "NULL"),
+                counter("chain_from", "NULL"),
             ) + &format!(
                 // An adopted table from before Counterfoil lacks start_value,
                 // a table from before series were closed lacks closed_by.
                 ";\nALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS {};\n\
                  ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS closed_by VARCHAR(191) COLLATE \"C\" NULL;\n\
                  ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS chain_seq BIGINT NOT NULL DEFAULT 0;\n\
-                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS chain_head CHAR(64) NULL",
-                counter("start_value", "NULL")
+                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS chain_head CHAR(64) NULL;\n\
+                 ALTER TABLE \"{sequences}\" ADD COLUMN IF NOT EXISTS {}",
+                counter("start_value", "NULL"),
+                counter("chain_from", "NULL")
             ),
             create_registry: format!(
                 "CREATE TABLE IF NOT EXISTS \"{numbers}\" (\n  \
@@ -181,7 +186,7 @@ impl PgSql {
                  prev_hash CHAR(64) NOT NULL,\n  \
                  hash CHAR(64) NOT NULL,\n  \
                  PRIMARY KEY (scope_key, seq)\n);\n\
-                 CREATE INDEX IF NOT EXISTS \"{chain}_scope_number\" ON \"{chain}\" (scope_key, number)",
+                 CREATE INDEX IF NOT EXISTS \"{chain}_scope_number\" ON \"{chain}\" (scope_key, number, event)",
                 counter("number", "NOT NULL"),
                 counter("number", "NULL"),
                 counter("refers_number", "NULL"),
@@ -197,7 +202,8 @@ impl PgSql {
                  $5, $6, $7, $8, $9, $10, $11::text::timestamp, $12, $13) ON CONFLICT (scope_key, seq) DO NOTHING"
             ),
             chain_move_head: format!(
-                "UPDATE \"{sequences}\" SET chain_seq = $1, chain_head = $2 WHERE scope_key = $3 AND chain_seq = $4"
+                "UPDATE \"{sequences}\" SET chain_seq = $1, chain_head = $2, chain_from = COALESCE(chain_from, $3::text::numeric) \
+                 WHERE scope_key = $4 AND chain_seq = $5"
             ),
             initialize: format!(
                 "INSERT INTO \"{sequences}\" (scope_key, current_value, start_value) \

@@ -1,0 +1,107 @@
+<?php
+use PHPUnit\Framework\TestCase;
+
+/**
+ * The tamper-evident chain on the PHP side (Counterfoil_Chain): every number
+ * handed out and every void is an entry of its series' chain, written with
+ * it (through the backend under test, and the books' void); Site Health
+ * walks the chains a batch at a time and names the first edit.
+ */
+final class ChainTest extends TestCase {
+	protected function tearDown(): void {
+		delete_option( Counterfoil_Chain::CHECKED_OPTION );
+	}
+
+	/** A new issuer's series with $n invoices: [scope, transaction ids]. */
+	private function series( $n ) {
+		$u    = Counterfoil_Test::user();
+		$txns = array();
+		$post = null;
+		for ( $i = 0; $i < $n; $i++ ) {
+			$txns[] = 'pi_chain_' . $u . '_' . $i;
+			$post   = counterfoil_create_invoice_for_payment(
+				array(
+					'gateway'        => 'stripe',
+					'transaction_id' => end( $txns ),
+					'user_id'        => $u,
+					'amount'         => ( 10 + $i ) . '.00',
+					'currency'       => 'EUR',
+				)
+			);
+			$this->assertInstanceOf( WP_Post::class, $post );
+		}
+		return array( get_post_meta( $post->ID, '_counterfoil_scope_key', true ), $txns );
+	}
+
+	private static function entries( $scope ) {
+		global $wpdb;
+		return $wpdb->get_results( $wpdb->prepare( "SELECT seq, number, event, gateway, transaction_id, amount, currency, reason FROM {$wpdb->prefix}counterfoil_chain WHERE scope_key = %s ORDER BY seq", $scope ), ARRAY_A );
+	}
+
+	/** Site Health walked to the end: no break, nothing left. */
+	private static function walk_to_the_end() {
+		for ( $i = 0; $i < 10000; $i++ ) {
+			$r = Counterfoil_Chain::check_some( 500 );
+			if ( null !== $r['broken'] || 0 === $r['behind'] ) {
+				return $r;
+			}
+		}
+		return $r;
+	}
+
+	public function test_numbers_and_voids_are_chained_with_their_facts() {
+		list( $scope, $txns ) = $this->series( 3 );
+		$this->assertTrue( counterfoil_void_number( $scope, 2, 'customer cancelled' ) );
+		$e = self::entries( $scope );
+		$this->assertCount( 4, $e );
+		$this->assertSame( array( '1', '2', '3', '4' ), array_column( $e, 'seq' ) );
+		$this->assertSame( array( 'issued', 'issued', 'issued', 'void' ), array_column( $e, 'event' ) );
+		$this->assertSame( array( 'stripe', $txns[0], '10.00', 'EUR' ), array( $e[0]['gateway'], $e[0]['transaction_id'], $e[0]['amount'], $e[0]['currency'] ) );
+		$this->assertSame( array( '2', 'customer cancelled', null ), array( $e[3]['number'], $e[3]['reason'], $e[3]['amount'] ) );
+		// A void that changes nothing writes no entry.
+		$this->assertInstanceOf( WP_Error::class, counterfoil_void_number( $scope, 2, 'again' ) );
+		$this->assertCount( 4, self::entries( $scope ) );
+	}
+
+	public function test_site_health_walks_a_batch_at_a_time_and_names_the_first_edit() {
+		global $wpdb;
+		list( $scope ) = $this->series( 3 );
+		$first         = Counterfoil_Chain::check_some( 1 );
+		$this->assertSame( 1, $first['checked'] );
+		$this->assertGreaterThan( 0, $first['behind'] );
+		$r = self::walk_to_the_end();
+		$this->assertNull( $r['broken'] );
+		$this->assertSame( 'good', Counterfoil_Chain::test_chain()['status'] );
+		$kept = get_option( Counterfoil_Chain::CHECKED_OPTION )['series'];
+		$this->assertSame( 3, $kept[ $scope ][0] );
+
+		// A new entry edited behind the books' back: found on the next visit.
+		$this->assertTrue( counterfoil_void_number( $scope, 1, 'duplicate order' ) );
+		$wpdb->query( $wpdb->prepare( "UPDATE {$wpdb->prefix}counterfoil_chain SET reason = 'nothing to see' WHERE scope_key = %s AND seq = 4", $scope ) );
+		$r = self::walk_to_the_end();
+		$this->assertSame( "series $scope: the chain breaks at number 1 (position 4): it no longer gives its hash: it was edited", $r['broken'] );
+		$health = Counterfoil_Chain::test_chain();
+		$this->assertSame( 'critical', $health['status'] );
+		$this->assertStringContainsString( 'counterfoil verify', $health['description'] );
+		$wpdb->query( $wpdb->prepare( "UPDATE {$wpdb->prefix}counterfoil_chain SET reason = 'duplicate order' WHERE scope_key = %s AND seq = 4", $scope ) );
+		$this->assertNull( self::walk_to_the_end()['broken'] );
+
+		// An entry checked before, rewritten: the kept point tells.
+		$hash = $wpdb->get_var( $wpdb->prepare( "SELECT hash FROM {$wpdb->prefix}counterfoil_chain WHERE scope_key = %s AND seq = 4", $scope ) );
+		$wpdb->query( $wpdb->prepare( "UPDATE {$wpdb->prefix}counterfoil_chain SET hash = REPEAT('a', 64) WHERE scope_key = %s AND seq = 4", $scope ) );
+		$this->assertSame( "series $scope: the entry at position 4, checked before, was rewritten or removed", Counterfoil_Chain::check_some()['broken'] );
+		$wpdb->query( $wpdb->prepare( "UPDATE {$wpdb->prefix}counterfoil_chain SET hash = %s WHERE scope_key = %s AND seq = 4", $hash, $scope ) );
+
+		// An edit behind the kept point: unseen until the next pass, which
+		// starts a day after the last one began.
+		$wpdb->query( $wpdb->prepare( "UPDATE {$wpdb->prefix}counterfoil_chain SET amount = '0.01' WHERE scope_key = %s AND seq = 2", $scope ) );
+		$this->assertNull( self::walk_to_the_end()['broken'] );
+		$state          = get_option( Counterfoil_Chain::CHECKED_OPTION );
+		$state['since'] = time() - 2 * DAY_IN_SECONDS;
+		update_option( Counterfoil_Chain::CHECKED_OPTION, $state, false );
+		Counterfoil_Chain::check_some();
+		$this->assertSame( "series $scope: the chain breaks at number 2 (position 2): it no longer gives its hash: it was edited", self::walk_to_the_end()['broken'] );
+		$wpdb->query( $wpdb->prepare( "UPDATE {$wpdb->prefix}counterfoil_chain SET amount = '11.00' WHERE scope_key = %s AND seq = 2", $scope ) );
+		$this->assertNull( self::walk_to_the_end()['broken'] );
+	}
+}
