@@ -3,13 +3,15 @@
 //! invoice may still be credited.
 //!
 //! Invariants:
-//! - a credit note is numbered in the year it is issued: the credit-note
+//! - a credit note is numbered in the period it is issued: the credit-note
 //!   series of a refund in `year` of an invoice of series `{issuer}:{y}` is
-//!   `{issuer}:cn:{year}` (so the `continue` plan links credit-note series
-//!   only among themselves); of an invoice of any other series `s`, `s:cn`.
-//!   A credit-note series has no credit-note series of its own;
-//! - a series is a credit-note series exactly when its key ends in `:cn` or
-//!   `:cn:{four digits}` ([`kind_of`]);
+//!   `{issuer}:cn:{year}` (under a monthly rule, of an invoice of
+//!   `{issuer}:{yyyy-mm}`, `{issuer}:cn:{yyyy-mm}` of the month it is
+//!   issued; so the `continue` plan links credit-note series only among
+//!   themselves); of an invoice of any other series `s`, `s:cn`. A
+//!   credit-note series has no credit-note series of its own;
+//! - a series is a credit-note series exactly when its key ends in `:cn`,
+//!   `:cn:{yyyy}` or `:cn:{yyyy-mm}` ([`kind_of`]);
 //! - amounts are counted in the currency's smallest unit (the exponent of
 //!   [`crate::money::exponent`]), never in floating point; a decimal amount
 //!   with more decimals than its currency has is refused, not rounded;
@@ -18,9 +20,10 @@
 //!   ([`credit_note_amount`]); with nothing left, no credit note is made.
 
 use crate::error::{Error, Result};
+use crate::fiscal::PeriodKey;
 use crate::money;
 use crate::scope::ScopeKey;
-use crate::series_life::issuer_and_year;
+use crate::series_life::issuer_and_period;
 
 /// What a series numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +52,7 @@ pub const DEFAULT_TEMPLATE: &str = "CN-{year}-{seq:04}";
 
 /// What series `scope` numbers.
 pub fn kind_of(scope: &str) -> Kind {
-    let body = issuer_and_year(scope).map_or(scope, |(head, _)| head);
+    let body = issuer_and_period(scope).map_or(scope, |(head, _)| head);
     if body.ends_with(":cn") {
         Kind::CreditNote
     } else {
@@ -62,11 +65,22 @@ pub fn kind_of(scope: &str) -> Kind {
 /// error for a credit-note series, a year outside 1..=9999 or a key that
 /// would grow too long.
 pub fn series_for(scope: &str, year: u32) -> Result<String> {
+    series_for_period(scope, PeriodKey { year, month: None })
+}
+
+/// [`series_for`] in a numbering period: `{issuer}:cn:{period}` (`2027`, or
+/// `2027-03` under a monthly rule) for an invoice of `{issuer}:{period}`.
+pub fn series_for_period(scope: &str, period: PeriodKey) -> Result<String> {
     ScopeKey::new(scope)?;
-    if !crate::scope::YEARS.contains(&year) {
+    if !crate::scope::YEARS.contains(&period.year)
+        || period.month.is_some_and(|m| !(1..=12).contains(&m))
+    {
         return Err(Error::InvalidArgument {
             name: "year",
-            reason: format!("year {year} is outside 1..=9999"),
+            reason: format!(
+                "period {} is outside 1..=9999 or not a month",
+                period.label()
+            ),
         });
     }
     if kind_of(scope) == Kind::CreditNote {
@@ -75,8 +89,8 @@ pub fn series_for(scope: &str, year: u32) -> Result<String> {
             reason: format!("`{scope}` is a credit-note series; a credit note corrects an invoice"),
         });
     }
-    let key = match issuer_and_year(scope) {
-        Some((issuer, _)) => format!("{issuer}:{MARKER}:{year:04}"),
+    let key = match issuer_and_period(scope) {
+        Some((issuer, _)) => format!("{issuer}:{MARKER}:{}", period.label()),
         None => format!("{scope}:{MARKER}"),
     };
     Ok(ScopeKey::new(key)?.as_str().to_owned())

@@ -165,7 +165,8 @@ pub fn json_string(s: &str) -> String {
 pub struct ExportFilter {
     /// One series.
     pub scope: Option<String>,
-    /// The series of one year (keys ending in `:YYYY`).
+    /// The series of one year (keys ending in `:YYYY`, and a monthly rule's
+    /// `:YYYY-MM`).
     pub year: Option<u32>,
     /// Handed out on or after this day (`YYYY-MM-DD`, UTC).
     pub from: Option<String>,
@@ -236,8 +237,9 @@ impl ExportQuery {
             params.push(s.clone());
         }
         if let Some(y) = filter.year {
-            wheres.push("n.scope_key LIKE ?".to_owned());
+            wheres.push("(n.scope_key LIKE ? OR n.scope_key LIKE ?)".to_owned());
             params.push(format!("%:{y:04}"));
+            params.push(format!("%:{y:04}-__"));
         }
         if let Some(d) = &filter.from {
             wheres.push("n.created_at >= ?".to_owned());
@@ -296,7 +298,8 @@ impl ExportQuery {
         }
         if let Some(y) = filter.year {
             let p = next(&mut params, format!("%:{y:04}"));
-            wheres.push(format!("n.scope_key LIKE {p}"));
+            let m = next(&mut params, format!("%:{y:04}-__"));
+            wheres.push(format!("(n.scope_key LIKE {p} OR n.scope_key LIKE {m})"));
         }
         if let Some(d) = &filter.from {
             let p = next(&mut params, format!("{d} 00:00:00"));
@@ -363,7 +366,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(q.params, vec!["%:2026".to_owned()]);
+        assert_eq!(q.params, vec!["%:2026".to_owned(), "%:2026-__".to_owned()]);
         assert!(q.sql.contains("wp_counterfoil_payments"));
     }
 }

@@ -7,10 +7,12 @@
 //!   an existing series is never reset;
 //! - under [`MissingSeries::Create`] a new series starts at the configured
 //!   start; under [`MissingSeries::Continue`] right after the issuer's latest
-//!   earlier year (the configured start when there is none); under
+//!   earlier period of the same kind — year after year, month after month
+//!   (the configured start when there is none); under
 //!   [`MissingSeries::Hold`] nothing is created and the payment waits;
-//! - the issuer of `"{issuer}:{year}"` is everything before the last `:`, and
-//!   only a four-digit year counts, so `42:2026` never continues `420:2025`;
+//! - the issuer of `"{issuer}:{year}"` or `"{issuer}:{yyyy-mm}"` is
+//!   everything before the last `:`, and only a four-digit year (and a
+//!   two-digit month 01–12) counts, so `42:2026` never continues `420:2025`;
 //! - a series continued under `Continue` is closed in the same transaction
 //!   that creates its successor, under its row lock: it hands out no number
 //!   after that, so the two never hand out the same number (a format without
@@ -22,6 +24,7 @@
 //! `previous_series`) passes the same vectors (`tests/vectors/series_plans.json`).
 
 use crate::error::{Error, Result};
+use crate::fiscal::PeriodKey;
 use crate::scope::{ScopeKey, YEARS};
 use crate::series;
 
@@ -67,14 +70,37 @@ impl MissingSeries {
 }
 
 /// The issuer and year of a `"{issuer}:{year}"` key (year: four digits in
-/// [`YEARS`]); `None` for keys of any other shape.
+/// [`YEARS`]); `None` for keys of any other shape (a month's key included).
 pub fn issuer_and_year(scope: &str) -> Option<(&str, u32)> {
+    match issuer_and_period(scope)? {
+        (issuer, PeriodKey { year, month: None }) => Some((issuer, year)),
+        _ => None,
+    }
+}
+
+/// The issuer and numbering period of a `"{issuer}:{yyyy}"` (a year,
+/// calendar or fiscal) or `"{issuer}:{yyyy-mm}"` (a month) key: the tail is
+/// [`PeriodKey::label`]'s shape exactly (year in [`YEARS`], month 01–12);
+/// `None` for keys of any other shape.
+pub fn issuer_and_period(scope: &str) -> Option<(&str, PeriodKey)> {
     let (issuer, tail) = scope.rsplit_once(':')?;
-    if tail.len() != 4 || !tail.bytes().all(|b| b.is_ascii_digit()) {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (year, month) = match tail.len() {
+        4 => (tail, None),
+        7 if tail.as_bytes()[4] == b'-' => (&tail[..4], Some(&tail[5..])),
+        _ => return None,
+    };
+    if !digits(year) || !month.map_or(true, digits) {
         return None;
     }
-    let year: u32 = tail.parse().ok()?;
-    YEARS.contains(&year).then_some((issuer, year))
+    let year: u32 = year.parse().ok()?;
+    let month = match month {
+        Some(m) => Some(m.parse::<u32>().ok().filter(|m| (1..=12).contains(m))?),
+        None => None,
+    };
+    YEARS
+        .contains(&year)
+        .then_some((issuer, PeriodKey { year, month }))
 }
 
 /// The LIKE pattern of every series of `issuer` (`{issuer}:%`), with `\`,
@@ -93,19 +119,21 @@ pub fn issuer_pattern(issuer: &str) -> String {
 }
 
 /// The series `scope` would continue: among `existing` (scope key, current
-/// value), the one of the same issuer with the latest year before `scope`'s.
+/// value), the one of the same issuer with the latest period before
+/// `scope`'s, of the same kind (a month continues a month, a year a year).
 pub fn previous_series<'a, I>(scope: &ScopeKey, existing: I) -> Option<(&'a str, u64)>
 where
     I: IntoIterator<Item = (&'a str, u64)>,
 {
-    let (issuer, year) = issuer_and_year(scope.as_str())?;
+    let (issuer, period) = issuer_and_period(scope.as_str())?;
     existing
         .into_iter()
         .filter_map(|(key, current)| {
-            let (i, y) = issuer_and_year(key)?;
-            (i == issuer && y < year).then_some((y, key, current))
+            let (i, p) = issuer_and_period(key)?;
+            (i == issuer && p.month.is_some() == period.month.is_some() && p < period)
+                .then_some((p, key, current))
         })
-        .max_by_key(|(y, _, _)| *y)
+        .max_by_key(|(p, _, _)| *p)
         .map(|(_, key, current)| (key, current))
 }
 

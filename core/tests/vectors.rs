@@ -430,8 +430,12 @@ fn credit_notes() {
     for case in v["series"].as_array().unwrap() {
         let scope = scope_of(case);
         let year = case["year"].as_u64().unwrap() as u32;
+        let period = counterfoil_core::fiscal::PeriodKey {
+            year,
+            month: case["month"].as_u64().map(|m| m as u32),
+        };
         match (
-            credit_note::series_for(&scope, year),
+            credit_note::series_for_period(&scope, period),
             case["error"].as_str(),
         ) {
             (Ok(got), None) => match case["series"].as_str() {

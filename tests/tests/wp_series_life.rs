@@ -420,6 +420,19 @@ fn period_boundary_by_the_sites_clock(
     midnight_utc: i64,
     extension: bool,
 ) {
+    periods_by_the_sites_clock(timezone, rule, ("2026", "2027"), midnight_utc, extension);
+}
+
+/// Payments across the boundary at `midnight_utc` between the periods named
+/// `old` and `new` (series `{issuer}:{old}`, then `{issuer}:{new}`: years,
+/// or months as `yyyy-mm` under the `month` rule).
+fn periods_by_the_sites_clock(
+    timezone: &str,
+    rule: &str,
+    (old_period, new_period): (&str, &str),
+    midnight_utc: i64,
+    extension: bool,
+) {
     let name = format!(
         "ny_{}_{}_{}",
         timezone.split('/').next_back().unwrap().to_lowercase(),
@@ -432,7 +445,7 @@ fn period_boundary_by_the_sites_clock(
         &format!(
             "update_option('timezone_string', '{timezone}');
              update_option('counterfoil_period', '{rule}');
-             for ($u = 1; $u <= 4; $u++) {{ initialize_invoice_sequence($u, 2026, 100 * $u); }}"
+             for ($u = 1; $u <= 4; $u++) {{ counterfoil_backend()->initialize(\"$u:{old_period}\", 100 * $u); }}"
         ),
     )
     .unwrap();
@@ -462,25 +475,30 @@ fn period_boundary_by_the_sites_clock(
     for d in &got {
         assert_eq!(d.status, 201, "{} at {}: {}", d.txn, d.before, d.body);
         let scope = d.body["scope_key"].as_str().unwrap().to_owned();
-        let year = scope.rsplit_once(':').unwrap().1;
+        let period = scope.rsplit_once(':').unwrap().1;
         assert_eq!(scope.split(':').next().unwrap(), d.user.to_string());
         if d.after < boundary {
             assert_eq!(
-                year, "2026",
+                period, old_period,
                 "{} answered before midnight: {}",
                 d.txn, d.body
             );
         } else if d.before >= boundary {
-            assert_eq!(year, "2027", "{} sent after midnight: {}", d.txn, d.body);
+            assert_eq!(
+                period, new_period,
+                "{} sent after midnight: {}",
+                d.txn, d.body
+            );
         }
-        if year == "2026" {
+        if period == old_period {
             old += 1;
         } else {
+            assert_eq!(period, new_period, "{}", d.body);
             new += 1;
         }
         let number = d.body["number"].as_str().unwrap();
         assert!(
-            number.starts_with(&format!("{year}-")),
+            number.starts_with(&format!("{}-", &period[..4])),
             "{number} in {scope}"
         );
         assert!(
@@ -496,14 +514,14 @@ fn period_boundary_by_the_sites_clock(
         old >= 8 && new >= 8,
         "the run must cross midnight: {old} before, {new} after"
     );
-    // The new year's series were created by the setting, at 1.
+    // The new period's series were created by the setting, at 1.
     for u in 1..=4 {
-        if numbers.contains_key(&format!("{u}:2027")) {
+        if numbers.contains_key(&format!("{u}:{new_period}")) {
             assert_eq!(
                 scalar(
                     &wp,
                     &format!(
-                        "SELECT start_value FROM wp_invoice_sequences WHERE scope_key = '{u}:2027'"
+                        "SELECT start_value FROM wp_invoice_sequences WHERE scope_key = '{u}:{new_period}'"
                     )
                 ),
                 "1"
@@ -573,6 +591,32 @@ fn tax_year_in_london_pure_php() {
         "Europe/London",
         "fiscal-year:04-06",
         LONDON_TAX_YEAR,
+        false,
+    );
+}
+
+/// 2027-03-01 00:00 in Madrid (CET, UTC+1) is 2027-02-28 23:00 UTC: under
+/// the monthly rule, March's series begin.
+const MADRID_MARCH: i64 = 1_803_855_600;
+
+#[test]
+fn a_new_month_in_madrid_extension() {
+    periods_by_the_sites_clock(
+        "Europe/Madrid",
+        "month",
+        ("2027-02", "2027-03"),
+        MADRID_MARCH,
+        true,
+    );
+}
+
+#[test]
+fn a_new_month_in_madrid_pure_php() {
+    periods_by_the_sites_clock(
+        "Europe/Madrid",
+        "month",
+        ("2027-02", "2027-03"),
+        MADRID_MARCH,
         false,
     );
 }

@@ -267,7 +267,7 @@ final class Counterfoil_Admin {
 		$ok   = ! empty( $_POST['period_confirm'] );
 		// phpcs:enable
 		try {
-			$rule = Counterfoil_Rules::period_rule( 'fiscal-year' === $kind ? 'fiscal-year:' . $day : 'calendar-year' );
+			$rule = Counterfoil_Rules::period_rule( 'fiscal-year' === $kind ? 'fiscal-year:' . $day : ( 'month' === $kind ? 'month' : 'calendar-year' ) );
 		} catch ( InvalidArgumentException $e ) {
 			return __( 'The settings were not saved: a fiscal year starts on a day every year has, written MM-DD (04-01, 07-01, 04-06).', 'counterfoil' );
 		}
@@ -276,11 +276,11 @@ final class Counterfoil_Admin {
 			return null;
 		}
 		$local = counterfoil_local_day();
-		$then  = counterfoil_current_period()[0];
-		$now   = Counterfoil_Rules::period_of( $rule, $local[0], $local[1], $local[2] )[0];
+		$then  = Counterfoil_Rules::period_label( counterfoil_current_period() );
+		$now   = Counterfoil_Rules::period_label( Counterfoil_Rules::period_of( $rule, $local[0], $local[1], $local[2] ) );
 		if ( $now !== $then && ! $ok ) {
-			/* translators: 1: the year now, 2: the year after the change, 3: the rule */
-			return sprintf( __( 'Nothing was saved. With %3$s, today belongs to the year starting in %2$d instead of %1$d: from the moment you save, payments go to the issuers\' %2$d series (…:%2$d), which the missing-series setting creates or continues; the %1$d series keep every number they issued, and nothing is renumbered. Tick "I have read what changes" and save again to go ahead.', 'counterfoil' ), $then, $now, Counterfoil_Rules::period_rule_text( $rule ) );
+			/* translators: 1: the period now, 2: the period after the change (a year, or a month as yyyy-mm), 3: the rule */
+			return sprintf( __( 'Nothing was saved. With %3$s, today belongs to the period %2$s instead of %1$s: from the moment you save, payments go to the issuers\' %2$s series (…:%2$s), which the missing-series setting creates or continues; the %1$s series keep every number they issued, and nothing is renumbered. Tick "I have read what changes" and save again to go ahead.', 'counterfoil' ), $then, $now, Counterfoil_Rules::period_rule_text( $rule ) );
 		}
 		return $rule;
 	}
@@ -343,7 +343,7 @@ final class Counterfoil_Admin {
 			$starts[ $scope ] = (int) $raw;
 		}
 		if ( ! empty( $_POST['create_all_missing'] ) ) { // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
-			foreach ( Counterfoil_Series_Life::next_year_proposals( counterfoil_current_period()[0], 0, true ) as $p ) {
+			foreach ( Counterfoil_Series_Life::next_year_proposals( counterfoil_current_period(), 0, true ) as $p ) {
 				if ( ! isset( $starts[ $p['scope_key'] ] ) ) {
 					$starts[ $p['scope_key'] ] = $p['start'];
 				}
@@ -352,7 +352,7 @@ final class Counterfoil_Admin {
 		if ( ! $starts ) {
 			self::back( 'error', __( 'Choose at least one series to create.', 'counterfoil' ) );
 		}
-		delete_transient( 'counterfoil_next_year_counts_' . counterfoil_current_period()[0] );
+		delete_transient( Counterfoil_Series_Life::counts_cache( counterfoil_current_period() ) );
 		$done = Counterfoil_Series_Life::create_series( $starts );
 		/* translators: 1: created count, 2: list, 3: existing count */
 		$text = sprintf( __( 'Created %1$d series (%2$s); %3$d already existed and were left unchanged.', 'counterfoil' ), count( $done['created'] ), implode( ', ', $done['created'] ), count( $done['existed'] ) );
@@ -416,14 +416,18 @@ final class Counterfoil_Admin {
 
 	/** Next year's series for every issuer with one this year, with editable first numbers. */
 	private static function render_next_year( $post ) {
-		$year                        = counterfoil_current_period()[0];
-		list( $issuers, $missing )   = Counterfoil_Series_Life::next_year_counts( $year );
-		$proposals                   = Counterfoil_Series_Life::next_year_proposals( $year, self::NEXT_YEAR_ROWS, true );
+		$period                      = counterfoil_current_period();
+		$labels                      = Counterfoil_Series_Life::labels( $period );
+		list( $issuers, $missing )   = Counterfoil_Series_Life::next_year_counts( $period );
+		$proposals                   = Counterfoil_Series_Life::next_year_proposals( $period, self::NEXT_YEAR_ROWS, true );
+		if ( null === $labels ) {
+			return;
+		}
 		?>
 		<h2>
 			<?php
-			/* translators: %d: next year */
-			echo esc_html( sprintf( __( 'Series for %d, ahead of time', 'counterfoil' ), $year + 1 ) );
+			/* translators: %s: the next period (a year, or a month as yyyy-mm) */
+			echo esc_html( sprintf( __( 'Series for %s, ahead of time', 'counterfoil' ), $labels[1] ) );
 			?>
 		</h2>
 		<?php if ( ! $issuers ) : ?>
@@ -434,8 +438,8 @@ final class Counterfoil_Admin {
 		?>
 		<p id="counterfoil-next-year-counts">
 			<?php
-			/* translators: 1: issuers, 2: this year, 3: missing, 4: next year */
-			echo esc_html( sprintf( __( '%1$d issuers have a series for %2$d; %3$d of them have none for %4$d yet.', 'counterfoil' ), $issuers, $year, $missing, $year + 1 ) );
+			/* translators: 1: issuers, 2: this period, 3: missing, 4: next period (years, or months as yyyy-mm) */
+			echo esc_html( sprintf( __( '%1$d issuers have a series for %2$s; %3$d of them have none for %4$s yet.', 'counterfoil' ), $issuers, $labels[0], $missing, $labels[1] ) );
 			?>
 		</p>
 		<?php if ( ! $proposals ) : ?>
@@ -598,12 +602,13 @@ final class Counterfoil_Admin {
 						<select name="period_kind" id="counterfoil-period-kind">
 							<option value="calendar-year" <?php selected( $period[0], 'calendar-year' ); ?>><?php esc_html_e( 'Calendar year (1 January)', 'counterfoil' ); ?></option>
 							<option value="fiscal-year" <?php selected( $period[0], 'fiscal-year' ); ?>><?php esc_html_e( 'Fiscal year starting on (MM-DD)', 'counterfoil' ); ?></option>
+							<option value="month" <?php selected( $period[0], 'month' ); ?>><?php esc_html_e( 'Calendar month (a series per issuer and month)', 'counterfoil' ); ?></option>
 						</select></label>
 						<input type="text" name="period_start" size="5" placeholder="04-01" value="<?php echo esc_attr( 'fiscal-year' === $period[0] ? sprintf( '%02d-%02d', $period[1], $period[2] ) : '' ); ?>">
 						<span class="description" id="counterfoil-period-now">
 						<?php
 						/* translators: 1: the period's year, 2: {fy} */
-						echo esc_html( sprintf( __( 'Today belongs to the year %1$s (series …:%2$s).', 'counterfoil' ), Counterfoil_Rules::fiscal_label( $period, counterfoil_current_period()[0] ), sprintf( '%04d', counterfoil_current_period()[0] ) ) );
+						echo esc_html( sprintf( __( 'Today belongs to the year %1$s (series …:%2$s).', 'counterfoil' ), Counterfoil_Rules::fiscal_label( $period, counterfoil_current_period()[0] ), Counterfoil_Rules::period_label( counterfoil_current_period() ) ) );
 						?>
 						</span></p>
 				</fieldset>

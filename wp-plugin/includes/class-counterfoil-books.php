@@ -99,8 +99,10 @@ final class Counterfoil_Books {
 			$params[] = $f['scope'];
 		}
 		if ( $f['year'] ) {
-			$parts[]  = "$alias.scope_key LIKE %s";
+			// A year's series (…:2026) and, under the monthly rule, its months' (…:2026-03).
+			$parts[]  = "($alias.scope_key LIKE %s OR $alias.scope_key LIKE %s)";
 			$params[] = '%:' . $wpdb->esc_like( sprintf( '%04d', $f['year'] ) );
+			$params[] = '%:' . $wpdb->esc_like( sprintf( '%04d', $f['year'] ) ) . '-__';
 		}
 		if ( ! empty( $f['status'] ) ) {
 			$parts[]  = "$alias.status = %s";
@@ -509,7 +511,7 @@ final class Counterfoil_Books {
 			$clauses['where'] .= $wpdb->prepare( ' AND cfn.scope_key = %s', $f['scope'] );
 		}
 		if ( $f['year'] ) {
-			$clauses['where'] .= $wpdb->prepare( ' AND cfn.scope_key LIKE %s', '%:' . sprintf( '%04d', $f['year'] ) );
+			$clauses['where'] .= $wpdb->prepare( ' AND (cfn.scope_key LIKE %s OR cfn.scope_key LIKE %s)', '%:' . sprintf( '%04d', $f['year'] ), '%:' . sprintf( '%04d', $f['year'] ) . '-__' );
 		}
 		if ( '' !== $f['status'] ) {
 			$clauses['where'] .= $wpdb->prepare( ' AND cfn.status = %s', $f['status'] );

@@ -121,24 +121,24 @@ final class Counterfoil_Credit_Notes {
 				} catch ( InvalidArgumentException $e ) {
 					return new WP_Error( 'counterfoil_refund_exceeds', self::refusal( $invoice, $credited, $requested ), array( 'status' => 409 ) );
 				}
-				$now   = counterfoil_local_period();
-				$scope = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], counterfoil_current_period()[0] );
-				$held  = self::record( $scope, $refund, $credit, $invoice, $reason );
+				$now     = counterfoil_local_period();
+				$current = counterfoil_current_period();
+				$scope   = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], $current[0], $current[1] );
+				$held    = self::record( $scope, $refund, $credit, $invoice, $reason );
 				if ( is_wp_error( $held ) ) {
 					return $held;
 				}
 			}
+			// The credit note's year: its series' (a year's or a month's), else the local year.
+			$owner   = Counterfoil_Rules::issuer_and_period( $scope );
 			$payment = array(
 				'gateway'        => $refund['gateway'],
 				'transaction_id' => $refund['refund_id'],
 				'user_id'        => $invoice['issuer'],
-				'year'           => (int) substr( $scope, -4 ),
+				'year'           => null === $owner ? counterfoil_local_period()[0] : $owner[1],
 				'amount'         => $credit,
 				'currency'       => $invoice['currency'],
 			);
-			if ( null === Counterfoil_Rules::issuer_and_year( $scope ) ) {
-				$payment['year'] = counterfoil_local_period()[0];
-			}
 			$result = Counterfoil_Invoices::issue( $scope, $payment, counterfoil_local_period(), true );
 		} finally {
 			self::unlock( $invoice );

@@ -66,11 +66,21 @@ final class Counterfoil_Invoices {
 			return $bad( __( 'The field user_id is required and must be a whole number, 0 or more.', 'counterfoil' ) );
 		}
 		$now  = null === $now ? counterfoil_local_period() : $now;
-		// The series' year: the numbering period of the local day (the
-		// calendar year, or the year a fiscal year starts in).
-		$year = isset( $payment['year'] ) ? $payment['year'] : counterfoil_current_period()[0];
+		// The series' period: the numbering period of the local day (the
+		// calendar year, the year a fiscal year starts in, or the month),
+		// unless the payment names its year (and month, under the monthly
+		// rule: else the local month).
+		$current = counterfoil_current_period();
+		$year    = isset( $payment['year'] ) ? $payment['year'] : $current[0];
 		if ( ! is_int( $year ) || $year < 1 || $year > 9999 ) {
 			return $bad( __( 'The field year must be a whole number from 1 to 9999.', 'counterfoil' ) );
+		}
+		$month = null;
+		if ( null !== $current[1] ) {
+			$month = isset( $payment['month'] ) ? $payment['month'] : ( isset( $payment['year'] ) ? $now[1] : $current[1] );
+			if ( ! is_int( $month ) || $month < 1 || $month > 12 ) {
+				return $bad( __( 'The field month must be a whole number from 1 to 12.', 'counterfoil' ) );
+			}
 		}
 		$amount = isset( $payment['amount'] ) ? $payment['amount'] : null;
 		try {
@@ -89,6 +99,7 @@ final class Counterfoil_Invoices {
 			'transaction_id' => $payment['transaction_id'],
 			'user_id'        => $payment['user_id'],
 			'year'           => $year,
+			'period'         => Counterfoil_Rules::period_label( array( $year, $month ) ),
 			'amount'         => $amount,
 			'currency'       => $currency,
 		);
@@ -114,7 +125,7 @@ final class Counterfoil_Invoices {
 		if ( is_wp_error( $payment ) ) {
 			return $payment;
 		}
-		return self::issue( $series . $payment['user_id'] . ':' . $payment['year'], $payment, $now, true );
+		return self::issue( $series . $payment['user_id'] . ':' . $payment['period'], $payment, $now, true );
 	}
 
 	/**
@@ -178,7 +189,7 @@ final class Counterfoil_Invoices {
 			$payment['amount']   = null === $first->amount ? null : (string) $first->amount;
 			$payment['currency'] = null === $first->currency ? null : (string) $first->currency;
 		}
-		$year     = Counterfoil_Rules::issuer_and_year( $record['scope_key'] );
+		$year     = Counterfoil_Rules::issuer_and_period( $record['scope_key'] );
 		$period   = empty( $record['period'] ) ? null : array_map( 'intval', explode( '-', $record['period'] ) );
 		$month    = null !== $period ? $period[1] : $now[1];
 		$year     = null !== $year ? $year[1] : $payment['year'];
@@ -282,15 +293,16 @@ final class Counterfoil_Invoices {
 	}
 
 	/**
-	 * The issuer of series $scope (`{issuer}:{year}`, a credit-note series
-	 * `{issuer}:cn:{year}`, a test series `test:{issuer}:…`), or null for a
+	 * The issuer of series $scope (`{issuer}:{year}` or `{issuer}:{yyyy-mm}`,
+	 * a credit-note series `{issuer}:cn:{period}`, a test series
+	 * `test:{issuer}:…`), or null for a
 	 * series of another shape.
 	 *
 	 * @param string $scope Series.
 	 * @return string|null
 	 */
 	public static function issuer_of( $scope ) {
-		$owner = Counterfoil_Rules::issuer_and_year( (string) $scope );
+		$owner = Counterfoil_Rules::issuer_and_period( (string) $scope );
 		if ( null === $owner ) {
 			return null;
 		}
@@ -435,7 +447,7 @@ final class Counterfoil_Invoices {
 				++$out['still_waiting'];
 				continue;
 			}
-			$owner   = Counterfoil_Rules::issuer_and_year( $row->scope_key );
+			$owner   = Counterfoil_Rules::issuer_and_period( $row->scope_key );
 			$issuer  = self::issuer_of( $row->scope_key );
 			$period  = array_map( 'intval', explode( '-', (string) $row->period ) );
 			$payment = array(

@@ -207,7 +207,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		Counterfoil_Rules::plan( $plan );
 		Counterfoil_Rules::counter_for_start( $start );
 		$previous = null;
-		$mine     = Counterfoil_Rules::issuer_and_year( $scope );
+		$mine     = Counterfoil_Rules::issuer_and_period( $scope );
 		if ( 'continue' === $plan && null !== $mine ) {
 			$pattern  = addcslashes( $mine[0], '\\%_' ) . ':%';
 			$rows     = $this->attempt(

@@ -172,41 +172,63 @@ final class Counterfoil_Rules {
 
 	/**
 	 * The issuer and year of a "{issuer}:{year}" key (a four-digit year in
-	 * 1..9999), or null for keys of any other shape.
+	 * 1..9999), or null for keys of any other shape (a month's included).
 	 *
 	 * @param string $scope Scope key.
 	 * @return array|null [issuer, year].
 	 */
 	public static function issuer_and_year( $scope ) {
-		$at = strrpos( $scope, ':' );
+		$owner = self::issuer_and_period( $scope );
+		return null === $owner || null !== $owner[2] ? null : array( $owner[0], $owner[1] );
+	}
+
+	/**
+	 * The issuer and numbering period of a "{issuer}:{yyyy}" or
+	 * "{issuer}:{yyyy-mm}" key (counterfoil_core::series_life::issuer_and_period),
+	 * or null for keys of any other shape.
+	 *
+	 * @param string $scope Scope key.
+	 * @return array|null [issuer, year, month or null].
+	 */
+	public static function issuer_and_period( $scope ) {
+		$at = strrpos( (string) $scope, ':' );
 		if ( false === $at ) {
 			return null;
 		}
 		$tail = substr( $scope, $at + 1 );
-		if ( ! preg_match( '/^[0-9]{4}$/', $tail ) || (int) $tail < 1 ) {
+		if ( ! preg_match( '/^([0-9]{4})(?:-([0-9]{2}))?$/D', $tail, $m ) || (int) $m[1] < 1 ) {
 			return null;
 		}
-		return array( substr( $scope, 0, $at ), (int) $tail );
+		$month = isset( $m[2] ) ? (int) $m[2] : null;
+		if ( null !== $month && ( $month < 1 || $month > 12 ) ) {
+			return null;
+		}
+		return array( substr( $scope, 0, $at ), (int) $m[1], $month );
 	}
 
 	/**
 	 * The series a new one continues: among $existing (scope key => current
-	 * value), the same issuer's with the latest year before $scope's.
+	 * value), the same issuer's with the latest period before $scope's, of
+	 * the same kind (a month continues a month, a year a year).
 	 *
 	 * @param string $scope    The new series.
 	 * @param array  $existing List of [scope key, current value].
 	 * @return array|null [scope key, current value].
 	 */
 	public static function previous_series( $scope, array $existing ) {
-		$mine = self::issuer_and_year( $scope );
+		$mine = self::issuer_and_period( $scope );
 		if ( null === $mine ) {
 			return null;
 		}
 		$best = null;
 		foreach ( $existing as $row ) {
-			$theirs = self::issuer_and_year( (string) $row[0] );
-			if ( null !== $theirs && $theirs[0] === $mine[0] && $theirs[1] < $mine[1] && ( null === $best || $theirs[1] > $best[0] ) ) {
-				$best = array( $theirs[1], $row );
+			$theirs = self::issuer_and_period( (string) $row[0] );
+			if ( null === $theirs || $theirs[0] !== $mine[0] || ( null === $theirs[2] ) !== ( null === $mine[2] ) ) {
+				continue;
+			}
+			$at = array( $theirs[1], (int) $theirs[2] );
+			if ( $at < array( $mine[1], (int) $mine[2] ) && ( null === $best || $at > $best[0] ) ) {
+				$best = array( $at, $row );
 			}
 		}
 		return null === $best ? null : $best[1];
@@ -666,40 +688,42 @@ final class Counterfoil_Rules {
 	const CREDIT_NOTE_TEMPLATE = 'CN-{year}-{seq:04}';
 
 	/**
-	 * What a series numbers: 'credit_note' when its key ends in `:cn` or
-	 * `:cn:{yyyy}`, else 'invoice' (counterfoil_core::credit_note::kind_of,
+	 * What a series numbers: 'credit_note' when its key ends in `:cn`,
+	 * `:cn:{yyyy}` or `:cn:{yyyy-mm}`, else 'invoice' (counterfoil_core::credit_note::kind_of,
 	 * tests/vectors/credit_notes.json).
 	 *
 	 * @param string $scope Series.
 	 * @return string
 	 */
 	public static function kind_of( $scope ) {
-		$owner = self::issuer_and_year( (string) $scope );
+		$owner = self::issuer_and_period( (string) $scope );
 		$body  = null === $owner ? (string) $scope : $owner[0];
 		return ':cn' === substr( $body, -3 ) ? 'credit_note' : 'invoice';
 	}
 
 	/**
-	 * The series of a credit note issued in $year for an invoice of series
-	 * $scope: `{issuer}:cn:{year}` for `{issuer}:{y}`, else `{scope}:cn`
-	 * (counterfoil_core::credit_note::series_for).
+	 * The series of a credit note issued in $year (and $month, under a
+	 * monthly rule) for an invoice of series $scope: `{issuer}:cn:{period}`
+	 * for `{issuer}:{period}`, else `{scope}:cn`
+	 * (counterfoil_core::credit_note::series_for_period).
 	 *
-	 * @param string $scope Invoice series.
-	 * @param int    $year  The year the credit note is issued in.
+	 * @param string   $scope Invoice series.
+	 * @param int      $year  The year the credit note is issued in.
+	 * @param int|null $month Its month under a monthly rule.
 	 * @return string
 	 * @throws InvalidArgumentException Naming `scope` or `year`, or the scope key error's kind.
 	 */
-	public static function credit_note_series( $scope, $year ) {
+	public static function credit_note_series( $scope, $year, $month = null ) {
 		$error = self::scope_key_error( $scope );
 		if ( null === $error && 'credit_note' === self::kind_of( $scope ) ) {
 			$error = array( 'scope', sprintf( '`%s` is a credit-note series; a credit note corrects an invoice', $scope ) );
 		}
-		if ( null === $error && ( ! is_int( $year ) || $year < 1 || $year > 9999 ) ) {
-			$error = array( 'year', 'the year is outside 1..9999' );
+		if ( null === $error && ( ! is_int( $year ) || $year < 1 || $year > 9999 || ( null !== $month && ( ! is_int( $month ) || $month < 1 || $month > 12 ) ) ) ) {
+			$error = array( 'year', 'the period is outside 1..9999 or not a month' );
 		}
 		if ( null === $error ) {
-			$owner = self::issuer_and_year( $scope );
-			$key   = null === $owner ? $scope . ':cn' : $owner[0] . ':cn:' . sprintf( '%04d', $year );
+			$owner = self::issuer_and_period( $scope );
+			$key   = null === $owner ? $scope . ':cn' : $owner[0] . ':cn:' . self::period_label( array( $year, $month ) );
 			$error = self::scope_key_error( $key );
 		}
 		if ( null !== $error ) {

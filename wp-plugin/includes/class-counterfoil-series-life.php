@@ -45,35 +45,38 @@ final class Counterfoil_Series_Life {
 	}
 
 	/**
-	 * Next year's series for issuers that have a series in $year: the key,
-	 * this year's counter, whether it exists, and the start the site's plan
-	 * would give it. One query (the next year's key is this key with the year
-	 * replaced), in scope order.
+	 * Next period's series for issuers that have a series in $period (a year,
+	 * or a month under the monthly rule): the key, this period's counter,
+	 * whether it exists, and the start the site's plan would give it. One
+	 * query (the next period's key is this key with the period replaced), in
+	 * scope order.
 	 *
-	 * @param int  $year         This year (local).
-	 * @param int  $limit        At most this many (0: all).
-	 * @param bool $only_missing Only those whose next year's series is missing.
+	 * @param int|array $period      This period: a year, or [year, month or null].
+	 * @param int       $limit        At most this many (0: all).
+	 * @param bool      $only_missing Only those whose next period's series is missing.
 	 * @return array List of arrays: scope_key, from (this year's key), current, exists, start.
 	 */
-	public static function next_year_proposals( $year, $limit = 0, $only_missing = false ) {
+	public static function next_year_proposals( $period, $limit = 0, $only_missing = false ) {
 		global $wpdb;
-		if ( $year >= 9999 ) {
+		$labels = self::labels( $period );
+		if ( null === $labels ) {
 			return array();
 		}
+		list( $this_one, $next, $key ) = $labels;
 		$t    = Counterfoil_Schema::tables();
 		$sql  = "SELECT s.scope_key, s.current_value, n.scope_key IS NOT NULL AS next_exists
-			FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - 4), %s)
+			FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - %d), %s)
 			WHERE s.scope_key LIKE %s" . ( $only_missing ? ' AND n.scope_key IS NULL' : '' ) . ' ORDER BY s.scope_key' . ( $limit > 0 ? ' LIMIT ' . (int) $limit : '' );
-		$rows = $wpdb->get_results( $wpdb->prepare( $sql, sprintf( '%04d', $year + 1 ), '%:' . $wpdb->esc_like( sprintf( '%04d', $year ) ) ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders and an int.
+		$rows = $wpdb->get_results( $wpdb->prepare( $sql, strlen( $this_one ), $next, '%:' . $wpdb->esc_like( $this_one ) ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders and an int.
 		$plan = 'continue' === counterfoil_missing_series_plan() ? 'continue' : 'create';
 		$out  = array();
 		foreach ( $rows as $row ) {
-			$owner = Counterfoil_Rules::issuer_and_year( $row->scope_key );
-			if ( null === $owner || $owner[1] !== $year ) {
+			$owner = Counterfoil_Rules::issuer_and_period( $row->scope_key );
+			if ( null === $owner || array( $owner[1], $owner[2] ) !== $key ) {
 				continue;
 			}
 			$out[] = array(
-				'scope_key' => $owner[0] . ':' . sprintf( '%04d', $year + 1 ),
+				'scope_key' => $owner[0] . ':' . $next,
 				'from'      => $row->scope_key,
 				'current'   => (int) $row->current_value,
 				'exists'    => (bool) (int) $row->next_exists,
@@ -84,15 +87,36 @@ final class Counterfoil_Series_Life {
 	}
 
 	/**
+	 * A period (a year, or [year, month or null]) as [its label, the next
+	 * period's label, the period as [year, month or null]]; null when no
+	 * period follows it (9999's last).
+	 *
+	 * @param int|array $period The period.
+	 * @return array|null
+	 */
+	public static function labels( $period ) {
+		$key = is_array( $period ) ? array( (int) $period[0], null === $period[1] ? null : (int) $period[1] ) : array( (int) $period, null );
+		$nxt = Counterfoil_Rules::period_next( $key );
+		if ( $nxt[0] > 9999 ) {
+			return null;
+		}
+		return array( Counterfoil_Rules::period_label( $key ), Counterfoil_Rules::period_label( $nxt ), $key );
+	}
+
+	/**
 	 * How many issuers have a series in $year, and how many of them have
 	 * none for the next year (cached for 5 minutes: one pass over the series).
 	 *
 	 * @param int $year This year (local).
 	 * @return int[] [with a series this year, missing next year's].
 	 */
-	public static function next_year_counts( $year ) {
+	public static function next_year_counts( $period ) {
 		global $wpdb;
-		$key    = 'counterfoil_next_year_counts_' . $year;
+		$labels = self::labels( $period );
+		if ( null === $labels ) {
+			return array( 0, 0 );
+		}
+		$key    = self::counts_cache( $period );
 		$cached = get_transient( $key );
 		if ( is_array( $cached ) ) {
 			return $cached;
@@ -101,15 +125,22 @@ final class Counterfoil_Series_Life {
 		$row    = $wpdb->get_row(
 			$wpdb->prepare(
 				"SELECT COUNT(*) AS issuers, COALESCE(SUM(n.scope_key IS NULL), 0) AS missing
-				 FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - 4), %s)
+				 FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - %d), %s)
 				 WHERE s.scope_key LIKE %s",
-				sprintf( '%04d', $year + 1 ),
-				'%:' . $wpdb->esc_like( sprintf( '%04d', $year ) )
+				strlen( $labels[0] ),
+				$labels[1],
+				'%:' . $wpdb->esc_like( $labels[0] )
 			)
 		);
 		$counts = array( (int) $row->issuers, (int) $row->missing );
 		set_transient( $key, $counts, 5 * MINUTE_IN_SECONDS );
 		return $counts;
+	}
+
+	/** The transient holding next_year_counts() of $period. */
+	public static function counts_cache( $period ) {
+		$labels = self::labels( $period );
+		return 'counterfoil_next_year_counts_' . ( null === $labels ? 'none' : $labels[0] );
 	}
 
 	/**
@@ -144,7 +175,7 @@ final class Counterfoil_Series_Life {
 	 * @return array|null What create_series() did, or null when it had nothing to do.
 	 */
 	public static function daily() {
-		$year = counterfoil_current_period()[0];
+		$year = counterfoil_current_period();
 		if ( ! counterfoil_next_period_is_near() || 'create' !== counterfoil_missing_series_plan() ) {
 			return null;
 		}
@@ -153,7 +184,7 @@ final class Counterfoil_Series_Life {
 			$starts[ $p['scope_key'] ] = $p['start'];
 		}
 		$done = self::create_series( $starts );
-		delete_transient( 'counterfoil_next_year_counts_' . $year );
+		delete_transient( self::counts_cache( $year ) );
 		update_option( 'counterfoil_next_year_prepared', array( 'at' => time(), 'created' => count( $done['created'] ), 'failed' => count( $done['failed'] ) ), false );
 		return $done;
 	}
@@ -227,7 +258,7 @@ final class Counterfoil_Series_Life {
 	}
 
 	public static function test_next_year() {
-		$year = counterfoil_current_period()[0];
+		$year = counterfoil_current_period();
 		if ( ! counterfoil_next_period_is_near() ) {
 			return self::result( 'next_year', 'good', __( "Next year's invoice series are checked in the last month of the year", 'counterfoil' ), __( 'In the 31 days before the next year starts (December, or the end of the fiscal year), this test lists the issuers whose series for the coming year does not exist yet.', 'counterfoil' ) );
 		}

@@ -71,25 +71,25 @@ function counterfoil_local_day() {
 
 /**
  * The site's numbering period rule (option `counterfoil_period`):
- * `calendar-year` (default) or `fiscal-year:MM-DD`, as
- * Counterfoil_Rules::period_rule() reads it. A rule that does not parse,
- * and `month` (its series keys are not supported by the plugin yet), count
- * as the calendar year.
+ * `calendar-year` (default), `fiscal-year:MM-DD` or `month`, as
+ * Counterfoil_Rules::period_rule() reads it. A rule that does not parse
+ * counts as the calendar year.
  *
  * @return array [kind, month, day].
  */
 function counterfoil_period_rule() {
 	try {
-		$rule = Counterfoil_Rules::period_rule( get_option( 'counterfoil_period', 'calendar-year' ) );
+		return Counterfoil_Rules::period_rule( get_option( 'counterfoil_period', 'calendar-year' ) );
 	} catch ( InvalidArgumentException $e ) {
 		return array( 'calendar-year', 1, 1 );
 	}
-	return 'month' === $rule[0] ? array( 'calendar-year', 1, 1 ) : $rule;
 }
 
 /**
  * The numbering period of the site's local day now: [the year it starts in,
- * null] — the year of a new payment's series (`{issuer}:{year}`).
+ * its month under the monthly rule or null] — the tail of a new payment's
+ * series (`{issuer}:{year}` or `{issuer}:{yyyy-mm}`:
+ * Counterfoil_Rules::period_label()).
  *
  * @return array
  */
@@ -105,8 +105,11 @@ function counterfoil_current_period() {
  * @return bool
  */
 function counterfoil_next_period_is_near() {
-	$rule  = counterfoil_period_rule();
-	$day   = counterfoil_local_day();
+	$rule = counterfoil_period_rule();
+	$day  = counterfoil_local_day();
+	if ( 'month' === $rule[0] ) {
+		return true; // The next month always starts within 31 days.
+	}
 	$start = counterfoil_current_period()[0] + 1;
 	$next  = gmmktime( 0, 0, 0, $rule[1], $rule[2], $start );
 	$today = gmmktime( 0, 0, 0, $day[1], $day[2], $day[0] );

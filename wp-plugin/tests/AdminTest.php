@@ -171,7 +171,7 @@ final class AdminTest extends TestCase {
 			);
 			list( , $notice ) = $this->post( 'save_settings', $form );
 			$this->assertSame( 'error', $notice[0] );
-			$this->assertStringContainsString( 'starting in 2026 instead of 2027', $notice[1] );
+			$this->assertStringContainsString( 'today belongs to the period 2026 instead of 2027', $notice[1] );
 			$this->assertSame( 'calendar-year', get_option( 'counterfoil_period' ), 'nothing saved before the effect was shown' );
 			list( , $notice ) = $this->post( 'save_settings', array( 'period_start' => '02-30' ) + $form + array( 'period_confirm' => '1' ) );
 			$this->assertSame( 'error', $notice[0], 'no 30 February' );

@@ -14,7 +14,7 @@ final class SeriesLifeTest extends TestCase {
 	private $clock;
 
 	protected function setUp(): void {
-		foreach ( array( 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_format', 'timezone_string' ) as $o ) {
+		foreach ( array( 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_format', 'timezone_string', 'counterfoil_period' ) as $o ) {
 			$this->saved[ $o ] = get_option( $o );
 		}
 	}
@@ -92,6 +92,51 @@ final class SeriesLifeTest extends TestCase {
 		$third = Counterfoil_Invoices::for_payment( $this->payment( $u, "new2-$u" ) );
 		$this->assertSame( 2, $third['sequence'] );
 		$this->assertSame( array(), Counterfoil_Test::registry_holes( "$u:2026" ) );
+	}
+
+	public function test_monthly_periods_number_per_issuer_and_month() {
+		update_option( 'counterfoil_period', 'month' );
+		update_option( 'counterfoil_missing_series', 'continue' );
+		update_option( 'counterfoil_format', '{year}/{month}-{seq:03}' );
+		update_option( 'timezone_string', 'UTC' );
+		$u = Counterfoil_Test::user();
+		$this->clock_at( 1802692800 ); // 2027-02-15 12:00 UTC.
+		$this->assertSame( array( 2027, 2 ), counterfoil_current_period() );
+		$this->assertTrue( counterfoil_next_period_is_near() );
+		$feb = Counterfoil_Invoices::for_payment( $this->payment( $u, "m1-$u", null ) );
+		$this->assertIsArray( $feb, is_wp_error( $feb ) ? $feb->get_error_message() : '' );
+		$this->assertSame( array( "$u:2027-02", 1, '2027/02-001' ), array( $feb['scope_key'], $feb['sequence'], $feb['number'] ) );
+		Counterfoil_Invoices::for_payment( $this->payment( $u, "m2-$u", null ) );
+		// Next month's series, proposed ahead (the daily job's list).
+		$ahead = Counterfoil_Series_Life::next_year_proposals( counterfoil_current_period(), 0, true );
+		$mine  = array_values( array_filter( $ahead, function ( $p ) use ( $u ) { return "$u:2027-02" === $p['from']; } ) );
+		$this->assertSame( array( "$u:2027-03", 3 ), array( $mine[0]['scope_key'], $mine[0]['start'] ) );
+		// March: its series continues February's (continue), February's is closed.
+		$this->clock_at( 1803988800 ); // 2027-03-02 12:00 UTC.
+		$mar = Counterfoil_Invoices::for_payment( $this->payment( $u, "m3-$u", null ) );
+		$this->assertSame( array( "$u:2027-03", 3, '2027/03-003' ), array( $mar['scope_key'], $mar['sequence'], $mar['number'] ) );
+		global $wpdb;
+		$this->assertSame( "$u:2027-03", $wpdb->get_var( $wpdb->prepare( 'SELECT closed_by FROM wp_invoice_sequences WHERE scope_key = %s', "$u:2027-02" ) ) );
+		// A payment that names its year and month is numbered in that month's series (here: closed, so by its successor).
+		$late = Counterfoil_Invoices::for_payment( $this->payment( $u, "m4-$u", 2027 ) + array( 'month' => 2 ) );
+		$this->assertSame( array( "$u:2027-03", 4 ), array( $late['scope_key'], $late['sequence'] ) );
+		$this->assertInstanceOf( WP_Error::class, Counterfoil_Invoices::for_payment( $this->payment( $u, "m5-$u", 2027 ) + array( 'month' => 13 ) ) );
+		// A credit note of March's invoice is numbered in March's credit-note series.
+		$note = Counterfoil_Credit_Notes::for_refund(
+			array(
+				'gateway'        => 'stripe',
+				'refund_id'      => "re_m3-$u",
+				'transaction_id' => "m3-$u",
+				'amount'         => '1.00',
+			)
+		);
+		$this->assertIsArray( $note, is_wp_error( $note ) ? $note->get_error_message() : '' );
+		$this->assertSame( array( "$u:cn:2027-03", 1 ), array( $note['scope_key'], $note['sequence'] ) );
+		// The books' year filter holds the months' series.
+		list( $where, $params ) = Counterfoil_Books::where( array( 'scope' => '', 'year' => 2027, 'status' => '' ) );
+		$scopes                 = $wpdb->get_col( $wpdb->prepare( "SELECT DISTINCT n.scope_key FROM wp_counterfoil_numbers n WHERE $where", $params ) ); // phpcs:ignore WordPress.DB.PreparedSQL
+		$this->assertContains( "$u:2027-03", $scopes );
+		$this->assertContains( "$u:2027-02", $scopes );
 	}
 
 	public function test_continue_starts_after_the_issuers_previous_year() {

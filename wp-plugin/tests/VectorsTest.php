@@ -193,7 +193,7 @@ final class VectorsTest extends TestCase {
 		foreach ( $v['series'] as $case ) {
 			$scope = isset( $case['scope'] ) ? $case['scope'] : str_repeat( $case['scope_repeat'][0], $case['scope_repeat'][1] );
 			try {
-				$got = Counterfoil_Rules::credit_note_series( $scope, $case['year'] );
+				$got = Counterfoil_Rules::credit_note_series( $scope, $case['year'], isset( $case['month'] ) ? $case['month'] : null );
 				$this->assertArrayNotHasKey( 'error', $case, json_encode( $case ) );
 				if ( isset( $case['series'] ) ) {
 					$this->assertSame( $case['series'], $got );

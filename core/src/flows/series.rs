@@ -121,7 +121,7 @@ pub(crate) async fn previous_series<S: SeriesStatements + Send>(
     plan: MissingSeries,
 ) -> Answer<Option<String>, S::Failure> {
     let (MissingSeries::Continue, Some((issuer, _))) =
-        (plan, series_life::issuer_and_year(scope.as_str()))
+        (plan, series_life::issuer_and_period(scope.as_str()))
     else {
         return Ok(Ok(None));
     };
