@@ -217,6 +217,26 @@ pub struct Rendered {
 }
 
 impl NumberFormat {
+    /// Whether every rendering can be read back by
+    /// [`NumberFormat::parse_rendered`]: each `{seq}` (whose width varies)
+    /// is followed by the end or by a literal that does not start with a
+    /// digit, and no fiscal-year token is used. `{seq}{year}` or `{seq}7`
+    /// cannot be read back (where does the number end?).
+    pub fn reads_back(&self) -> bool {
+        self.pieces
+            .iter()
+            .enumerate()
+            .all(|(i, piece)| match piece {
+                Piece::FiscalYear | Piece::FiscalYearEnd => false,
+                Piece::Seq { .. } => match self.pieces.get(i + 1) {
+                    None => true,
+                    Some(Piece::Literal(l)) => !l.starts_with(|c: char| c.is_ascii_digit()),
+                    Some(_) => false,
+                },
+                _ => true,
+            })
+    }
+
     /// Reads a rendered number back: `Some` only when `text` is exactly what
     /// [`NumberFormat::render`] produces for the parts found (so `2019-00010`
     /// is not a rendering of `{year}-{seq:04}`, and neither is `2019-0002 `).
@@ -393,6 +413,20 @@ fn parse_pad(spec: &str, at: usize) -> Result<usize, FormatError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_templates_read_back() {
+        let reads = |t: &str| NumberFormat::parse(t).unwrap().reads_back();
+        assert!(reads("{year}-{seq:04}"));
+        assert!(reads("INV/{yy}{month}/{seq}"));
+        assert!(reads("{seq}"));
+        assert!(!reads("{seq}{year}"), "where would the number end?");
+        assert!(!reads("{seq}7"));
+        assert!(!reads("{fy}/{seq}"));
+        // The fuzz check holds a template that reads back to reading back.
+        crate::fuzz_checks::format("{year}-{seq:04}");
+        crate::fuzz_checks::format("{seq}{year}");
+    }
 
     fn p(y: u32, m: u32) -> Period {
         Period::new(y, m).unwrap()

@@ -74,8 +74,8 @@ fn the_books_in_a_browser() {
         "books-invoices",
         "books-dashboard",
     ] {
-        assert!(counterfoil_tests::target_dir()
-            .join(format!("screenshots/{shot}.png"))
+        assert!(browser::screenshots_of("books.mjs")
+            .join(format!("{shot}.png"))
             .exists());
     }
 }

@@ -1,6 +1,6 @@
 //! The plugin's settings page in a real browser: Debian's headless Chromium
 //! driven by playwright-core (tests/browser/settings.mjs) against WordPress
-//! served by php-fpm and nginx. Screenshots go to target/screenshots/.
+//! served by php-fpm and nginx. Screenshots go to target/screenshots/<script>/.
 
 use counterfoil_tests::browser;
 use counterfoil_tests::wordpress::WordPress;
@@ -12,8 +12,8 @@ fn settings_page_create_advance_and_refuse_lower() {
     let site = wp.serve(true, 2).unwrap();
     let out = browser::run("settings.mjs", &site).unwrap_or_else(|e| panic!("{e}"));
     println!("{out}");
-    assert!(counterfoil_tests::target_dir()
-        .join("screenshots/settings-refusal.png")
+    assert!(browser::screenshots_of("settings.mjs")
+        .join("settings-refusal.png")
         .exists());
     // What the browser did is what the database holds.
     assert_eq!(

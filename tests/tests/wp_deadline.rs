@@ -189,6 +189,7 @@ fn the_php_backend_fails_back_to_the_first_node() {
             "wp_invoice_sequences",
             "wp_counterfoil_numbers",
             "wp_counterfoil_payments",
+            "wp_counterfoil_chain",
         ])
         .output()
         .unwrap();

@@ -11,29 +11,14 @@
  */
 
 require './wp-load.php';
+require __DIR__ . '/start-line.php';
 
 list( , $prefix, $worker, $count, $amount ) = $argv;
-$dir = getenv( 'COUNTERFOIL_START_DIR' );
-
-function cf_now_ns() {
-	list( $usec, $sec ) = explode( ' ', microtime() );
-	return (int) $sec * 1000000000 + (int) round( (float) $usec * 1e9 );
-}
 
 // Connected before the start line.
 counterfoil_backend()->name();
 $GLOBALS['wpdb']->get_var( 'SELECT 1' );
-if ( $dir ) {
-	touch( "$dir/ready." . getmypid() );
-	$waited = microtime( true );
-	while ( ! file_exists( "$dir/go" ) ) {
-		if ( microtime( true ) - $waited > 120 ) {
-			fwrite( STDERR, "no go\n" );
-			exit( 2 );
-		}
-		usleep( 1000 );
-	}
-}
+cf_wait_at_start_line();
 echo 'start ', cf_now_ns(), "\n";
 for ( $i = 0; $i < (int) $count; $i++ ) {
 	$txn    = $prefix . $i;

@@ -16,14 +16,10 @@
  */
 
 require './wp-load.php';
+require __DIR__ . '/start-line.php';
 
 list( , $scope, $worker ) = $argv;
 $dir = getenv( 'COUNTERFOIL_START_DIR' );
-
-function cf_now_ns() {
-	list( $usec, $sec ) = explode( ' ', microtime() );
-	return (int) $sec * 1000000000 + (int) round( (float) $usec * 1e9 );
-}
 
 $backend = counterfoil_backend();
 if ( 'php' !== $backend->name() ) {
@@ -32,17 +28,7 @@ if ( 'php' !== $backend->name() ) {
 }
 // Connected before the start line, as the Rust workers.
 $backend->current( $scope );
-if ( $dir ) {
-	touch( "$dir/ready." . getmypid() );
-	$waited = microtime( true );
-	while ( ! file_exists( "$dir/go" ) ) {
-		if ( microtime( true ) - $waited > 120 ) {
-			fwrite( STDERR, "no go\n" );
-			exit( 2 );
-		}
-		usleep( 1000 );
-	}
-}
+cf_wait_at_start_line();
 $ops   = array();
 $start = cf_now_ns();
 while ( ! ( $dir && file_exists( "$dir/stop" ) ) ) {

@@ -87,18 +87,7 @@ async fn raw_payment_parts(c: &mut Conn, with_head: bool, with_insert: bool) -> 
         };
         let (seq, prev) = head.unwrap_or((0, None));
         let prev = prev.unwrap_or_else(|| chain::GENESIS.to_owned());
-        let entry = Entry {
-            scope_key: SCOPE.into(),
-            number: num,
-            event: "issued".into(),
-            gateway: Some("bench".into()),
-            transaction_id: Some(txn.clone()),
-            amount: Some("10.00".into()),
-            currency: Some("EUR".into()),
-            post_id: None,
-            reason: None,
-            at: chain::utc_text(0),
-        };
+        let entry = bench_entry(num, &txn);
         let hash = chain::hash(&prev, &entry);
         if with_insert {
             c.exec_drop("INSERT INTO wp_counterfoil_chain (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (?, ?, ?, 'issued', 'bench', ?, '10.00', 'EUR', NULL, NULL, ?, ?, ?)", (SCOPE, seq + 1, num, &txn, &entry.at, &prev, &hash)).await?;
@@ -109,6 +98,22 @@ async fn raw_payment_parts(c: &mut Conn, with_head: bool, with_insert: bool) -> 
     }
     c.query_drop("COMMIT").await?;
     Ok(())
+}
+
+/// The chain entry of a benchmark payment's number.
+fn bench_entry(number: u64, txn: &str) -> Entry {
+    Entry {
+        scope_key: SCOPE.into(),
+        number,
+        event: "issued".into(),
+        gateway: Some("bench".into()),
+        transaction_id: Some(txn.to_owned()),
+        amount: Some("10.00".into()),
+        currency: Some("EUR".into()),
+        post_id: None,
+        reason: None,
+        at: chain::utc_text(0),
+    }
 }
 
 /// (b) with the statements after the allocation sent as two batches (text
@@ -134,18 +139,7 @@ async fn batched_payment(c: &mut Conn) -> Result<()> {
     drop(r);
     let (seq, prev) = head.into_iter().next().unwrap_or((0, None));
     let prev = prev.unwrap_or_else(|| chain::GENESIS.to_owned());
-    let entry = Entry {
-        scope_key: SCOPE.into(),
-        number: num,
-        event: "issued".into(),
-        gateway: Some("bench".into()),
-        transaction_id: Some(txn.clone()),
-        amount: Some("10.00".into()),
-        currency: Some("EUR".into()),
-        post_id: None,
-        reason: None,
-        at: chain::utc_text(0),
-    };
+    let entry = bench_entry(num, &txn);
     let hash = chain::hash(&prev, &entry);
     c.query_drop(format!(
         "INSERT INTO wp_counterfoil_chain (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES ('{SCOPE}', {}, {num}, 'issued', 'bench', '{txn}', '10.00', 'EUR', NULL, NULL, '{}', '{prev}', '{hash}'); \
