@@ -47,8 +47,11 @@ impl Head {
     }
 }
 
-/// An entry as stored: its position, the entry, its previous hash and hash.
-type Stored = (u64, Entry, String, String);
+/// An entry as stored: its position, the entry and its hash (its stored
+/// previous hash is not read: each entry is hashed after the hash the walk
+/// computed before it, so an edit anywhere breaks the first entry it
+/// touches, and a stored link that was edited alone changes nothing).
+type Stored = (u64, Entry, String);
 
 /// What check 5 found: findings, and each series' head as walked.
 #[derive(Default)]
@@ -90,7 +93,7 @@ pub async fn check(src: &mut Source, t: &ChainTables<'_>) -> Result<ChainReport>
     let mut merge = Merge::new(&heads);
     loop {
         let rows = src.chain_entries_after(t.chain, &after.0, after.1).await?;
-        for (seq, entry, prev, hash) in &rows {
+        for (seq, entry, hash) in &rows {
             report.entries += 1;
             if current.as_ref().map(|w| &w.scope) != Some(&entry.scope_key) {
                 if let Some(done) = current.take() {
@@ -100,7 +103,7 @@ pub async fn check(src: &mut Source, t: &ChainTables<'_>) -> Result<ChainReport>
                 current = Some(SeriesWalk::new(&entry.scope_key));
             }
             if let Some(w) = current.as_mut() {
-                if w.step(*seq, entry, prev, hash, &mut report) {
+                if w.step(*seq, entry, hash, &mut report) {
                     merge.entry(src, t, entry).await?;
                 } else {
                     merge.broken(&w.scope);
@@ -108,7 +111,7 @@ pub async fn check(src: &mut Source, t: &ChainTables<'_>) -> Result<ChainReport>
             }
         }
         match rows.last() {
-            Some((seq, entry, ..)) if rows.len() == CHUNK => {
+            Some((seq, entry, _)) if rows.len() == CHUNK => {
                 after = (entry.scope_key.clone(), *seq);
             }
             _ => break,
@@ -157,14 +160,7 @@ impl SeriesWalk {
 
     /// Walks one entry: whether it holds (and is in order), so the merge
     /// may take it.
-    fn step(
-        &mut self,
-        seq: u64,
-        entry: &Entry,
-        prev: &str,
-        hash: &str,
-        report: &mut ChainReport,
-    ) -> bool {
+    fn step(&mut self, seq: u64, entry: &Entry, hash: &str, report: &mut ChainReport) -> bool {
         if self.broken {
             return false;
         }
@@ -177,11 +173,9 @@ impl SeriesWalk {
             self.broken = true;
             return false;
         }
-        if let Err(broken) = self.walk.step(entry, prev, hash) {
-            let what = match broken.why {
-                "link" => "does not link to the entry before it (an entry was removed or inserted)",
-                _ => "no longer gives its hash (it was edited)",
-            };
+        let prev = self.walk.head().to_owned();
+        if let Err(broken) = self.walk.step(entry, &prev, hash) {
+            let what = "no longer gives its hash (it, or an entry before it, was edited)";
             report.findings.push(format!(
                 "series {scope}: the chain breaks at number {} (position {seq}): the entry {what}",
                 broken.number
@@ -293,7 +287,6 @@ pub(crate) fn stored(
     texts: [Option<String>; 5],
     post_id: Option<u64>,
     at: String,
-    prev: String,
     hash: String,
 ) -> Stored {
     let [gateway, transaction_id, amount, currency, reason] = texts;
@@ -311,7 +304,6 @@ pub(crate) fn stored(
             reason,
             at,
         },
-        prev,
         hash,
     )
 }

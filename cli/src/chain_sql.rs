@@ -93,14 +93,14 @@ impl Source {
         chain: &str,
         scope: &str,
         after: u64,
-    ) -> Result<Vec<(u64, Entry, String, String)>> {
+    ) -> Result<Vec<(u64, Entry, String)>> {
         match self {
             Source::MySql(db) => {
                 let rows: Vec<mysql_async::Row> = db
                     .rows(
                         &format!(
                             "SELECT scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, \
-                             DATE_FORMAT(event_at, '%Y-%m-%d %H:%i:%s'), prev_hash, hash FROM `{chain}` FORCE INDEX (PRIMARY) \
+                             event_at, hash FROM `{chain}` FORCE INDEX (PRIMARY) \
                              WHERE scope_key > ? OR (scope_key = ? AND seq > ?) ORDER BY scope_key, seq LIMIT {CHUNK}"
                         ),
                         (scope, scope, after),
@@ -128,6 +128,12 @@ impl Source {
                             text(&mut r, 7)?,
                             text(&mut r, 9)?,
                         ];
+                        let at = match r.take_opt::<mysql_async::Value, _>(10) {
+                            Some(Ok(mysql_async::Value::Date(y, mo, d, h, mi, se, _))) => {
+                                format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{se:02}")
+                            }
+                            _ => anyhow::bail!("chain column 10: not a DATETIME"),
+                        };
                         Ok(stored(
                             &s,
                             int(&mut r, 1)?.unwrap_or_default(),
@@ -135,9 +141,8 @@ impl Source {
                             text(&mut r, 3)?.unwrap_or_default(),
                             texts,
                             int(&mut r, 8)?,
-                            text(&mut r, 10)?.unwrap_or_default(),
+                            at,
                             text(&mut r, 11)?.unwrap_or_default(),
-                            text(&mut r, 12)?.unwrap_or_default(),
                         ))
                     })
                     .collect()
@@ -146,7 +151,7 @@ impl Source {
                 .query(
                     &format!(
                         "SELECT scope_key, seq, number::text, event, gateway, transaction_id, amount, currency, post_id, reason, \
-                         to_char(event_at, 'YYYY-MM-DD HH24:MI:SS'), prev_hash::text, hash::text FROM \"{chain}\" \
+                         to_char(event_at, 'YYYY-MM-DD HH24:MI:SS'), hash::text FROM \"{chain}\" \
                          WHERE (scope_key, seq) > ($1, $2) ORDER BY scope_key, seq LIMIT {CHUNK}"
                     ),
                     &[&scope, &(after as i64)],
@@ -165,7 +170,6 @@ impl Source {
                         post.map(|p| p as u64),
                         r.get(10),
                         r.get(11),
-                        r.get(12),
                     ))
                 })
                 .collect(),
