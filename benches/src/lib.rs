@@ -23,6 +23,17 @@ pub fn help_or_go(usage: &str) {
     }
 }
 
+/// The value after `name` on the command line, parsed; `default` when it is
+/// missing or does not parse.
+pub fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Runs `cmd` to its end (its stdout captured) and measures it: exit code,
 /// wall seconds and peak RSS in MB (wait4's rusage of that child alone).
 pub fn run_measured(mut cmd: std::process::Command) -> Result<(Option<i32>, f64, f64, String)> {

@@ -43,15 +43,6 @@ const CONTENDERS: [&str; 6] = [
 static TXN: AtomicU64 = AtomicU64::new(0);
 const SCOPE: &str = "1:2026";
 
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// The raw payment transaction; with `chained`, the chain's statements too.
 async fn raw_payment(c: &mut Conn, chained: bool) -> Result<()> {
     raw_payment_parts(c, chained, chained).await
@@ -279,9 +270,9 @@ fn main() -> Result<()> {
     counterfoil_benches::help_or_go("Usage: chain-cost [--seconds S] [--rounds R] [--events N]
 
 The payment transaction without and with the tamper-evident chain, and the core's record_payment, at 1, 4 and 16 clients on one hot series (S seconds a cell, default 2; R interleaved rounds, default 3; medians); then `counterfoil verify` on one series of N events (default 1000000).");
-    let seconds: f64 = arg("--seconds", 2.0);
-    let rounds: usize = arg("--rounds", 3usize).max(1);
-    let events: u64 = arg("--events", 1_000_000u64);
+    let seconds: f64 = counterfoil_benches::arg("--seconds", 2.0);
+    let rounds: usize = counterfoil_benches::arg("--rounds", 3usize).max(1);
+    let events: u64 = counterfoil_benches::arg("--events", 1_000_000u64);
     eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1, binlog off) …");
     let server = MariaDb::start_with("chain-cost", &["--innodb-buffer-pool-size=512M"])?;
     let url = server.fresh_database("chain_cost")?;

@@ -183,23 +183,14 @@ fn median(mut cells: Vec<Cell>) -> Cell {
     }
 }
 
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() -> Result<()> {
     counterfoil_benches::help_or_go(
         "Usage: pg-table [--seconds S] [--rounds R]
 
 PostgreSQL side by side (one private PostgreSQL 15, a primary with a synchronous standby, and one private MariaDB, started by this run): the core against a raw tokio-postgres loop of the same statement, the locked counter row and a SEQUENCE, next to MariaDB's raw loop and core, and the core on the primary with its synchronous standby, at 1-64 clients on one hot series. S seconds a cell (default 1.5), the median of R interleaved rounds (default 3).",
     );
-    let seconds: f64 = arg("--seconds", 1.5);
-    let rounds: usize = arg("--rounds", 3usize).max(1);
+    let seconds: f64 = counterfoil_benches::arg("--seconds", 1.5);
+    let rounds: usize = counterfoil_benches::arg("--rounds", 3usize).max(1);
     eprintln!("starting a private PostgreSQL 15 (fsync on) and a private MariaDB (flush=1) …");
     let pg = Postgres::start("pg-table")?;
     let my = MariaDb::start_with("pg-table", &["--max-connections=300"])?;
