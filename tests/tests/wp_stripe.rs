@@ -67,6 +67,45 @@ fn deliver(port: u16, event: &Value) -> Response {
     )
 }
 
+/// Delivers `events` at one moment: each is signed first (signing runs
+/// node), then posted from its own thread, all released by one barrier.
+/// Fails unless the deliveries overlapped: the last one was sent before the
+/// first answer came back (issue 29: concurrency proven, not assumed).
+fn deliver_together(port: u16, events: &[&Value]) -> Vec<Response> {
+    let signed: Vec<(Vec<u8>, String)> = events
+        .iter()
+        .map(|e| {
+            let b = serde_json::to_vec(e).unwrap();
+            let sig = stripe_signature(&b, now(), &[SECRET]);
+            (b, sig)
+        })
+        .collect();
+    let barrier = std::sync::Barrier::new(signed.len());
+    let timed: Vec<(std::time::Instant, std::time::Instant, Response)> = std::thread::scope(|t| {
+        let hs: Vec<_> = signed
+            .iter()
+            .map(|(b, sig)| {
+                let barrier = &barrier;
+                t.spawn(move || {
+                    barrier.wait();
+                    let sent = std::time::Instant::now();
+                    let r = post(port, b, Some(sig));
+                    (sent, std::time::Instant::now(), r)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let last_sent = timed.iter().map(|(s, _, _)| *s).max().unwrap();
+    let first_answer = timed.iter().map(|(_, a, _)| *a).min().unwrap();
+    assert!(
+        last_sent < first_answer,
+        "the deliveries did not overlap: the last was sent {:?} after the first answer",
+        last_sent - first_answer
+    );
+    timed.into_iter().map(|(_, _, r)| r).collect()
+}
+
 fn body(r: &Response) -> Value {
     serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {} {}", r.status, r.body))
 }
@@ -291,15 +330,7 @@ fn not_the_shops(extension: bool) {
     for n in 0..3 {
         let pi = format!("pi_3TOGETHER{n}");
         let (s, i) = (session_of(&pi), bare(&pi));
-        let answers: Vec<Response> = std::thread::scope(|t| {
-            let hs: Vec<_> = (0..6)
-                .map(|k| {
-                    let e = if k % 2 == 0 { &s } else { &i };
-                    t.spawn(move || deliver(port, e))
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        });
+        let answers = deliver_together(port, &[&s, &i, &s, &i, &s, &i]);
         let numbered: Vec<Value> = answers
             .iter()
             .filter(|r| r.status == 201 || r.status == 200)
@@ -439,15 +470,10 @@ fn stripe_events(extension: bool) {
     // The session and the intent of one payment, each delivered three times,
     // all at once: one invoice, and every delivery is told its number.
     let intent = event("payment_intent.succeeded", |_| {});
-    let answers: Vec<Response> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..6)
-            .map(|i| {
-                let e = if i % 2 == 0 { &session } else { &intent };
-                s.spawn(move || deliver(port, e))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let answers = deliver_together(
+        port,
+        &[&session, &intent, &session, &intent, &session, &intent],
+    );
     let created = answers.iter().filter(|r| r.status == 201).count();
     assert_eq!(
         created,
@@ -720,12 +746,7 @@ fn stripe_refunds(extension: bool) {
 
     // Succeeded, delivered three times at once: one credit note.
     let succeeded = refund_event("refund.updated", "re_A", 500, "succeeded", 20);
-    let answers: Vec<Response> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..3)
-            .map(|_| s.spawn(|| deliver(port, &succeeded)))
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let answers = deliver_together(port, &[&succeeded, &succeeded, &succeeded]);
     for r in &answers {
         assert_eq!(r.status, 200, "{}", r.body);
         let note = &body(r)["credit_notes"][0];
