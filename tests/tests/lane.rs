@@ -262,7 +262,10 @@ fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
         AllocationLane::new(StoreConfig::new(&url).deadline(Duration::from_secs(10))).unwrap();
     assert_eq!(lane.allocate(&key()).unwrap(), 1);
     // Another client holds the row lock for 1.6 s: the first try waits 1 s
-    // and fails with 1205; a retry succeeds once the lock is released.
+    // and fails with 1205; a retry succeeds once the lock is released. The
+    // lane starts only once the lock is held (the holder says so), never
+    // after a guessed pause.
+    let (held, lock_is_held) = std::sync::mpsc::channel();
     let holder = std::thread::spawn({
         let url = url.clone();
         move || {
@@ -277,12 +280,13 @@ fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
                 )
                 .await
                 .unwrap();
+                held.send(()).unwrap();
                 tokio::time::sleep(Duration::from_millis(1600)).await;
                 c.query_drop("COMMIT").await.unwrap();
             })
         }
     });
-    std::thread::sleep(Duration::from_millis(200));
+    lock_is_held.recv_timeout(Duration::from_secs(30)).unwrap();
     assert_eq!(lane.allocate(&key()).unwrap(), 2);
     assert!(lane.stats().retries >= 1, "{:?}", lane.stats());
     holder.join().unwrap();
