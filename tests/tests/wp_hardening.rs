@@ -156,8 +156,9 @@ fn uninstall_deletes_only_what_is_ours() {
 
 /// The mu-plugin of the phase-2 test: between the claim and the post insert
 /// of a `kill-…` payment, KILLs `$wpdb`'s connection (which reconnects and
-/// re-runs statements on its own) and waits while a repeated delivery
-/// arrives.
+/// re-runs statements on its own) and waits until the test has sent the
+/// repeated delivery (its `.repeat` mark; at most 20 s), and half a second
+/// more for it to meet the claim.
 const KILL_WPDB: &str = r#"<?php
 add_action('counterfoil_before_invoice_post', function ($record, $payment) {
     if (strpos($payment['transaction_id'], 'kill-') !== 0) {
@@ -168,8 +169,13 @@ add_action('counterfoil_before_invoice_post', function ($record, $payment) {
     list($host, $port) = $wpdb->parse_db_host(DB_HOST);
     $killer = new mysqli($host, DB_USER, DB_PASSWORD, DB_NAME, (int) $port);
     $killer->query("KILL $id");
-    file_put_contents(getenv('COUNTERFOIL_KILL_MARK'), "killed $id\n", FILE_APPEND);
-    usleep(1500000);
+    $mark = getenv('COUNTERFOIL_KILL_MARK');
+    file_put_contents($mark, "killed $id\n", FILE_APPEND);
+    $waited = microtime(true);
+    while (!file_exists("$mark.repeat") && microtime(true) - $waited < 20) {
+        usleep(5000);
+    }
+    usleep(500000);
 }, 10, 2);
 "#;
 
@@ -198,14 +204,26 @@ fn killed_wpdb_between_claim_and_insert(extension: bool) {
     let body = br#"{"gateway":"stripe","transaction_id":"kill-1","user_id":1,"year":2026}"#;
     let port = site.port();
     let (first, repeat) = std::thread::scope(|s| {
-        let first = s.spawn(|| deliver(port, &secret, body, 0).unwrap());
+        let first = s.spawn(|| {
+            let r = deliver(port, &secret, body, 0).unwrap();
+            (r, std::time::Instant::now())
+        });
         // The repeat arrives while the first holds the claim with its $wpdb killed.
         let started = std::time::Instant::now();
         while !mark.exists() && started.elapsed().as_secs() < 20 {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
+        std::fs::write(mark.with_extension("repeat"), "sent").unwrap();
+        let sent = std::time::Instant::now();
         let repeat = deliver(port, &secret, body, 0).unwrap();
-        (first.join().unwrap(), repeat)
+        let (first, answered) = first.join().unwrap();
+        // Proven, not assumed: the repeat was sent while the first delivery
+        // was still held between its claim and its post.
+        assert!(
+            mark.exists() && sent < answered,
+            "the repeat did not overlap the first delivery"
+        );
+        (first, repeat)
     });
     assert!(
         std::fs::read_to_string(&mark)
