@@ -14,15 +14,10 @@ use counterfoil_core::chain::Entry;
 use crate::chain_check::{stored, ChainTables, CHUNK};
 use crate::chain_merge::{PaymentRow, RegistryRow};
 use crate::db;
-use crate::verify_cmd::Source;
+use crate::verify_cmd::{u64_of, Source};
 
 /// Findings of one comparison listed at most.
 const LIMIT: usize = 1_000;
-
-fn u64_of(text: &str) -> Result<u64> {
-    text.parse()
-        .map_err(|_| anyhow::anyhow!("`{text}` is not a u64 number"))
-}
 
 /// The registry's void numbers of a chained series (from its `chain_from`
 /// on) that the chain never voided: found through the (series, status)

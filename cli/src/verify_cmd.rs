@@ -66,7 +66,7 @@ type Behind = (String, u64, Option<u64>);
 type SeriesRow = (String, u64, Option<u64>);
 type NumberRow = (u64, String, String, i64);
 
-fn u64_of(text: &str) -> Result<u64> {
+pub(crate) fn u64_of(text: &str) -> Result<u64> {
     text.parse()
         .map_err(|_| anyhow::anyhow!("`{text}` is not a u64 number"))
 }

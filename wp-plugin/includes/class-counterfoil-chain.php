@@ -88,9 +88,23 @@ final class Counterfoil_Chain {
 	const MOVE_TYPES = 'isisi';
 
 	/**
+	 * The head of $scope's chain under its series row's lock, with
+	 * WordPress's connection (the shared statement `chain.head`), inside a
+	 * transaction the caller opened.
+	 *
+	 * @param string $scope Series.
+	 * @return array|null [chain_seq, chain_head], or null without a series row.
+	 */
+	public static function head_with_wpdb( $scope ) {
+		global $wpdb;
+		return $wpdb->get_row( self::statement( 'chain.head', 's', array( $scope ) ), ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
+	}
+
+	/**
 	 * Appends `$entry` with WordPress's connection, inside the transaction
-	 * the caller opened after reading the head with `chain.head` (the
-	 * plugin's own writes: a void from the books).
+	 * the caller opened after reading the head with head_with_wpdb() (the
+	 * plugin's own writes: a void from the books), by the shared statements
+	 * `chain.append` and `chain.move_head`.
 	 *
 	 * @param array $head  [chain_seq, chain_head] as read under the lock.
 	 * @param array $entry The entry.
@@ -98,22 +112,34 @@ final class Counterfoil_Chain {
 	 */
 	public static function append_with_wpdb( array $head, array $entry ) {
 		global $wpdb;
-		$t                  = Counterfoil_Schema::tables();
 		list( $row, $move ) = self::placed( $head, $entry );
-		// prepare() would write a null as '': a missing value is NULL, as hashed.
-		$values = array();
-		foreach ( $row as $i => $value ) {
-			$values[] = null === $value ? 'NULL' : $wpdb->prepare( 1 === $i ? '%d' : '%s', $value );
-		}
-		$ok = $wpdb->query( "INSERT INTO {$t['chain']} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (" . implode( ', ', $values ) . ')' ); // phpcs:ignore WordPress.DB.PreparedSQL -- each value prepared above; table name from the prefix.
-		if ( 1 !== $ok ) {
+		if ( 1 !== $wpdb->query( self::statement( 'chain.append', self::APPEND_TYPES, $row ) ) ) { // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
 			throw self::moved( $entry['scope_key'], $move[0] );
 		}
-		$from = null === $move[2] ? 'NULL' : $wpdb->prepare( '%d', $move[2] );
-		$ok   = $wpdb->query( $wpdb->prepare( "UPDATE {$t['sequences']} SET chain_seq = %d, chain_head = %s, chain_from = COALESCE(chain_from, {$from}) WHERE scope_key = %s AND chain_seq = %d", $move[0], $move[1], $move[3], $move[4] ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix; $from prepared above.
-		if ( 1 !== $ok ) {
+		if ( 1 !== $wpdb->query( self::statement( 'chain.move_head', self::MOVE_TYPES, $move ) ) ) { // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
 			throw self::moved( $entry['scope_key'], $move[0] );
 		}
+	}
+
+	/**
+	 * A shared statement (Counterfoil_Php_Backend::statements(), the core's
+	 * text) for WordPress's connection, each `?` bound by $wpdb->prepare()
+	 * as its type says (i or s); a null is NULL, as hashed (prepare() would
+	 * write it as '').
+	 *
+	 * @param string $name   Statement name.
+	 * @param string $types  i or s per value.
+	 * @param array  $values Values.
+	 * @return string
+	 */
+	private static function statement( $name, $types, array $values ) {
+		global $wpdb;
+		$parts = explode( '?', Counterfoil_Php_Backend::statements( $wpdb->prefix )[ $name ] );
+		$sql   = $parts[0];
+		foreach ( array_values( $values ) as $i => $value ) {
+			$sql .= ( null === $value ? 'NULL' : $wpdb->prepare( 'i' === $types[ $i ] ? '%d' : '%s', $value ) ) . $parts[ $i + 1 ];
+		}
+		return $sql;
 	}
 
 	/** Registers the Site Health check. */

@@ -657,7 +657,7 @@ final class Counterfoil_Invoices {
 		// row's lock (Counterfoil_Chain), or neither.
 		$wpdb->query( 'START TRANSACTION' );
 		try {
-			$head = $wpdb->get_row( $wpdb->prepare( "SELECT chain_seq, chain_head FROM {$t['sequences']} WHERE scope_key = %s FOR UPDATE", $scope ), ARRAY_N );
+			$head = Counterfoil_Chain::head_with_wpdb( $scope );
 			$ok   = null === $head ? 0 : $wpdb->query( $wpdb->prepare( "UPDATE {$t['numbers']} SET status = 'void', reason = %s, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d AND status IN ('reserved', 'issued')", $reason, $scope, $number ) );
 			$gap  = false;
 			if ( null !== $head && 1 !== $ok ) {
