@@ -273,6 +273,36 @@ impl MariaDb {
         })
     }
 
+    /// Runs a query on the database of a harness `url` with the database's
+    /// own command-line client (`mariadb --batch`), not through any Rust
+    /// driver: what checkers read to judge the code under test. Each row's
+    /// tab-separated values as text (`NULL` as the text `NULL`).
+    pub fn client_query(url: &str, sql: &str) -> Result<Vec<Vec<String>>> {
+        let parsed = mysql_async::Opts::from_url(url)?;
+        let mut c = Command::new("mariadb");
+        c.args(["--batch", "--skip-column-names", "--raw", "--protocol=TCP"])
+            .arg(format!("--host={}", parsed.ip_or_hostname()))
+            .arg(format!("--port={}", parsed.tcp_port()))
+            .arg(format!("--user={}", parsed.user().unwrap_or_default()))
+            .arg(format!("--password={}", parsed.pass().unwrap_or_default()))
+            .arg(format!(
+                "--database={}",
+                parsed.db_name().unwrap_or_default()
+            ))
+            .arg(format!("--execute={sql}"));
+        let out = c.output().context("run the mariadb client")?;
+        if !out.status.success() {
+            bail!(
+                "mariadb client: {sql}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split('\t').map(str::to_owned).collect())
+            .collect())
+    }
+
     /// The first column of the first row of a query, as text.
     pub fn scalar(url: &str, sql: &str) -> Result<Option<String>> {
         Ok(Self::query(url, sql)?

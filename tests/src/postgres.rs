@@ -402,6 +402,27 @@ impl Postgres {
         })
     }
 
+    /// The first column of the first row of `sql` on a harness `url`, read
+    /// with the database's own client (`psql`), not through any Rust driver:
+    /// what checkers read to judge the code under test.
+    pub fn client_scalar(url: &str, sql: &str) -> Result<String> {
+        let single = url.split('?').next().unwrap_or(url);
+        let out = std::process::Command::new(format!("{BIN}/psql"))
+            .args(["--no-psqlrc", "--tuples-only", "--no-align", "--quiet"])
+            .arg(format!("--dbname={single}"))
+            .arg(format!("--command={sql}"))
+            .output()
+            .context("run psql")?;
+        if !out.status.success() {
+            bail!("psql: {sql}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned())
+    }
+
     /// Freezes the postmaster and every backend (SIGSTOP to each process of
     /// the server: backends are its children, not threads).
     pub fn pause(&self) -> Result<()> {
@@ -526,14 +547,7 @@ pub fn redeliver_and_check_payments(url: &str, scope: &str, ops: &[crate::histor
                 .unwrap();
         }
     });
-    let single = url.split('?').next().unwrap();
-    let num = |sql: &str| -> u64 {
-        Postgres::scalar(single, sql)
-            .unwrap()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
+    let num = |sql: &str| -> u64 { Postgres::client_scalar(url, sql).unwrap().parse().unwrap() };
     let payments = ops.len() as u64;
     assert_eq!(
         num("SELECT COUNT(*) FROM wp_counterfoil_payments"),

@@ -11,7 +11,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
-use counterfoil_tests::history::{check, Completion, History, Op};
+use counterfoil_tests::history::{
+    check, check_registry, client_counter, client_registry, Completion, History, Op,
+};
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::workers::{now_ns, overlap, start_together};
 use counterfoil_tests::MariaDb;
@@ -182,11 +184,9 @@ fn under_faults(server: &MariaDb, url: &str, mode: &str) -> (Vec<Op>, Vec<Fault>
     (ops, faults)
 }
 
+/// The hot series' counter, read with the mariadb client.
 fn counter(url: &str) -> u64 {
-    block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
-        s.current(&key()).await.unwrap().current
-    })
+    client_counter(url, "hot")
 }
 
 /// Autocommit allocation by six `history-worker MODE` processes under the
@@ -225,6 +225,73 @@ fn lane_allocation_under_faults_no_duplicate_and_gaps_only_from_unknowns() {
     allocation_under_faults("faults-lane", "allocate-lane");
 }
 
+/// Six `history-worker MODE` processes on a fresh series of the shared
+/// server for `ms`, no fault: their history and the counter (read with the
+/// mariadb client).
+fn without_faults(mode: &str, ms: u64) -> (Vec<Op>, u64) {
+    let url = MariaDb::shared().fresh_database(mode).unwrap();
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
+        s.ensure_schema().await.unwrap();
+        s.initialize(&key(), 1).await.unwrap();
+    });
+    let commands = (0..6)
+        .map(|w| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_history-worker"));
+            c.args([mode, &url, "hot", "1200", &w.to_string()]);
+            c
+        })
+        .collect();
+    let running = start_together(commands).unwrap();
+    std::thread::sleep(Duration::from_millis(ms));
+    let finished = running.stop(Duration::from_secs(60)).unwrap();
+    for f in &finished {
+        assert!(f.status.success(), "worker failed: {}", f.stderr);
+    }
+    assert!(overlap(&finished).unwrap().all_overlapped());
+    let ops = History::from_outputs(finished.iter().map(|f| f.stdout.as_str()));
+    (ops, counter(&url))
+}
+
+/// Negative controls, end to end through the worker processes and the
+/// checker: the common read-then-write allocator hands numbers out twice
+/// and the checker says so; a worker that reports a used number as a lock
+/// wait timeout leaves gaps the checker cannot explain, and it says so. The
+/// same run through the store (`allocate`) holds.
+#[test]
+fn the_checker_catches_a_naive_allocator_and_a_hidden_number() {
+    let (ops, counter) = without_faults("naive", 1500);
+    let naive = check(&ops, 1, counter);
+    println!(
+        "naive: {} ok, duplicates {}",
+        naive.ok,
+        naive.duplicates.len()
+    );
+    assert!(naive.ok > 100, "the load ran: {naive:?}");
+    assert!(
+        !naive.duplicates.is_empty(),
+        "the checker found no duplicate: {naive:?}"
+    );
+    assert!(!naive.holds(true));
+
+    let (ops, counter) = without_faults("hiding", 1500);
+    let hiding = check(&ops, 1, counter);
+    println!(
+        "hiding: {} ok, {} fail, {} unknown, gaps {}",
+        hiding.ok, hiding.fail, hiding.unknown, hiding.gaps
+    );
+    assert!(hiding.duplicates.is_empty());
+    assert!(hiding.gaps > 0 && hiding.unknown == 0, "{hiding:?}");
+    assert!(
+        !hiding.holds(true),
+        "the checker explained a hidden number: {hiding:?}"
+    );
+
+    let (ops, counter) = without_faults("allocate", 1500);
+    let store = check(&ops, 1, counter);
+    assert!(store.ok > 100 && store.holds(true), "{store:?}");
+}
+
 #[test]
 fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
     let server = MariaDb::start_with("faults-pay", &["--innodb-lock-wait-timeout=1"]).unwrap();
@@ -250,7 +317,7 @@ fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
             _ => None,
         })
         .collect();
-    let (redelivered, stored) = block_on(async {
+    let redelivered = block_on(async {
         let mut store = SeriesStore::connect(StoreConfig::new(&url)).await.unwrap();
         let mut found_first = 0;
         for txn in &retried {
@@ -263,28 +330,33 @@ fn payment_flow_under_faults_one_number_per_payment_and_no_hole() {
             }
             told.insert(txn.clone(), r.number);
         }
-        let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
-            .await
-            .unwrap();
-        let stored: std::collections::BTreeMap<String, u64> = c
-            .query("SELECT transaction_id, number FROM wp_counterfoil_payments")
-            .await
-            .unwrap()
-            .into_iter()
-            .collect();
-        (found_first, stored)
+        found_first
     });
+    let stored: std::collections::BTreeMap<String, u64> = MariaDb::client_query(
+        &url,
+        "SELECT transaction_id, number FROM wp_counterfoil_payments",
+    )
+    .unwrap()
+    .into_iter()
+    .map(|r| (r[0].clone(), r[1].parse().unwrap()))
+    .collect();
     assert_eq!(
         told, stored,
         "every client was told the number its payment row holds"
     );
     let counter = counter(&url);
     let verdict = check(&ops, 1, counter);
+    let registry = check_registry(
+        &told.values().copied().collect(),
+        &client_registry(&url, "hot"),
+        1,
+        counter,
+        verdict.unknown,
+    );
+    assert!(registry.holds(), "{registry:?}");
     let payments = ops.len() as u64;
     let num = |sql: &str| -> u64 {
-        MariaDb::scalar(&url, sql)
-            .unwrap()
-            .unwrap()
+        MariaDb::client_query(&url, sql).unwrap()[0][0]
             .parse()
             .unwrap()
     };

@@ -4,15 +4,15 @@
  * PHP process in a WordPress site, calling allocate_recorded() on one series
  * until the harness says stop, printing its history in the format of the
  * Rust history-worker (tests/src/history.rs): `start <ns>`, one
- * `op <worker> <invoked> <completed> ok|fail|unknown …` line per call,
- * `count <calls>`, `end <ns>`.
+ * `op <worker> <invoked> <completed> ok N N -` or `… err - <what was thrown>`
+ * line per call, `count <calls>`, `end <ns>`.
  *
  * Usage (in the site's directory): php twin-history.php SCOPE WORKER.
  * COUNTERFOIL_START_DIR holds the start line (ready.<pid>, go, stop).
  * The node list comes from the site's wp-config.php (CF_NODES there).
  *
- * A call's outcome is unknown when it timed out or lost its connection once
- * connected; a refusal to connect certainly did not run.
+ * The worker judges nothing: it prints the exception's class and message,
+ * and the checker classifies them by its own rules (history::judge).
  */
 
 require './wp-load.php';
@@ -36,15 +36,8 @@ while ( ! ( $dir && file_exists( "$dir/stop" ) ) ) {
 	try {
 		$n    = $backend->allocate_recorded( $scope, 'galera' );
 		$line = "ok $n $n";
-	} catch ( Counterfoil\TimeoutException $e ) {
-		$line = 'unknown - ' . $e->getMessage();
-	} catch ( Counterfoil\DatabaseUnavailableException $e ) {
-		// Refused at connect, or rolled back (deadlock, certification
-		// conflict, lock wait) after its last try: certainly did not happen.
-		$kind = preg_match( '/cannot connect|database error (1213|1205|1317)\b/', $e->getMessage() ) ? 'fail' : 'unknown';
-		$line = "$kind - " . $e->getMessage();
 	} catch ( Throwable $e ) {
-		$line = 'fail - ' . get_class( $e ) . ': ' . $e->getMessage();
+		$line = 'err - ' . get_class( $e ) . ': ' . $e->getMessage();
 	}
 	$ops[] = "op $worker $invoked " . cf_now_ns() . " $line";
 	if ( 0 !== strpos( $line, 'ok' ) ) {

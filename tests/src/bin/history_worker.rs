@@ -2,10 +2,18 @@
 //! store in a loop until the harness says stop, one try per call (so every
 //! attempt is in the history), printing its history as `op …` lines.
 //!
-//! Usage: `history-worker allocate|allocate-lane|payment URL[,URL…] SCOPE DEADLINE_MS WORKER`.
-//! `allocate-lane` allocates through the blocking [`AllocationLane`] (the PHP
-//! extension's path); `payment` delivers a new payment (`w<WORKER>-<i>`) per
-//! call through `record_payment`. Prints `start <ns>`, the ops, `end <ns>`.
+//! Usage: `history-worker MODE URL[,URL…] SCOPE DEADLINE_MS WORKER`.
+//! `allocate` allocates through the store; `allocate-lane` through the
+//! blocking [`AllocationLane`] (the PHP extension's path); `payment` delivers
+//! a new payment (`w<WORKER>-<i>`) per call through `record_payment`.
+//! Prints `start <ns>`, the ops, `end <ns>`.
+//!
+//! Two modes are negative controls for the checker, never the product:
+//! `naive` allocates as the common shop code does (read the counter, write
+//! it plus one: two statements, no lock), which hands numbers out twice
+//! under overlap; `hiding` allocates through the store but reports every
+//! 25th number it got as a lock wait timeout (an error the checker takes as
+//! "certainly did not happen"), which leaves gaps nothing explains.
 
 use std::time::Duration;
 
@@ -20,11 +28,15 @@ fn main() -> Result<()> {
         bail!("usage: history-worker allocate|allocate-lane|payment URL SCOPE DEADLINE_MS WORKER");
     };
     let (payments, lane) = match mode.as_str() {
-        "allocate" => (false, false),
+        "allocate" | "naive" | "hiding" => (false, false),
         "allocate-lane" => (false, true),
         "payment" => (true, false),
         other => bail!("unknown mode {other}"),
     };
+    if mode == "naive" {
+        return naive(url, scope, worker.parse()?);
+    }
+    let hiding = mode == "hiding";
     let scope = ScopeKey::new(scope.as_str())?;
     let worker: usize = worker.parse()?;
     let config = StoreConfig::new(url.as_str())
@@ -50,33 +62,87 @@ fn main() -> Result<()> {
         let start = now_ns();
         let mut i = 0u64;
         while !should_stop() {
-            let c = if payments {
-                let txn = format!("w{worker}-{i}");
-                let p = PaymentRef::new("fault", &txn)?;
-                history
-                    .record_labeled(worker, &txn, async {
-                        store
-                            .record_payment(&scope, &p, None, None)
-                            .await
-                            .map(|r| (r.number, r.number))
-                    })
-                    .await
-            } else if let Some(lane) = lane.as_mut() {
-                history
-                    .record(worker, async { lane.allocate(&scope).map(|n| (n, n)) })
-                    .await
-            } else {
-                history
-                    .record(worker, async {
-                        store.allocate(&scope).await.map(|n| (n, n))
-                    })
-                    .await
-            };
+            let c =
+                if payments {
+                    let txn = format!("w{worker}-{i}");
+                    let p = PaymentRef::new("fault", &txn)?;
+                    history
+                        .record_labeled(worker, &txn, async {
+                            store
+                                .record_payment(&scope, &p, None, None)
+                                .await
+                                .map(|r| (r.number, r.number))
+                        })
+                        .await
+                } else if let Some(lane) = lane.as_mut() {
+                    history
+                        .record(worker, async { lane.allocate(&scope).map(|n| (n, n)) })
+                        .await
+                } else {
+                    history
+                        .record(worker, async {
+                            match store.allocate(&scope).await {
+                            Ok(n) if hiding && n % 25 == 0 => Err(counterfoil_core::Error::Server {
+                                code: 1205,
+                                state: "HY000".into(),
+                                message: "Lock wait timeout exceeded (planted: the number was used)"
+                                    .into(),
+                            }),
+                            other => other.map(|n| (n, n)),
+                        }
+                        })
+                        .await
+                };
             i += 1;
             if !matches!(c, Completion::Ok(..)) {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
+        anyhow::Ok((start, now_ns()))
+    })?;
+    println!("start {start}");
+    for op in history.ops() {
+        println!("{}", op.to_line());
+    }
+    println!("end {end}");
+    Ok(())
+}
+
+/// The `naive` negative control: `SELECT current_value`, then `UPDATE … SET
+/// current_value = read + 1`, each in autocommit, straight through the
+/// driver; the number is the value read plus one.
+fn naive(url: &str, scope: &str, worker: usize) -> Result<()> {
+    use mysql_async::prelude::Queryable;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let history = History::default();
+    let (start, end) = rt.block_on(async {
+        let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(url)?).await?;
+        wait_at_start_line()?;
+        let start = now_ns();
+        while !should_stop() {
+            history
+                .record(worker, async {
+                    let read: Option<u64> = c
+                        .exec_first(
+                            "SELECT current_value FROM wp_invoice_sequences WHERE scope_key = ?",
+                            (scope,),
+                        )
+                        .await
+                        .map_err(|e| counterfoil_core::Error::Unexpected(e.to_string()))?;
+                    let n = read.unwrap_or(0) + 1;
+                    c.exec_drop(
+                        "UPDATE wp_invoice_sequences SET current_value = ? WHERE scope_key = ?",
+                        (n, scope),
+                    )
+                    .await
+                    .map_err(|e| counterfoil_core::Error::Unexpected(e.to_string()))?;
+                    Ok((n, n))
+                })
+                .await;
+        }
+        c.disconnect().await?;
         anyhow::Ok((start, now_ns()))
     })?;
     println!("start {start}");
