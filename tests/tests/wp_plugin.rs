@@ -263,6 +263,58 @@ fn webhook_security_over_http() {
         .unwrap();
 }
 
+/// The site checker every burst test ends with can fail: on a clean site
+/// of five invoices it holds; a second invoice post carrying a number
+/// already issued is a duplicate; a registry row deleted (a number handed
+/// out with no trace) is an unexplained gap; a counter raised past the
+/// registry is one too.
+#[test]
+fn the_site_check_finds_a_planted_duplicate_and_a_planted_gap() {
+    let wp = WordPress::install(MariaDb::shared(), "sitecheck", None).unwrap();
+    wp.eval(
+        false,
+        "initialize_invoice_sequence(1, 2026, 1);
+         for ($i = 1; $i <= 5; $i++) { counterfoil_create_invoice_for_payment(['gateway'=>'stripe','transaction_id'=>\"sc$i\",'user_id'=>1,'year'=>2026]); }",
+    )
+    .unwrap();
+    let url = wp.database_url();
+    let clean = burst::check_site(url).unwrap();
+    assert_eq!(clean.invoices, 5);
+    assert!(clean.is_clean() && clean.not_issued() == 0, "{clean:?}");
+
+    // A second post with invoice 3's series and number.
+    wp.eval(
+        false,
+        "$src = get_posts(['post_type' => 'counterfoil_invoice', 'meta_key' => '_counterfoil_number', 'meta_value' => '3', 'fields' => 'ids'])[0];
+         $id = wp_insert_post(['post_type' => 'counterfoil_invoice', 'post_status' => 'publish', 'post_title' => 'copy']);
+         foreach (['_counterfoil_scope_key', '_counterfoil_number'] as $k) { add_post_meta($id, $k, get_post_meta($src, $k, true)); }",
+    )
+    .unwrap();
+    let duplicated = burst::check_site(url).unwrap();
+    assert_eq!(duplicated.duplicate_numbers, 1, "{duplicated:?}");
+    assert!(!duplicated.is_clean());
+    MariaDb::query(url, "DELETE FROM wp_postmeta WHERE post_id = (SELECT MAX(ID) FROM wp_posts WHERE post_title = 'copy')").unwrap();
+    assert!(burst::check_site(url).unwrap().is_clean());
+
+    // Number 4's registry row gone: 1..5 handed out, 4 rows.
+    MariaDb::query(url, "DELETE FROM wp_counterfoil_numbers WHERE number = 4").unwrap();
+    let holed = burst::check_site(url).unwrap();
+    assert_eq!(holed.registry_holes(), 1, "{holed:?}");
+    assert!(!holed.is_clean());
+
+    // The counter raised past the registry: 6 passed, no row.
+    MariaDb::query(url, "INSERT INTO wp_counterfoil_numbers (scope_key, number, status, source, created_at, updated_at) SELECT scope_key, 4, 'issued', 'payment', NOW(), NOW() FROM wp_invoice_sequences").unwrap();
+    assert!(burst::check_site(url).unwrap().is_clean());
+    MariaDb::query(
+        url,
+        "UPDATE wp_invoice_sequences SET current_value = current_value + 1",
+    )
+    .unwrap();
+    let skipped = burst::check_site(url).unwrap();
+    assert_eq!(skipped.registry_holes(), 1, "{skipped:?}");
+    assert!(!skipped.is_clean());
+}
+
 #[test]
 fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
     let wp = WordPress::install(MariaDb::shared(), "uninstall", None).unwrap();

@@ -429,17 +429,67 @@ fn period_boundary_by_the_sites_clock(
 fn periods_by_the_sites_clock(
     timezone: &str,
     rule: &str,
-    (old_period, new_period): (&str, &str),
+    periods: (&str, &str),
     midnight_utc: i64,
     extension: bool,
 ) {
+    let misplaced = payments_across(timezone, rule, periods, midnight_utc, extension, false);
+    assert!(misplaced.is_empty(), "{misplaced:#?}");
+}
+
+/// The negative control of the New Year tests: the same run against a build
+/// of the plugin that takes the year from the UTC clock (`gmdate` for
+/// `wp_date` in the installed copy's `counterfoil_local_day`). In Shanghai
+/// the first minutes of 2027 are still 2026 in UTC, so the payments sent
+/// after local midnight land in 2026's series, and the test's check says so.
+#[test]
+fn new_year_in_shanghai_fails_against_a_build_that_takes_the_year_in_utc() {
+    let misplaced = payments_across(
+        "Asia/Shanghai",
+        "calendar-year",
+        ("2026", "2027"),
+        SHANGHAI_MIDNIGHT,
+        false,
+        true,
+    );
+    println!("misplaced by the UTC build: {}", misplaced.len());
+    assert!(
+        misplaced.iter().any(|m| m.contains("sent after midnight")),
+        "the check passed a build that numbers by UTC: {misplaced:?}"
+    );
+}
+
+/// Runs the payments across the boundary and returns the deliveries placed
+/// in the wrong period (empty when every one is right). `utc_build` patches
+/// the installed plugin to take the year from the UTC clock first.
+fn payments_across(
+    timezone: &str,
+    rule: &str,
+    (old_period, new_period): (&str, &str),
+    midnight_utc: i64,
+    extension: bool,
+    utc_build: bool,
+) -> Vec<String> {
     let name = format!(
-        "ny_{}_{}_{}",
+        "ny_{}_{}_{}{}",
         timezone.split('/').next_back().unwrap().to_lowercase(),
         rule.replace([':', '-'], ""),
-        if extension { "ext" } else { "php" }
+        if extension { "ext" } else { "php" },
+        if utc_build { "_utc" } else { "" }
     );
     let wp = WordPress::install(MariaDb::shared(), &name, None).unwrap();
+    if utc_build {
+        let file = wp
+            .dir()
+            .join("wp-content/plugins/counterfoil/includes/functions.php");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let local = "(int) wp_date( 'Y', $now )";
+        assert!(
+            text.contains(local),
+            "the site's year is read where the control expects"
+        );
+        std::fs::write(&file, text.replace(local, "(int) gmdate( 'Y', $now )")).unwrap();
+    }
     wp.eval(
         false,
         &format!(
@@ -472,28 +522,21 @@ fn periods_by_the_sites_clock(
     let boundary = midnight_utc as f64;
     let (mut old, mut new) = (0, 0);
     let mut numbers: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    let mut misplaced = Vec::new();
     for d in &got {
         assert_eq!(d.status, 201, "{} at {}: {}", d.txn, d.before, d.body);
         let scope = d.body["scope_key"].as_str().unwrap().to_owned();
         let period = scope.rsplit_once(':').unwrap().1;
         assert_eq!(scope.split(':').next().unwrap(), d.user.to_string());
-        if d.after < boundary {
-            assert_eq!(
-                period, old_period,
-                "{} answered before midnight: {}",
-                d.txn, d.body
-            );
-        } else if d.before >= boundary {
-            assert_eq!(
-                period, new_period,
-                "{} sent after midnight: {}",
-                d.txn, d.body
-            );
+        if d.after < boundary && period != old_period {
+            misplaced.push(format!("{} answered before midnight: {}", d.txn, d.body));
+        } else if d.before >= boundary && period != new_period {
+            misplaced.push(format!("{} sent after midnight: {}", d.txn, d.body));
         }
-        if period == old_period {
+        assert!(period == old_period || period == new_period, "{}", d.body);
+        if d.after < boundary {
             old += 1;
-        } else {
-            assert_eq!(period, new_period, "{}", d.body);
+        } else if d.before >= boundary {
             new += 1;
         }
         let number = d.body["number"].as_str().unwrap();
@@ -512,7 +555,7 @@ fn periods_by_the_sites_clock(
     }
     assert!(
         old >= 8 && new >= 8,
-        "the run must cross midnight: {old} before, {new} after"
+        "the run must cross midnight: {old} answered before, {new} sent after"
     );
     // The new period's series were created by the setting, at 1.
     for u in 1..=4 {
@@ -531,6 +574,7 @@ fn periods_by_the_sites_clock(
     let check = burst::check_site(wp.database_url()).unwrap();
     assert_eq!(check.invoices, 80);
     assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
+    misplaced
 }
 
 /// 2027-01-01 00:00 in Shanghai (UTC+8) is 2026-12-31 16:00 UTC.
