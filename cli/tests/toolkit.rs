@@ -340,22 +340,39 @@ fn adopt_while_four_processes_create_invoices_through_the_plugin() {
         &format!("initialize_invoice_sequence(1, 2026, {});", highest + 1),
     )
     .unwrap();
-    let code = "for ($i = 0; $i < 60; $i++) { $r = counterfoil_create_invoice_for_payment(['gateway' => 'stripe', \
+    // Each worker creates invoices until told to stop, printing the wall
+    // time of each: the test proves adopt ran while they were creating.
+    let stop = wp.dir().join("stop-live-writers");
+    let _ = std::fs::remove_file(&stop);
+    let code = "for ($i = 0; !file_exists(getenv('STOP')); $i++) { $r = counterfoil_create_invoice_for_payment(['gateway' => 'stripe', \
         'transaction_id' => getenv('W') . '-' . $i, 'user_id' => 1, 'year' => 2026]); \
-        if (is_wp_error($r)) { fwrite(STDERR, $r->get_error_message()); exit(1); } }";
+        if (is_wp_error($r)) { fwrite(STDERR, $r->get_error_message()); exit(1); } echo microtime(true), \"\\n\"; }";
     let workers: Vec<_> = (0..4)
         .map(|w| {
             wp.php(w % 2 == 0)
                 .arg("-r")
                 .arg(format!("require './wp-load.php'; {code}"))
                 .env("W", format!("w{w}"))
-                .stdout(Stdio::null())
+                .env("STOP", &stop)
+                .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
+    // Adopt starts once every worker has made an invoice.
+    let waited = std::time::Instant::now();
+    while num(&url, "SELECT COUNT(DISTINCT SUBSTRING_INDEX(transaction_id, '-', 1)) FROM wp_counterfoil_payments") < 4 {
+        assert!(waited.elapsed() < Duration::from_secs(60), "the writers did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let wall = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let adopt_from = wall();
     let adopt = cf(
         &url,
         &[
@@ -367,7 +384,11 @@ fn adopt_while_four_processes_create_invoices_through_the_plugin() {
             "10",
         ],
     );
+    let adopt_to = wall();
+    std::fs::write(&stop, "").unwrap();
     assert_eq!(adopt.status.code(), Some(0), "{}", text(&adopt));
+    let mut created = 0u64;
+    let mut writers_during_adopt = 0;
     for w in workers {
         let out = w.wait_with_output().unwrap();
         assert!(
@@ -375,11 +396,27 @@ fn adopt_while_four_processes_create_invoices_through_the_plugin() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let times: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        created += times.len() as u64;
+        if times.iter().any(|t| *t > adopt_from && *t < adopt_to) {
+            writers_during_adopt += 1;
+        }
     }
+    println!(
+        "adopt took {:.0} ms; {writers_during_adopt} of 4 writers made invoices during it; {created} invoices in all",
+        (adopt_to - adopt_from) * 1000.0
+    );
+    assert!(
+        writers_during_adopt >= 2,
+        "adopt did not overlap the live writers ({writers_during_adopt} wrote during it)"
+    );
     let verify = cf(&url, &["verify"]);
     assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
-    // No lost number: all 240 payments issued, after the legacy numbers, contiguous.
-    assert_eq!(num(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE source = 'payment' AND status = 'issued'"), 240);
+    // No lost number: every payment issued, after the legacy numbers, contiguous.
+    assert_eq!(num(&url, "SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE source = 'payment' AND status = 'issued'"), created);
     assert_eq!(
         num(
             &url,
@@ -392,7 +429,7 @@ fn adopt_while_four_processes_create_invoices_through_the_plugin() {
             &url,
             "SELECT MAX(number) FROM wp_counterfoil_numbers WHERE source = 'payment'"
         ),
-        highest + 240
+        highest + created
     );
     // No duplicate: the plugin's titles are unique, and none equals a legacy title.
     assert_eq!(
