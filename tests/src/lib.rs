@@ -23,6 +23,7 @@ pub mod legacy;
 pub mod mariadb;
 pub mod php;
 pub mod postgres;
+pub mod waiting;
 pub mod webhook;
 pub mod wordpress;
 pub mod workers;

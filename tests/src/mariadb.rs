@@ -474,3 +474,19 @@ pub(crate) fn spawn_bound_to_harness(cmd: Command) -> Result<Child> {
         .context("harness keeper gone")?;
     Ok(rx.recv().context("harness keeper gone")??)
 }
+
+/// Row lock waits the server has begun since it started
+/// (`Innodb_row_lock_waits`), read on a connection of its own: what a test
+/// holding a lock waits on to know a call is queued behind it.
+pub async fn row_lock_waits(url: &str) -> u64 {
+    let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(url).unwrap())
+        .await
+        .unwrap();
+    let (_, v): (String, u64) = c
+        .query_first("SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_waits'")
+        .await
+        .unwrap()
+        .unwrap();
+    c.disconnect().await.unwrap();
+    v
+}

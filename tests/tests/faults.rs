@@ -27,6 +27,11 @@ fn rounds() -> usize {
     }
 }
 
+/// The workers' deadline: well above the server's lock wait timeout (1 s),
+/// so a call behind the held row lock meets the lock wait's 1205 first even
+/// on a loaded machine, not its own deadline.
+const WORKER_DEADLINE_MS: u64 = 2500;
+
 fn key() -> ScopeKey {
     ScopeKey::new("hot").unwrap()
 }
@@ -72,7 +77,8 @@ fn inject_faults(server: &MariaDb, url: &str) -> Vec<Fault> {
         std::thread::sleep(Duration::from_millis(600));
         server.pause().unwrap();
         let from = now_ns();
-        std::thread::sleep(Duration::from_millis(2000));
+        // Longer than the workers' deadline, so calls in flight run into it.
+        std::thread::sleep(Duration::from_millis(WORKER_DEADLINE_MS + 1000));
         server.resume().unwrap();
         note(FaultKind::Pause, from, 0);
         std::thread::sleep(Duration::from_millis(500));
@@ -105,7 +111,7 @@ fn inject_faults(server: &MariaDb, url: &str) -> Vec<Fault> {
             c.query_drop("SELECT * FROM wp_invoice_sequences FOR UPDATE")
                 .await
                 .unwrap();
-            tokio::time::sleep(Duration::from_millis(1600)).await;
+            tokio::time::sleep(Duration::from_millis(2000)).await;
             c.query_drop("COMMIT").await.unwrap();
             c.disconnect().await.unwrap();
         });
@@ -164,7 +170,13 @@ fn under_faults(server: &MariaDb, url: &str, mode: &str) -> (Vec<Op>, Vec<Fault>
     let commands = (0..workers)
         .map(|w| {
             let mut c = Command::new(env!("CARGO_BIN_EXE_history-worker"));
-            c.args([mode, url, "hot", "1200", &w.to_string()]);
+            c.args([
+                mode,
+                url,
+                "hot",
+                &WORKER_DEADLINE_MS.to_string(),
+                &w.to_string(),
+            ]);
             c
         })
         .collect();

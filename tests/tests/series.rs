@@ -403,25 +403,42 @@ fn fails_over_and_back(engine: Engine) {
         // MySQL's two users of one server are not a cluster by its rule (no
         // cluster identity): the override says so. PostgreSQL's list is one
         // system, allowed as it is.
-        let mut config = StoreConfig::new(format!("{limited},{url}"))
-            .fail_back_after(std::time::Duration::from_millis(300));
+        let window = std::time::Duration::from_secs(1);
+        let mut config = StoreConfig::new(format!("{limited},{url}")).fail_back_after(window);
         if engine == Engine::MySql {
             config =
                 config.node_list(counterfoil_core::NodeListPolicy::UnsafeAllowIndependentServers);
         }
+        // The move to the second node happens from here on (at connect).
+        let moved = std::time::Instant::now();
         let mut s = Store::connect(config).await.unwrap();
         s.ensure_schema().await.unwrap();
         s.initialize(&key("n:2026"), 1).await.unwrap();
         assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 1);
         assert_eq!(s.node(), Some(1), "written through the second node");
-        // Not before the fail-back time, even with the first node back…
+        // Not before the fail-back time, even with the first node back, and
+        // after it back to the first node, the series continuing: calls
+        // until it fails back (bounded), each judged by when it began.
         held.release().await;
-        assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 2);
-        assert_eq!(s.node(), Some(1));
-        // …and after it, back to the first node, the series continuing.
-        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-        assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), 3);
-        assert_eq!(s.node(), Some(0), "failed back to the preferred node");
+        let mut n = 2;
+        let back_at = loop {
+            assert!(moved.elapsed().as_secs() < 60, "never failed back");
+            let began = moved.elapsed();
+            assert_eq!(s.allocate(&key("n:2026")).await.unwrap(), n, "one series");
+            n += 1;
+            if s.node() == Some(0) {
+                break began;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        println!(
+            "{engine:?}: {} call(s) on the second node, failed back after {back_at:?}",
+            n - 2
+        );
+        assert!(
+            back_at >= window,
+            "failed back after {back_at:?}, within {window:?}"
+        );
         if engine == Engine::MySql {
             // A wrong password on the first node: Config, no failover, no retry.
             let db = MariaDb::database_name(&url);

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use counterfoil_core::{
     Durability, DurabilityPolicy, Error, RetryPolicy, ScopeKey, SeriesStore, StoreConfig,
 };
-use counterfoil_tests::mariadb::block_on;
+use counterfoil_tests::mariadb::{block_on, row_lock_waits};
+use counterfoil_tests::waiting::assert_kept_deadline;
 use counterfoil_tests::MariaDb;
 
 fn key() -> ScopeKey {
@@ -64,7 +65,6 @@ fn a_paused_server_gives_a_timeout_within_the_deadline_then_recovers() {
     let server = MariaDb::start("paused").unwrap();
     let url = server.fresh_database("paused").unwrap();
     let deadline = Duration::from_millis(1500);
-    let margin = Duration::from_millis(700);
     block_on(async {
         let config = StoreConfig::new(&url).deadline(deadline);
         let mut s = SeriesStore::connect(config.clone()).await.unwrap();
@@ -87,10 +87,7 @@ fn a_paused_server_gives_a_timeout_within_the_deadline_then_recovers() {
             "{e:?}"
         );
         assert!(e.is_retryable());
-        assert!(
-            took >= deadline && took < deadline + margin,
-            "took {took:?}"
-        );
+        assert_kept_deadline(took, deadline, true, "allocate on a paused server");
 
         // A new connection to a paused server times out too.
         let t = Instant::now();
@@ -99,11 +96,7 @@ fn a_paused_server_gives_a_timeout_within_the_deadline_then_recovers() {
             matches!(e, Error::Timeout { .. } | Error::Unavailable { .. }),
             "{e:?}"
         );
-        assert!(
-            t.elapsed() < deadline + margin,
-            "connect took {:?}",
-            t.elapsed()
-        );
+        assert_kept_deadline(t.elapsed(), deadline, false, "connect to a paused server");
 
         server.resume().unwrap();
         // The timed-out call may have used number 2 (a gap), never handed out twice.
@@ -133,11 +126,7 @@ fn a_stopped_server_gives_a_typed_error_within_the_deadline() {
             matches!(e, Error::Unavailable { .. } | Error::Timeout { .. }),
             "{e:?}"
         );
-        assert!(
-            t.elapsed() < deadline + Duration::from_millis(700),
-            "{:?}",
-            t.elapsed()
-        );
+        assert_kept_deadline(t.elapsed(), deadline, false, "allocate on a stopped server");
 
         // Without retries, a refused connection is reported at once.
         let mut once = SeriesStore::lazy(config.clone().retry(RetryPolicy::none())).unwrap();
@@ -146,11 +135,8 @@ fn a_stopped_server_gives_a_typed_error_within_the_deadline() {
             once.allocate(&key()).await,
             Err(Error::Unavailable { .. })
         ));
-        assert!(
-            t.elapsed() < Duration::from_millis(500),
-            "{:?}",
-            t.elapsed()
-        );
+        // At once: well before the deadline the retries would have used.
+        assert!(t.elapsed() < deadline, "{:?}", t.elapsed());
 
         server.restart().unwrap();
         assert_eq!(
@@ -193,8 +179,9 @@ fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
         let mut s = SeriesStore::connect(config).await.unwrap();
         s.ensure_schema().await.unwrap();
         s.initialize(&key(), 1).await.unwrap();
-        // Another client holds the row lock for 1.6 s: the first try waits 1 s
-        // and fails with 1205; a retry succeeds once the lock is released.
+        // Another client holds the row lock until the server has seen two
+        // lock waits (the first try's, which ends in 1205 after 1 s, and the
+        // retry's): then it lets go, and the retry succeeds.
         let mut holder = mysql_async::Conn::new(mysql_async::Opts::from_url(&url).unwrap())
             .await
             .unwrap();
@@ -203,8 +190,16 @@ fn a_lock_wait_timeout_is_retried_with_a_fresh_statement() {
             .query_drop("SELECT * FROM wp_invoice_sequences FOR UPDATE")
             .await
             .unwrap();
+        let waits_before = row_lock_waits(&url).await;
         let release = async {
-            tokio::time::sleep(Duration::from_millis(1600)).await;
+            let started = std::time::Instant::now();
+            while row_lock_waits(&url).await < waits_before + 2 {
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "no retry waited"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             holder.query_drop("COMMIT").await.unwrap();
             holder
         };

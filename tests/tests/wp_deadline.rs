@@ -218,22 +218,29 @@ fn the_php_backend_fails_back_to_the_first_node() {
             MariaDb::shared().port()
         ),
     );
+    // A fail-back time longer than a restart takes on a quiet machine; the
+    // test does not bet on it: it judges each call by when it started.
+    let window_ms = 3000u64;
     wp.mu_plugin(
         "failback",
-        "<?php add_filter('counterfoil_fail_back_after_ms', function () { return 1000; });",
+        &format!("<?php add_filter('counterfoil_fail_back_after_ms', function () {{ return {window_ms}; }});"),
     )
     .unwrap();
     let dir = counterfoil_tests::target_dir()
         .join("harness")
         .join(format!("failback-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // Prints `START_MS:NUMBER` per call (ms since just before the first
+    // call, which moved to the second node), calling every 100 ms once the
+    // first node is back until it answers.
     let code = format!(
-        "echo allocate_invoice_number(1, 2026), ' ';
+        "$t0 = microtime(true); $ms = function () use ($t0) {{ return (int) round((microtime(true) - $t0) * 1000); }};
+         echo $ms(), ':', allocate_invoice_number(1, 2026);
          touch('{d}/moved');
          while (!file_exists('{d}/back')) {{ usleep(5000); }}
-         echo allocate_invoice_number(1, 2026), ' ';
-         sleep(2);
-         echo allocate_invoice_number(1, 2026), ' ', allocate_invoice_number(1, 2026);",
+         do {{ $at = $ms(); $n = allocate_invoice_number(1, 2026); echo ' ', $at, ':', $n; usleep(100000); }}
+         while ($n < '2026-0501' && $ms() < 60000);
+         echo ' ', $ms(), ':', allocate_invoice_number(1, 2026);",
         d = dir.display()
     );
     let out = std::thread::scope(|s| {
@@ -251,12 +258,35 @@ fn the_php_backend_fails_back_to_the_first_node() {
         call.join().unwrap()
     });
     let _ = std::fs::remove_dir_all(&dir);
-    let numbers: Vec<&str> = out.split(' ').collect();
-    // First node down: the second node's series. Back up, but within the
-    // fail-back time: still the second node. After it: the first node's.
+    let calls: Vec<(u64, &str)> = out
+        .split(' ')
+        .map(|c| {
+            let (at, n) = c.split_once(':').unwrap();
+            (at.parse().unwrap(), n)
+        })
+        .collect();
+    println!("calls (ms since the first began: number): {out}");
+    // First node down: the second node's series, from 1.
+    assert_eq!(calls[0].1, "2026-0001", "{out}");
+    let back = calls
+        .iter()
+        .position(|c| c.1 >= "2026-0501")
+        .expect("failed back to the first node");
+    // Until the fail-back: the second node's series, one after another.
+    for (i, c) in calls[..back].iter().enumerate() {
+        assert_eq!(c.1, format!("2026-{:04}", i + 1), "{out}");
+    }
+    // The move happened during the first call, so no call begun less than
+    // the fail-back time after that call began may go back.
+    assert!(
+        calls[back].0 >= window_ms,
+        "failed back {} ms after the move, before the fail-back time: {out}",
+        calls[back].0
+    );
+    // Back on the first node, its series continuing.
     assert_eq!(
-        numbers,
-        ["2026-0001", "2026-0002", "2026-0501", "2026-0502"],
+        calls[back..].iter().map(|c| c.1).collect::<Vec<_>>(),
+        ["2026-0501", "2026-0502"],
         "{out}"
     );
 }
