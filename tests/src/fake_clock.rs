@@ -29,3 +29,63 @@ pub fn env_at(unix: i64) -> Result<Vec<(&'static str, String)>> {
         ("DONT_FAKE_MONOTONIC", "1".to_owned()),
     ])
 }
+
+/// A fake wall clock set once everyone is ready: processes started with
+/// [`MovableClock::env`] read the real time until [`MovableClock::set_at`]
+/// moves all of them at once (libfaketime reads its offset from a file on
+/// every clock read: `FAKETIME_TIMESTAMP_FILE`, `FAKETIME_NO_CACHE`). So a
+/// test that needs "5 s before midnight" gets it when its clients are at
+/// the start line, however long a loaded machine took to start them, instead
+/// of betting that start-up fits in a lead of a few seconds.
+pub struct MovableClock {
+    file: std::path::PathBuf,
+}
+
+impl MovableClock {
+    /// A clock reading the real time until moved.
+    pub fn new() -> Result<Self> {
+        if !Path::new(LIBFAKETIME).exists() {
+            bail!("{LIBFAKETIME} is missing: apt-get install faketime");
+        }
+        let dir = crate::target_dir().join("harness");
+        std::fs::create_dir_all(&dir)?;
+        let file = dir.join(format!(
+            "faketime-{}-{}",
+            std::process::id(),
+            crate::workers::now_ns()
+        ));
+        let clock = Self { file };
+        clock.write("+0")?;
+        Ok(clock)
+    }
+
+    /// The environment of a process on this clock.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("LD_PRELOAD", LIBFAKETIME.to_owned()),
+            ("FAKETIME_TIMESTAMP_FILE", self.file.display().to_string()),
+            ("FAKETIME_NO_CACHE", "1".to_owned()),
+            ("DONT_FAKE_MONOTONIC", "1".to_owned()),
+        ]
+    }
+
+    /// Moves every process on this clock so that it reads `unix` now.
+    pub fn set_at(&self, unix: i64) -> Result<()> {
+        let real = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
+        self.write(&format!("{:+}", unix - real))
+    }
+
+    /// Replaces the offset file whole (rename), so no reader sees half of it.
+    fn write(&self, offset: &str) -> Result<()> {
+        let next = self.file.with_extension("next");
+        std::fs::write(&next, format!("{offset}\n"))?;
+        std::fs::rename(&next, &self.file)?;
+        Ok(())
+    }
+}
+
+impl Drop for MovableClock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.file);
+    }
+}

@@ -77,6 +77,15 @@ pub struct Running {
 /// Starts `commands` together: each is started, connects, waits at the start
 /// line; when all are ready they are released at once.
 pub fn start_together(commands: Vec<Command>) -> Result<Running> {
+    start_together_then(commands, || Ok(()))
+}
+
+/// As [`start_together`], running `before_go` once every worker is at the
+/// start line and before they are released (a fake clock set then, say).
+pub fn start_together_then(
+    commands: Vec<Command>,
+    before_go: impl FnOnce() -> Result<()>,
+) -> Result<Running> {
     let dir = crate::target_dir().join("harness").join(format!(
         "start-{}-{}",
         std::process::id(),
@@ -139,6 +148,7 @@ pub fn start_together(commands: Vec<Command>) -> Result<Running> {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    before_go()?;
     std::fs::write(running.dir.join("go"), b"go")?;
     Ok(running)
 }
@@ -178,7 +188,17 @@ pub fn run_together(commands: Vec<Command>, timeout: Duration) -> Result<Vec<Fin
 /// [`run_together`], then fails unless every worker exited 0 and all of them
 /// ran at the same time (the proof that a concurrency test overlapped).
 pub fn run_overlapping(commands: Vec<Command>, timeout: Duration) -> Result<Vec<Finished>> {
-    let finished = run_together(commands, timeout)?;
+    run_overlapping_then(commands, timeout, || Ok(()))
+}
+
+/// As [`run_overlapping`], running `before_go` at the start line
+/// ([`start_together_then`]).
+pub fn run_overlapping_then(
+    commands: Vec<Command>,
+    timeout: Duration,
+    before_go: impl FnOnce() -> Result<()>,
+) -> Result<Vec<Finished>> {
+    let finished = start_together_then(commands, before_go)?.finish(timeout)?;
     for f in &finished {
         if !f.status.success() {
             bail!("a worker failed ({}): {}", f.status, f.stderr);

@@ -11,7 +11,7 @@ use counterfoil_tests::burst;
 use counterfoil_tests::fake_clock;
 use counterfoil_tests::webhook::deliver;
 use counterfoil_tests::wordpress::WordPress;
-use counterfoil_tests::workers::{run_overlapping, Finished};
+use counterfoil_tests::workers::{run_overlapping, run_overlapping_then, Finished};
 use counterfoil_tests::MariaDb;
 use serde_json::Value;
 
@@ -500,7 +500,10 @@ fn payments_across(
     )
     .unwrap();
     let secret = wp.webhook_secret().unwrap();
-    let env = fake_clock::env_at(midnight_utc - 5).unwrap();
+    // The site and the clients read the real time until every client is at
+    // the start line; then the clock moves to 5 s before midnight for all.
+    let clock = fake_clock::MovableClock::new().unwrap();
+    let env = clock.env();
     let site = wp.serve_with_env(extension, 4, &env).unwrap();
     let commands = (0..8)
         .map(|i| {
@@ -515,8 +518,10 @@ fn payments_across(
             )
         })
         .collect();
-    let finished = run_overlapping(commands, Duration::from_secs(120))
-        .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
+    let finished = run_overlapping_then(commands, Duration::from_secs(120), || {
+        clock.set_at(midnight_utc - 5)
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
     let got = deliveries(&finished);
     assert_eq!(got.len(), 80);
     let boundary = midnight_utc as f64;
