@@ -96,6 +96,38 @@ pub fn canonical(prev: &str, entry: &Entry) -> String {
     out
 }
 
+/// The canonical input of an entry whose previous hash and number are
+/// known only to the server (the one-trip payment flow computes its hash in
+/// SQL, under the series' lock): the text before the previous hash, the text
+/// between it and the number's line, and the text after that line. For any
+/// `prev` and `n`, `before_prev + prev + before_number + "{len}:{n}\n" +
+/// after_number` is [`canonical`]`(prev, entry with number n)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CanonicalParts {
+    /// The version line.
+    pub before_prev: String,
+    /// The newline after the previous hash, and the scope key's line.
+    pub before_number: String,
+    /// Every line after the number's.
+    pub after_number: String,
+}
+
+/// [`CanonicalParts`] of `entry` (its `number` is not used).
+pub fn canonical_parts(entry: &Entry) -> CanonicalParts {
+    let line = |value: Option<String>| match value {
+        Some(v) => format!("{}:{v}\n", v.len()),
+        None => "-\n".to_owned(),
+    };
+    let mut values = entry.values().into_iter();
+    let scope = line(values.next().flatten());
+    let _number = values.next();
+    CanonicalParts {
+        before_prev: format!("{VERSION}\n"),
+        before_number: format!("\n{scope}"),
+        after_number: values.map(line).collect(),
+    }
+}
+
 /// The hash of `entry` after `prev`: SHA-256 of its canonical input, hex.
 pub fn hash(prev: &str, entry: &Entry) -> String {
     let digest = Sha256::digest(canonical(prev, entry).as_bytes());
@@ -210,5 +242,45 @@ mod tests {
         assert_eq!(utc_text(1_798_761_599), "2026-12-31 23:59:59");
         assert_eq!(utc_text(1_798_761_600), "2027-01-01 00:00:00");
         assert_eq!(utc_text(951_782_400), "2000-02-29 00:00:00");
+    }
+
+    #[test]
+    fn the_parts_around_the_number_make_the_canonical_input() {
+        let entries = [
+            Entry {
+                scope_key: "42:2026".into(),
+                number: 0,
+                event: "issued".into(),
+                gateway: Some("stripe".into()),
+                transaction_id: Some("pi_ü\n-".into()),
+                amount: Some("19.99".into()),
+                currency: None,
+                at: "2026-12-02 07:00:00".into(),
+                ..Entry::default()
+            },
+            Entry {
+                scope_key: "k".into(),
+                event: "issued".into(),
+                ..Entry::default()
+            },
+        ];
+        for mut entry in entries {
+            let parts = canonical_parts(&entry);
+            for (prev, n) in [
+                (GENESIS, 1u64),
+                ("ab".repeat(32).as_str(), 18_446_744_073_709_551_615),
+            ] {
+                entry.number = n;
+                let digits = n.to_string();
+                let joined = format!(
+                    "{}{prev}{}{}:{digits}\n{}",
+                    parts.before_prev,
+                    parts.before_number,
+                    digits.len(),
+                    parts.after_number
+                );
+                assert_eq!(joined, canonical(prev, &entry));
+            }
+        }
     }
 }

@@ -151,6 +151,9 @@ pub mod codes {
     pub const ER_LOCK_DEADLOCK: u16 = 1213;
     /// BIGINT UNSIGNED value is out of range.
     pub const ER_DATA_OUT_OF_RANGE: u16 = 1690;
+    /// A NULL into a NOT NULL column (the one-trip payment flow's refusal:
+    /// no number was taken, or its chain did not move in one row).
+    pub const ER_BAD_NULL_ERROR: u16 = 1048;
     /// The server is shutting down.
     pub const ER_SERVER_SHUTDOWN: u16 = 1053;
     /// MariaDB: the connection was killed.

@@ -401,6 +401,81 @@ fn mysql_statements() {
     assert!(ours.len() >= 25);
 }
 
+/// The one-trip payment packet as the core fills it
+/// (`mysql::sql::one_trip_payment_packet`), for the twin to fill alike
+/// (`VectorsTest::test_one_trip_packets`): odd values included (a quote, a
+/// semicolon, a backslash, UTF-8, an empty string, missing ones). Written
+/// anew with `COUNTERFOIL_WRITE_VECTORS=1`.
+#[cfg(feature = "mysql")]
+#[test]
+fn one_trip_packets() {
+    use counterfoil_core::mysql::sql::{one_trip_payment_packet, OneTripPayment, RegistrySql};
+    use counterfoil_core::TablePrefix;
+    let template = RegistrySql::new(&TablePrefix::new("wp_").unwrap()).payment_one_trip;
+    let inputs = [
+        OneTripPayment {
+            scope: "42:2026",
+            gateway: "stripe",
+            txn: "pi_3Q",
+            amount: Some("19.99"),
+            currency: Some("EUR"),
+            period: Some("2026-12"),
+            at: "2026-12-02 07:00:00",
+        },
+        OneTripPayment {
+            scope: "Müller & Söhne:2026-03",
+            gateway: "x'); DROP TABLE t; --",
+            txn: "a\\b;c\nd %scope%",
+            amount: None,
+            currency: None,
+            period: None,
+            at: "2027-01-01 00:00:00",
+        },
+        OneTripPayment {
+            scope: "k",
+            gateway: "g",
+            txn: "",
+            amount: Some(""),
+            currency: None,
+            period: None,
+            at: "1970-01-01 00:00:00",
+        },
+    ];
+    let cases: Vec<serde_json::Value> = inputs
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "scope": p.scope, "gateway": p.gateway, "txn": p.txn, "amount": p.amount,
+                "currency": p.currency, "period": p.period, "at": p.at,
+                "packet": one_trip_payment_packet(&template, p),
+            })
+        })
+        .collect();
+    let ours = serde_json::json!({ "cases": cases });
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/vectors/one_trip_packets.json"
+    );
+    if std::env::var_os("COUNTERFOIL_WRITE_VECTORS").is_some() {
+        std::fs::write(path, serde_json::to_string_pretty(&ours).unwrap() + "\n").unwrap();
+    }
+    assert_eq!(
+        load("one_trip_packets.json"),
+        ours,
+        "tests/vectors/one_trip_packets.json differs from the core's packets: \
+         COUNTERFOIL_WRITE_VECTORS=1 cargo test -p counterfoil-core --test vectors one_trip_packets"
+    );
+    for case in ours["cases"].as_array().unwrap() {
+        let packet = case["packet"].as_str().unwrap();
+        assert!(
+            !packet.contains('%'),
+            "every slot filled, no value's text in the packet: {packet}"
+        );
+        assert!(!packet.contains("DROP"), "{packet}");
+        assert_eq!(packet.split(";\n").count(), 9);
+    }
+}
+
 fn scope_of(case: &Value) -> String {
     match case["scope"].as_str() {
         Some(s) => s.to_owned(),

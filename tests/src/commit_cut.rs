@@ -1,7 +1,8 @@
 //! A TCP proxy in front of a MariaDB server that loses the answer to a
 //! COMMIT, the one moment whose outcome a client cannot know.
 //!
-//! When armed, it forwards the next `COMMIT` (a COM_QUERY packet) to the
+//! When armed, it forwards the next `COMMIT` (a COM_QUERY packet, alone or
+//! among the statements of one packet) to the
 //! server, waits for the server's answer (so the commit has happened), drops
 //! that answer and closes the client's connection: the client sees a lost
 //! connection after sending COMMIT. Every other byte is forwarded unchanged.
@@ -77,13 +78,14 @@ impl Drop for CommitCut {
     }
 }
 
-/// Whether a MySQL packet payload is COM_QUERY "COMMIT".
+/// Whether a MySQL packet payload is a COM_QUERY that commits: "COMMIT",
+/// or a multi-statement packet with a COMMIT among its statements (the
+/// one-trip payment flow), whose whole answer is then lost.
 fn is_commit(payload: &[u8]) -> bool {
     payload.first() == Some(&0x03)
         && String::from_utf8_lossy(&payload[1..])
-            .trim()
-            .trim_end_matches(';')
-            .eq_ignore_ascii_case("COMMIT")
+            .split(';')
+            .any(|statement| statement.trim().eq_ignore_ascii_case("COMMIT"))
 }
 
 fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicUsize>, cuts: Arc<AtomicUsize>) {

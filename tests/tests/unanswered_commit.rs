@@ -84,6 +84,55 @@ fn the_core_voids_the_number_of_a_lost_commit_answer() {
     );
 }
 
+/// A payment's first delivery sent in one round trip whose whole answer is
+/// lost after the server committed (the proxy cuts the answer of the
+/// packet holding the COMMIT): the outcome is unknown to the caller, and
+/// the gateway's redelivery finds the number the lost answer carried, once
+/// — no second number, no second registry row, the chain intact. With the
+/// store's retry, the retry is that redelivery.
+#[test]
+fn a_payment_whose_one_trip_answer_was_lost_is_found_by_its_redelivery() {
+    use counterfoil_core::{PaymentRef, RetryPolicy};
+    let scope = ScopeKey::new("cut:2026").unwrap();
+    let (url, proxy, via_proxy) = database_behind_a_proxy("unanswered_pay");
+    let (unknown, redelivered, retried) = block_on(async {
+        let mut s = store_with_series(&via_proxy, &scope).await;
+        let mut once =
+            SeriesStore::connect(StoreConfig::new(&via_proxy).retry(RetryPolicy::none()))
+                .await
+                .unwrap();
+        proxy.arm(1);
+        let p = PaymentRef::new("stripe", "lost-1").unwrap();
+        let unknown = once
+            .record_payment(&scope, &p, Some("9.99"), Some("EUR"))
+            .await;
+        let redelivered = s.record_payment(&scope, &p, None, None).await.unwrap();
+        // The store's own retry after a lost answer: the same end.
+        proxy.arm(1);
+        let q = PaymentRef::new("stripe", "lost-2").unwrap();
+        let retried = s.record_payment(&scope, &q, None, None).await.unwrap();
+        (unknown, redelivered, retried)
+    });
+    assert_eq!(proxy.cuts(), 2, "two answers were lost");
+    let e = unknown.expect_err("the caller did not learn its number");
+    assert!(e.outcome_unknown(), "{e:?}");
+    assert_eq!((redelivered.number, redelivered.created), (1, false));
+    assert_eq!((retried.number, retried.created), (2, false));
+    assert_eq!(
+        registry(&url, "wp_counterfoil_numbers", "cut:2026"),
+        "1 reserved -\n2 reserved -"
+    );
+    let chain = MariaDb::scalar(
+        &url,
+        "SELECT GROUP_CONCAT(CONCAT(seq, ':', number) ORDER BY seq) FROM wp_counterfoil_chain",
+    )
+    .unwrap()
+    .unwrap_or_default();
+    assert_eq!(chain, "1:1,2:2", "one chain entry per number");
+    let chains = counterfoil_tests::chain_walk::walk_all(&url).expect("every chain holds");
+    assert_eq!(chains.entries.get("cut:2026"), Some(&2));
+}
+
 #[test]
 fn the_php_backend_voids_the_number_of_a_lost_commit_answer() {
     let (wp, proxy) = site_behind_a_proxy("unanswered_php");

@@ -71,6 +71,7 @@ const NOT_IN_WASM = {
   'export.json': 'the export is written by the server',
   'minor_units.json': 'money is checked by the server',
   'mysql_statements.json': 'SQL',
+  'one_trip_packets.json': 'SQL packets are the server\'s',
   'number_states.json': 'registry states are the server\'s',
   'payment_refs.json': 'payments are checked by the server',
   'periods.json': 'a payment\'s period is decided by the server',

@@ -50,6 +50,15 @@ use Counterfoil\TimeoutException;
 final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	const MAX_ATTEMPTS = 5;
 	const ER_DUP_ENTRY = 1062;
+
+	/**
+	 * In the one-trip packet, the positions of the payment row's INSERT (a
+	 * 1062 there is a repeat), of the allocation and of the chain entry
+	 * (counterfoil_core::mysql::sql::ONE_TRIP_*; VectorsTest checks them).
+	 */
+	const ONE_TRIP_PAYMENT_ROW = 1;
+	const ONE_TRIP_ALLOCATION  = 3;
+	const ONE_TRIP_CHAIN_ENTRY = 6;
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
 	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
 	/** The server a claim was taken on (counterfoil_core::schema::CLAIM_NODE). */
@@ -91,6 +100,19 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		'chain.head'                          => 'SELECT chain_seq, chain_head FROM {sequences} WHERE scope_key = ? FOR UPDATE',
 		'chain.append'                        => 'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 		'chain.move_head'                     => 'UPDATE {sequences} SET chain_seq = ?, chain_head = ?, chain_from = COALESCE(chain_from, ?) WHERE scope_key = ? AND chain_seq = ?',
+		// The one-trip payment flow's packet (issue 30): its statements,
+		// joined by ";\n" in statements(); see record_in_one_trip().
+		'registry.payment_one_trip'           => array(
+			'START TRANSACTION',
+			'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (%gateway%, %txn%, %scope%, %amount%, %currency%, %period%, UTC_TIMESTAMP())',
+			'SET @cf_payment = LAST_INSERT_ID(), @cf_number = NULL, @cf_seq = NULL, @cf_prev = NULL, @cf_hash = NULL',
+			'UPDATE {sequences} SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), chain_seq = (@cf_seq := chain_seq + 1), chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, (@cf_prev := COALESCE(chain_head, \'0000000000000000000000000000000000000000000000000000000000000000\')), %chain_before_number%, LENGTH(@cf_number), \':\', @cf_number, %chain_after_number%), 256)), chain_from = COALESCE(chain_from, @cf_number) WHERE scope_key = %scope% AND closed_by IS NULL',
+			'INSERT INTO {numbers} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (%scope%, @cf_number, \'reserved\', \'payment\', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
+			'UPDATE {payments} SET number = @cf_number, scope_key = %scope% WHERE id = @cf_payment',
+			'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, \'issued\', %gateway%, %txn%, %amount%, %currency%, NULL, NULL, %at%, @cf_prev, IF(ROW_COUNT() = 1, @cf_hash, NULL))',
+			'COMMIT',
+			'SELECT @cf_payment, @cf_number',
+		),
 	);
 
 	/**
@@ -109,7 +131,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		);
 		return array_map(
 			function ( $sql ) use ( $names ) {
-				return strtr( $sql, $names );
+				return strtr( is_array( $sql ) ? implode( ";\n", $sql ) : $sql, $names );
 			},
 			self::SQL
 		);
@@ -130,6 +152,12 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private $fail_back_after_ms;
 	/** @var bool Statements sent asynchronously and awaited with mysqli_poll(). */
 	private $async;
+
+	/** @var bool A payment's first delivery sent in one round trip. */
+	private $one_trip;
+
+	/** @var int The connection's read timeout, in seconds (MYSQLI_OPT_READ_TIMEOUT). */
+	private $read_timeout_s = 0;
 	/** @var float|null The current call's deadline (microtime), null between calls. */
 	private $deadline;
 	/** @var mysqli|null */
@@ -144,6 +172,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	public $stats = array(
 		'connects'       => 0,
 		'retries'        => 0,
+		'one_trip'       => 0,
 		'skipped'        => 0,
 		'skipped_reason' => null,
 	);
@@ -169,6 +198,15 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// WebAssembly): statements then wait at most the read timeout, in
 		// whole seconds.
 		$this->async = (bool) apply_filters( 'counterfoil_async_statements', true );
+		/**
+		 * Whether a payment's first delivery is sent in one round trip
+		 * (mysqli multi_query; the core's one_trip_payments), so the series'
+		 * lock is held only while the server works. Off: the flow of several
+		 * statements (the benchmarks' baseline).
+		 *
+		 * @param bool $one_trip Default true.
+		 */
+		$this->one_trip = (bool) apply_filters( 'counterfoil_one_trip_payments', true );
 	}
 
 	public function name() {
@@ -413,6 +451,14 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$period = null === $year ? null : self::period( $year, $month );
 		return $this->attempt(
 			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
+				$done = $this->record_in_one_trip( $scope, $gateway, $transaction_id, $amount, $currency, $period );
+				if ( is_array( $done ) ) {
+					return $done;
+				}
+				if ( 'repeat' === $done ) {
+					$found = $this->find_payment( $gateway, $transaction_id );
+					return null === $found ? $this->complete_held( $gateway, $transaction_id ) : $found;
+				}
 				$this->check( $this->execute( 'START TRANSACTION' ) );
 				$r = $this->execute(
 					$this->sql['registry.insert_payment'],
@@ -437,6 +483,126 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				return $record;
 			}
 		);
+	}
+
+	/**
+	 * A payment's first delivery in one round trip (the core's
+	 * flows::payments::record_in_one_trip, the same packet:
+	 * tests/vectors/one_trip_packets.json): the statements of
+	 * registry.payment_one_trip sent as one mysqli multi_query, ending in
+	 * COMMIT. A packet that stopped part-way is rolled back before anything
+	 * else. Sent only with at least the read timeout left of the call's
+	 * deadline (multi_query cannot be awaited with mysqli_poll(); the read
+	 * timeout bounds its wait), else the flow of several statements runs.
+	 *
+	 * @return array|string The payment's record; 'repeat' (recorded before,
+	 *                      nothing changed); 'several' (not in one trip:
+	 *                      the series missing or closed, …; nothing changed).
+	 */
+	private function record_in_one_trip( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
+		if ( ! $this->one_trip || $this->remaining_ms() < 1000 * max( 1, $this->read_timeout_s ) ) {
+			return 'several';
+		}
+		$text = self::one_trip_packet( $this->sql['registry.payment_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
+		list( $at, $errno, $error, $row ) = $this->send_packet( $text );
+		if ( 0 === $errno && $row && null !== $row[1] ) {
+			++$this->stats['one_trip'];
+			return array(
+				'scope_key' => $scope,
+				'number'    => (int) $row[1],
+				'created'   => true,
+				'status'    => 'reserved',
+				'post_id'   => null,
+				'period'    => $period,
+			);
+		}
+		// Stopped part-way (or answered without its number): the
+		// transaction is open; roll it back first.
+		$this->rollback_quietly();
+		if ( self::ONE_TRIP_PAYMENT_ROW === $at && self::ER_DUP_ENTRY === $errno ) {
+			return 'repeat';
+		}
+		if ( $at >= self::ONE_TRIP_ALLOCATION && $at <= self::ONE_TRIP_CHAIN_ENTRY && in_array( $errno, array( 1048, 1062, 1690 ), true ) ) {
+			return 'several';
+		}
+		if ( 0 === $errno ) {
+			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip payment packet answered no number' );
+		}
+		$this->check( $this->failure( $errno, $error ) );
+		return 'several'; // Not reached: check() throws on an error.
+	}
+
+	/**
+	 * Sends a multi-statement packet and reads every answer: [position of
+	 * the statement that failed (or of the last one), errno, error, the last
+	 * result's first row].
+	 *
+	 * @param string $text The packet.
+	 * @return array
+	 */
+	private function send_packet( $text ) {
+		$at  = 0;
+		$row = null;
+		try {
+			if ( ! $this->db->multi_query( $text ) ) { // phpcs:ignore WordPress.DB.RestrictedClasses,WordPress.DB.PreparedSQL -- own connection (class doc); every value a hex literal (one_trip_packet()).
+				return array( 0, (int) $this->db->errno, $this->db->error, null );
+			}
+			while ( true ) {
+				$result = $this->db->store_result();
+				if ( $result instanceof mysqli_result ) {
+					$row = $result->fetch_row();
+					$result->free();
+				}
+				if ( ! $this->db->more_results() ) {
+					return array( $at, 0, '', $row );
+				}
+				++$at;
+				if ( ! $this->db->next_result() ) {
+					return array( $at, (int) $this->db->errno, $this->db->error, null );
+				}
+			}
+		} catch ( mysqli_sql_exception $e ) {
+			return array( $at, (int) $e->getCode(), $e->getMessage(), null );
+		}
+	}
+
+	/**
+	 * The one-trip packet $template (registry.payment_one_trip) filled with a
+	 * payment's values, as the core fills it
+	 * (counterfoil_core::mysql::sql::one_trip_payment_packet): every value a
+	 * hex literal, so none can end a string or start a statement.
+	 *
+	 * @return string
+	 */
+	public static function one_trip_packet( $template, $scope, $gateway, $transaction_id, $amount, $currency, $period, $at ) {
+		$entry = Counterfoil_Chain::issued( $scope, 0, $gateway, $transaction_id, $amount, $currency );
+		$entry['at'] = $at;
+		list( $before_prev, $before_number, $after_number ) = Counterfoil_Rules::chain_canonical_parts( $entry );
+		return strtr(
+			$template,
+			array(
+				'%chain_before_prev%'   => self::bytes_literal( $before_prev ),
+				'%chain_before_number%' => self::bytes_literal( $before_number ),
+				'%chain_after_number%'  => self::bytes_literal( $after_number ),
+				'%gateway%'             => self::text_literal( $gateway ),
+				'%txn%'                 => self::text_literal( $transaction_id ),
+				'%scope%'               => self::text_literal( $scope ),
+				'%amount%'              => self::text_literal( $amount ),
+				'%currency%'            => self::text_literal( $currency ),
+				'%period%'              => self::text_literal( $period ),
+				'%at%'                  => self::text_literal( $at ),
+			)
+		);
+	}
+
+	/** `X'…'`: a value's bytes as a binary string literal. */
+	private static function bytes_literal( $value ) {
+		return "X'" . strtoupper( bin2hex( (string) $value ) ) . "'";
+	}
+
+	/** A text value for a utf8mb4 column: `_utf8mb4 X'…'`, or NULL. */
+	private static function text_literal( $value ) {
+		return null === $value ? 'NULL' : '_utf8mb4 ' . self::bytes_literal( $value );
 	}
 
 	/**
@@ -909,6 +1075,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// Covers the server's greeting; statements are awaited with
 		// mysqli_poll() for the time left of their call.
 		$db->options( MYSQLI_OPT_READ_TIMEOUT, $seconds );
+		$this->read_timeout_s = $seconds;
 		$db->options( MYSQLI_OPT_INT_AND_FLOAT_NATIVE, true );
 		try {
 			// The client flags WordPress uses (TLS among them), as wpdb does.

@@ -679,6 +679,28 @@ final class Counterfoil_Rules {
 		return $out;
 	}
 
+	/**
+	 * A chain entry's canonical input around the two values only the server
+	 * knows in the one-trip payment flow (counterfoil_core::chain::canonical_parts):
+	 * [before the previous hash, between it and the number, after the
+	 * number]; the number's line is `{length}:{number}` and the last part
+	 * starts with its newline.
+	 *
+	 * @param array $entry CHAIN_FIELDS => string|int|null (its number unused).
+	 * @return string[]
+	 */
+	public static function chain_canonical_parts( array $entry ) {
+		$line  = function ( $field ) use ( $entry ) {
+			$value = isset( $entry[ $field ] ) ? (string) $entry[ $field ] : null;
+			return null === $value ? "-\n" : strlen( $value ) . ':' . $value . "\n";
+		};
+		$after = '';
+		foreach ( array_slice( self::CHAIN_FIELDS, 2 ) as $field ) {
+			$after .= $line( $field );
+		}
+		return array( "counterfoil-chain-1\n", "\n" . $line( 'scope_key' ), "\n" . $after );
+	}
+
 	/** A chain entry's hash: SHA-256 of its canonical input, lower-case hex. */
 	public static function chain_hash( $prev, array $entry ) {
 		return hash( 'sha256', self::chain_canonical( $prev, $entry ) );

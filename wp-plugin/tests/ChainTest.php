@@ -63,6 +63,25 @@ final class ChainTest extends TestCase {
 		$this->assertCount( 4, self::entries( $scope ) );
 	}
 
+	/**
+	 * A payment's first delivery goes in one round trip (issue 30), the
+	 * server computing its chain entry's hash: the entries hold when walked.
+	 * On the pure-PHP backend the count of one-trip deliveries shows it.
+	 */
+	public function test_first_deliveries_go_in_one_trip_and_their_entries_hold() {
+		$backend = counterfoil_backend();
+		$before  = 'php' === $backend->name() ? $backend->stats['one_trip'] : null;
+		list( $scope, $txns ) = $this->series( 3 );
+		if ( null !== $before ) {
+			$this->assertSame( $before + 3, $backend->stats['one_trip'] );
+		}
+		$e = self::entries( $scope );
+		$this->assertSame( array( '1', '2', '3' ), array_column( $e, 'number' ) );
+		$this->assertSame( $txns, array_column( $e, 'transaction_id' ) );
+		$r = self::walk_to_the_end();
+		$this->assertNull( $r['broken'], wp_json_encode( $r ) );
+	}
+
 	public function test_site_health_walks_a_batch_at_a_time_and_names_the_first_edit() {
 		global $wpdb;
 		list( $scope ) = $this->series( 3 );

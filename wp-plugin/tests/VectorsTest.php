@@ -334,4 +334,22 @@ final class VectorsTest extends TestCase {
 		}
 		$this->assertSame( array_keys( $core ), array_intersect( array_keys( $core ), array_keys( $twin ) ), 'statements of the core that the twin lacks' );
 	}
+
+	/** The one-trip payment packet, filled as the core fills it (tests/vectors/one_trip_packets.json). */
+	public function test_one_trip_packets() {
+		$template = Counterfoil_Php_Backend::statements( 'wp_' )['registry.payment_one_trip'];
+		$cases    = self::load( 'one_trip_packets.json' )['cases'];
+		$this->assertGreaterThanOrEqual( 3, count( $cases ) );
+		foreach ( $cases as $case ) {
+			$this->assertSame(
+				$case['packet'],
+				Counterfoil_Php_Backend::one_trip_packet( $template, $case['scope'], $case['gateway'], $case['txn'], $case['amount'], $case['currency'], $case['period'], $case['at'] ),
+				$case['scope']
+			);
+		}
+		$statements = explode( ";\n", $template );
+		$this->assertStringStartsWith( 'INSERT INTO `wp_counterfoil_payments`', $statements[ Counterfoil_Php_Backend::ONE_TRIP_PAYMENT_ROW ] );
+		$this->assertStringStartsWith( 'UPDATE `wp_invoice_sequences` SET current_value', $statements[ Counterfoil_Php_Backend::ONE_TRIP_ALLOCATION ] );
+		$this->assertStringStartsWith( 'INSERT INTO `wp_counterfoil_chain`', $statements[ Counterfoil_Php_Backend::ONE_TRIP_CHAIN_ENTRY ] );
+	}
 }

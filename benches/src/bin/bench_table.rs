@@ -8,9 +8,11 @@
 //! Contenders: (1) raw mysql_async loop of the allocation statement — the
 //! limit; (2) counterfoil-core allocate; (3) the PHP extension; (4) the
 //! article's PHP (UPDATE then SELECT LAST_INSERT_ID() through mysqli); (5) a
-//! SELECT … FOR UPDATE transaction; (6) the full payment flow through the core
-//! and (6r) a raw SQL loop of that same transaction; (7) the broken MAX()+1
-//! with its duplicate rate; (8) allocate_many batches of 100 (numbers/s).
+//! SELECT … FOR UPDATE transaction (seed 000's locked counter row); (6) the
+//! full payment flow through the core as several statements and (6o) the
+//! same in one round trip (issue 30), and (6r) a raw SQL loop of the
+//! several-statement transaction; (7) the broken MAX()+1 with its duplicate
+//! rate; (8) allocate_many batches of 100 (numbers/s).
 //!
 //! Each cell is measured in R rounds (default 3; the rounds are interleaved,
 //! so a noisy moment of this shared machine hits one round of many cells,
@@ -38,7 +40,7 @@ const CLIENTS: [usize; 4] = [1, 4, 16, 64];
 
 /// Unique transaction ids across every cell of the run.
 static TXN: AtomicU64 = AtomicU64::new(0);
-const CONTENDERS: [&str; 10] = [
+const CONTENDERS: [&str; 11] = [
     "(1) raw mysql_async loop",
     "(2) counterfoil-core allocate",
     "(3) PHP extension",
@@ -49,20 +51,22 @@ const CONTENDERS: [&str; 10] = [
     "(7) broken MAX()+1",
     "(8) allocate_many ×100 (numbers/s)",
     "(9) mysqli prepared + insert_id (PHP)",
+    "(6o) payment flow, one trip (core)",
 ];
 
 /// What each contender does, printed under the tables.
-const WHAT: [&str; 10] = [
+const WHAT: [&str; 11] = [
     "one `UPDATE … SET current_value = LAST_INSERT_ID(current_value + 1)` per call through mysql_async, the number from the OK packet: the ceiling",
     "`SeriesStore::allocate`: the same statement with the store's deadline, retry and connection checks",
     "`allocate_invoice_number()` of the built extension, one PHP CLI process per client",
     "the article's PHP: the UPDATE, then `SELECT LAST_INSERT_ID()`, through mysqli (two round trips), one PHP CLI process per client",
     "`BEGIN; SELECT … FOR UPDATE; UPDATE; INSERT` (the registry row) `COMMIT` per call",
-    "`SeriesStore::record_payment`: payment row, number and registry row in one transaction",
+    "`SeriesStore::record_payment` sent as several statements (`one_trip_payments(false)`): payment row, number, registry row and chain entry in one transaction, seven round trips under the series' lock",
     "the same payment transaction as raw SQL through mysql_async",
     "`SELECT MAX(number)+1`, then INSERT, no lock or unique key: broken (its duplicates are counted)",
     "`allocate_many` of 100 numbers per call; the rate counts numbers",
     "what a careful PHP developer writes: one prepared `UPDATE … LAST_INSERT_ID(current_value + 1)` through mysqli, `$stmt->insert_id` from the OK packet, the one-row check; one PHP CLI process per client",
+    "`SeriesStore::record_payment` in one round trip (the default): the same transaction, chain entry included, as one multi-statement packet that ends in COMMIT, so the series' lock is held only while the server works",
 ];
 
 #[derive(Clone, Default)]
@@ -119,13 +123,28 @@ where
     F: Fn(Conn, Option<SeriesStore>, u64) -> Fut + Send + Sync + Clone + 'static,
     Fut: std::future::Future<Output = Result<(Conn, Option<SeriesStore>)>> + Send,
 {
+    rust_cell_with(StoreConfig::new(url), clients, seconds, per_call, op).await
+}
+
+/// As [`rust_cell`], each client's store made with `config`.
+async fn rust_cell_with<F, Fut>(
+    config: StoreConfig,
+    clients: usize,
+    seconds: f64,
+    per_call: u64,
+    op: F,
+) -> Result<(Cell, u64)>
+where
+    F: Fn(Conn, Option<SeriesStore>, u64) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = Result<(Conn, Option<SeriesStore>)>> + Send,
+{
     let mut tasks = Vec::new();
     let calls = Arc::new(AtomicU64::new(0));
     // Connect everyone first.
     let mut conns = Vec::new();
     for _ in 0..clients {
-        let conn = Conn::new(Opts::from_url(url)?).await?;
-        let store = SeriesStore::connect(StoreConfig::new(url)).await?;
+        let conn = Conn::new(Opts::from_url(&config.url)?).await?;
+        let store = SeriesStore::connect(config.clone()).await?;
         conns.push((conn, store));
     }
     let started = Instant::now();
@@ -228,7 +247,7 @@ async fn measure(
             c.query_drop("COMMIT").await?;
             Ok((c, s))
         }).await?.0,
-        5 => rust_cell(url, clients, seconds, 1, move |c, s, n| async move {
+        5 | 10 => rust_cell_with(StoreConfig::new(url).one_trip_payments(contender == 10), clients, seconds, 1, move |c, s, n| async move {
             let mut s = s.unwrap();
             let txn = format!("core-{n}-{}", TXN.fetch_add(1, Ordering::Relaxed));
             s.record_payment(&ScopeKey::new(scope(series))?, &PaymentRef::new("bench", &txn)?, None, None).await?;
@@ -347,9 +366,9 @@ fn svg(results: &BTreeMap<(usize, usize, usize), Cell>, series: usize) -> String
 }
 
 fn main() -> Result<()> {
-    counterfoil_benches::help_or_go("Usage: bench-table [--seconds S] [--rounds R] [--svg PATH]
+    counterfoil_benches::help_or_go("Usage: bench-table [--seconds S] [--rounds R] [--svg PATH] [--hot-only]
 
-Every contender side by side at 1-64 clients, one hot series and 1000 series, S seconds a cell (default 1.5), each cell measured R times (default 3, interleaved) and reported as its median. Writes its plot to PATH (default target/benchmarks-clients.svg; docs/benchmarks-clients.svg is refreshed only when asked).");
+Every contender side by side at 1-64 clients, one hot series and 1000 series, S seconds a cell (default 1.5), each cell measured R times (default 3, interleaved) and reported as its median. Writes its plot to PATH (default target/benchmarks-clients.svg; docs/benchmarks-clients.svg is refreshed only when asked). --hot-only measures the one hot series alone, and only the payment flows with their references ((1), (2), (5), (6), (6r), (6o)).");
     let args: Vec<String> = std::env::args().collect();
     let seconds: f64 = args
         .iter()
@@ -364,6 +383,7 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
         .and_then(|v| v.parse().ok())
         .unwrap_or(3)
         .max(1);
+    let hot_only = args.iter().any(|a| a == "--hot-only");
     let svg_path = args
         .iter()
         .position(|a| a == "--svg")
@@ -395,8 +415,14 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
     let mut rounds_of: BTreeMap<(usize, usize, usize), Vec<Cell>> = BTreeMap::new();
     for round in 1..=rounds {
         for series in [1usize, 1000] {
+            if hot_only && series != 1 {
+                continue;
+            }
             for clients in CLIENTS {
                 for (ci, name) in CONTENDERS.iter().enumerate() {
+                    if hot_only && ![0, 1, 4, 5, 6, 10].contains(&ci) {
+                        continue;
+                    }
                     let cell = rt.block_on(measure(&url, ci, clients, seconds, series))?;
                     eprintln!("round {round}/{rounds} {series:>4} series {clients:>2} clients {name:<36} {:>10.0}/s  p50 {:>6} µs  p99 {:>7} µs {}", cell.rate, cell.p50_us, cell.p99_us, cell.note);
                     rounds_of
@@ -412,6 +438,9 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
         .map(|(k, cells)| (k, median_cell(cells)))
         .collect();
     for series in [1usize, 1000] {
+        if hot_only && series != 1 {
+            continue;
+        }
         println!(
             "\n### {}\n",
             if series == 1 {
@@ -428,6 +457,9 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
         );
         println!("|---|{}|", CLIENTS.map(|_| "---").join("|"));
         for (ci, name) in CONTENDERS.iter().enumerate() {
+            if !results.contains_key(&(series, ci, 1)) {
+                continue;
+            }
             let cells: Vec<String> = CLIENTS
                 .iter()
                 .map(|c| {
@@ -461,7 +493,8 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
     for (name, what) in CONTENDERS.iter().zip(WHAT) {
         println!("- {name}: {what}");
     }
-    println!(
+    if !hot_only {
+        println!(
         "Targets (hot series, worst over 1–64 clients): (2) ≥ 0.9× (1): {:.2}×; (3) ≥ 1.3× (4): {:.2}× at 1 client; (3) ≥ 1.1× (9) mysqli prepared: {:.2}× worst ({}); (6) ≥ 0.9× (6r): {:.2}×; batches ≥ 1,000,000 numbers/s: {:.0}/s at best.",
         min_ratio(1, 0),
         r(2, 1) / r(3, 1),
@@ -473,6 +506,21 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
             .join(", "),
         min_ratio(5, 6),
         CLIENTS.iter().map(|c| r(8, *c)).fold(0.0, f64::max)
+    );
+    }
+    let at = |a: usize, b: usize| {
+        [4usize, 16, 64]
+            .iter()
+            .map(|c| format!("{:.2}× at {c}", r(a, *c) / r(b, *c)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "One trip (issue 30, hot series): (6o) ≥ 2× (6): {}; (6o) ≥ 0.6× (2) core allocate: {}; (6o) against (1) raw: {}; (6o) against (5) seed 000's locked row: {}.",
+        at(10, 5),
+        at(10, 1),
+        at(10, 0),
+        at(10, 4)
     );
     std::fs::write(&svg_path, svg(&results, 1))?;
     eprintln!("plot written to {svg_path}");

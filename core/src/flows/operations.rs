@@ -232,6 +232,7 @@ pub(crate) async fn record_payment<S: CallSite + Send>(
     period: Option<Period>,
 ) -> Result<PaymentRecord> {
     let owned = Arc::new(OwnedPayment::new(payment, amount, currency, period)?);
+    let one_trip = store.config().one_trip_payments;
     run(
         store,
         "record_payment",
@@ -240,7 +241,8 @@ pub(crate) async fn record_payment<S: CallSite + Send>(
             let owned = owned.clone();
             Box::pin(async move {
                 let mut statements = S::statements(conn, sql);
-                super::payments::record(&mut statements, key, &owned.borrowed(), period).await
+                let payment = owned.borrowed();
+                super::payments::record(&mut statements, key, &payment, period, one_trip).await
             })
         },
     )

@@ -80,8 +80,36 @@ impl NewPayment<'_> {
     }
 }
 
+/// How a first delivery sent in one round trip ended.
+// Only the MySQL/MariaDB dialect sends one (PostgreSQL's is to come).
+#[cfg_attr(not(feature = "mysql"), allow(dead_code))]
+pub(crate) enum OneTrip {
+    /// Recorded with its number, committed.
+    Numbered(PaymentRecord),
+    /// An earlier delivery recorded the payment (its row's unique key);
+    /// nothing changed.
+    Repeat,
+    /// Not in one trip (the dialect has none, or the series is missing or
+    /// closed, the counter behind the registry, …); nothing changed, and
+    /// the flow of several statements decides.
+    Several,
+}
+
 /// The payment statements, as one dialect sends them.
 pub(crate) trait PaymentStatements: Dialect {
+    /// A payment's first delivery in one round trip where the dialect has
+    /// one (issue 30): the same work as [`record`]'s first transaction, its
+    /// own transaction begun and ended (COMMIT, or ROLLBACK when it stopped
+    /// part-way) before it answers.
+    fn record_in_one_trip(
+        &mut self,
+        _scope: &str,
+        _payment: &NewPayment<'_>,
+        _period: Option<Period>,
+    ) -> impl Future<Output = Answer<OneTrip, Self::Failure>> + Send {
+        async { Ok(Ok(OneTrip::Several)) }
+    }
+
     /// The payment (gateway, transaction id) with its registry row.
     fn payment(
         &mut self,
@@ -147,25 +175,53 @@ pub(crate) async fn find_payment<S: PaymentStatements + Send>(
 /// after another, or at the same moment: the second waits on the unique
 /// key) gets its first delivery's number, or, held for its series, is
 /// numbered now ([`complete_held`]).
+///
+/// With `one_trip`, the first delivery is tried in one round trip first
+/// ([`PaymentStatements::record_in_one_trip`]); what it cannot settle goes
+/// the way of several statements.
 pub(crate) async fn record<S>(
     statements: &mut S,
     scope: &str,
     payment: &NewPayment<'_>,
     period: Option<Period>,
+    one_trip: bool,
 ) -> Answer<PaymentRecord, S::Failure>
 where
     S: PaymentStatements + NumberingStatements + Send,
 {
+    if one_trip {
+        match statements
+            .record_in_one_trip(scope, payment, period)
+            .await?
+        {
+            Ok(OneTrip::Numbered(record)) => return Ok(Ok(record)),
+            Ok(OneTrip::Repeat) => return recorded_before(statements, payment).await,
+            Ok(OneTrip::Several) => {}
+            Err(e) => return Ok(Err(e)),
+        }
+    }
     statements.begin().await?;
     let outcome = record_first(statements, scope, payment, period).await;
     match statements.end(outcome).await? {
         Ok(Some(record)) => Ok(Ok(record)),
         Err(e) => Ok(Err(e)),
-        Ok(None) => match find_payment(statements, payment.gateway, payment.txn).await? {
-            Ok(Found::Numbered(r)) => Ok(Ok(r)),
-            Ok(Found::Waiting) => complete_held(statements, payment.gateway, payment.txn).await,
-            Err(e) => Ok(Err(e)),
-        },
+        Ok(None) => recorded_before(statements, payment).await,
+    }
+}
+
+/// A payment an earlier delivery recorded: its number, or, held for its
+/// series, numbered now ([`complete_held`]).
+async fn recorded_before<S>(
+    statements: &mut S,
+    payment: &NewPayment<'_>,
+) -> Answer<PaymentRecord, S::Failure>
+where
+    S: PaymentStatements + NumberingStatements + Send,
+{
+    match find_payment(statements, payment.gateway, payment.txn).await? {
+        Ok(Found::Numbered(r)) => Ok(Ok(r)),
+        Ok(Found::Waiting) => complete_held(statements, payment.gateway, payment.txn).await,
+        Err(e) => Ok(Err(e)),
     }
 }
 

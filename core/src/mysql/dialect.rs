@@ -15,11 +15,13 @@ use crate::error::{codes, Error};
 use crate::flows::chain::ChainStatements;
 use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
-use crate::flows::payments::{LockedPayment, NewPayment, PaymentStatements, StoredPayment};
+use crate::flows::payments::{
+    LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
+};
 use crate::flows::recorded::RecordedStatements;
 use crate::flows::series::SeriesStatements;
 use crate::flows::{Answer, Dialect};
-use crate::payment::{NumberStatus, UNANSWERED_REASON};
+use crate::payment::{NumberStatus, PaymentRecord, UNANSWERED_REASON};
 
 use super::session::Session;
 use super::{vetting, Sql};
@@ -204,6 +206,64 @@ impl RecordedStatements for MysqlStatements<'_> {
 }
 
 impl PaymentStatements for MysqlStatements<'_> {
+    async fn record_in_one_trip(
+        &mut self,
+        scope: &str,
+        payment: &NewPayment<'_>,
+        period: Option<crate::format::Period>,
+    ) -> Answer<OneTrip, Failure> {
+        use super::sql::{ONE_TRIP_ALLOCATION, ONE_TRIP_CHAIN_ENTRY, ONE_TRIP_PAYMENT_ROW};
+        let at = crate::flows::chain::now();
+        let values = super::sql::OneTripPayment {
+            scope,
+            gateway: payment.gateway,
+            txn: payment.txn,
+            amount: payment.amount,
+            currency: payment.currency,
+            period: payment.period,
+            at: &at,
+        };
+        let template = &self.sql.registry.payment_one_trip;
+        let text = super::sql::one_trip_payment_packet(template, &values);
+        let (at, failed) = match self.session.send_transaction(&text).await {
+            Ok((_, number)) => {
+                return Ok(Ok(OneTrip::Numbered(PaymentRecord {
+                    scope: scope.to_owned(),
+                    number,
+                    created: true,
+                    status: NumberStatus::Reserved,
+                    post_id: None,
+                    period,
+                })))
+            }
+            Err(stopped) => stopped,
+        };
+        // Stopped part-way: the transaction is open; roll it back first.
+        let answer = match &failed {
+            mysql_async::Error::Server(e)
+                if at == ONE_TRIP_PAYMENT_ROW && e.code == codes::ER_DUP_ENTRY =>
+            {
+                Ok(Ok(OneTrip::Repeat))
+            }
+            // A refusal the flow of several statements names exactly (the
+            // series missing or closed, an overflow, the counter behind the
+            // registry, a chain that moved): nothing stays of this try.
+            mysql_async::Error::Server(e)
+                if (ONE_TRIP_ALLOCATION..=ONE_TRIP_CHAIN_ENTRY).contains(&at)
+                    && matches!(
+                        e.code,
+                        codes::ER_BAD_NULL_ERROR
+                            | codes::ER_DUP_ENTRY
+                            | codes::ER_DATA_OUT_OF_RANGE
+                    ) =>
+            {
+                Ok(Ok(OneTrip::Several))
+            }
+            _ => Err(failed),
+        };
+        self.session.roll_back(answer).await
+    }
+
     async fn payment(
         &mut self,
         gateway: &str,

@@ -25,6 +25,7 @@ mod dialect_awb;
 mod lane;
 #[cfg(feature = "mysql-blocking")]
 mod lane_exchange;
+mod one_trip;
 mod session;
 pub mod sql;
 mod vetting;

@@ -77,6 +77,35 @@ impl Session {
         self.conn.query_drop("START TRANSACTION").await
     }
 
+    /// Sends a packet of statements that opens its own transaction and ends
+    /// it with COMMIT (`one_trip`): the session counts as open from before
+    /// it is sent until every statement has answered. A packet that stopped
+    /// part-way leaves the session open; end it with [`Session::roll_back`].
+    pub(crate) async fn send_transaction(&mut self, text: &str) -> super::one_trip::Sent {
+        self.open = true;
+        let sent = super::one_trip::send(&mut self.conn, text).await;
+        if sent.is_ok() {
+            self.open = false;
+        }
+        sent
+    }
+
+    /// Ends a transaction whose work stopped part-way with ROLLBACK,
+    /// awaited: `answer` once the ROLLBACK is confirmed; otherwise its
+    /// failure, and the session stays open (so it is discarded).
+    pub(crate) async fn roll_back<T>(&mut self, answer: AttemptResult<T>) -> AttemptResult<T> {
+        match self.conn.query_drop("ROLLBACK").await {
+            Ok(()) => {
+                self.open = false;
+                answer
+            }
+            Err(failed) => match answer {
+                Ok(_) => Err(failed),
+                other => other,
+            },
+        }
+    }
+
     /// Ends the transaction by the work's `outcome`: COMMIT when it answered
     /// a value, ROLLBACK on a typed refusal or a driver error; the end is
     /// awaited. A failed end is reported (a COMMIT whose answer was lost has

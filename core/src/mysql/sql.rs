@@ -160,6 +160,7 @@ pub fn numbering_statements(prefix: &TablePrefix) -> Vec<(&'static str, String)>
         ("chain.head", r.chain_head),
         ("chain.append", r.chain_append),
         ("chain.move_head", r.chain_move_head),
+        ("registry.payment_one_trip", r.payment_one_trip),
     ]
 }
 
@@ -251,6 +252,165 @@ pub struct RegistrySql {
     /// Moves a series' head to its new entry (seq, hash, the number if it
     /// is the chain's first issued one, scope, the seq it was at): one row.
     pub chain_move_head: String,
+    /// A payment's first delivery in one round trip (issue 30): the
+    /// statements of [`one_trip_payment`], joined by `;\n`, sent as one
+    /// multi-statement packet. Its `%name%` slots take literals
+    /// ([`text_literal`], [`one_trip_payment_packet`]), never bound parameters: a packet of
+    /// several statements goes through the text protocol.
+    pub payment_one_trip: String,
+}
+
+/// In [`RegistrySql::payment_one_trip`], the statement that inserts the
+/// payment row (a 1062 here is a repeat of the payment).
+pub const ONE_TRIP_PAYMENT_ROW: usize = 1;
+/// … the one that takes the number and moves the chain's head (0 rows when
+/// the series is missing or closed: the number stays NULL, and
+/// [`ONE_TRIP_REGISTRY_ROW`] fails with 1048; 1690 past u64::MAX).
+pub const ONE_TRIP_ALLOCATION: usize = 3;
+/// … the one that inserts the registry row (1048: no number was taken;
+/// 1062: the counter is behind the registry).
+pub const ONE_TRIP_REGISTRY_ROW: usize = 4;
+/// … the one that appends the chain entry (1048: the payment row did not
+/// take its number in exactly one row; 1062: a position taken).
+pub const ONE_TRIP_CHAIN_ENTRY: usize = 6;
+
+/// The values of a payment's first delivery that fill the one-trip packet
+/// (`RegistrySql::payment_one_trip`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OneTripPayment<'a> {
+    /// The series asked for.
+    pub scope: &'a str,
+    /// The gateway.
+    pub gateway: &'a str,
+    /// The gateway's transaction id.
+    pub txn: &'a str,
+    /// The amount, as recorded.
+    pub amount: Option<&'a str>,
+    /// The currency.
+    pub currency: Option<&'a str>,
+    /// The local period it arrived in (`YYYY-MM`).
+    pub period: Option<&'a str>,
+    /// The chain entry's time (`crate::chain::utc_text`).
+    pub at: &'a str,
+}
+
+/// `X'…'`: the bytes of `v` as a binary string literal.
+fn bytes_literal(v: &str) -> String {
+    let mut out = String::with_capacity(3 + 2 * v.len());
+    out.push_str("X'");
+    for b in v.bytes() {
+        out.push_str(&format!("{b:02X}"));
+    }
+    out.push('\'');
+    out
+}
+
+/// A text value for a utf8mb4 column in a packet sent without bound
+/// parameters: `_utf8mb4 X'…'` (hex: no value can end a string or start a
+/// statement, whatever the connection's character set or
+/// `NO_BACKSLASH_ESCAPES`; the introducer keeps the column's collation and
+/// its index), or `NULL`.
+pub fn text_literal(v: Option<&str>) -> String {
+    match v {
+        Some(v) => format!("_utf8mb4 {}", bytes_literal(v)),
+        None => "NULL".to_owned(),
+    }
+}
+
+/// The one-trip packet `template` (`RegistrySql::payment_one_trip`) filled
+/// with `p`: every slot a literal, the chain entry's canonical input around
+/// the previous hash and the number as binary strings
+/// (`crate::chain::canonical_parts`; the number's line ends the middle
+/// one). The twin fills it alike (`tests/vectors/one_trip_packets.json`).
+pub fn one_trip_payment_packet(template: &str, p: &OneTripPayment<'_>) -> String {
+    let entry = crate::chain::Entry {
+        scope_key: p.scope.to_owned(),
+        number: 0,
+        event: "issued".to_owned(),
+        gateway: Some(p.gateway.to_owned()),
+        transaction_id: Some(p.txn.to_owned()),
+        amount: p.amount.map(str::to_owned),
+        currency: p.currency.map(str::to_owned),
+        post_id: None,
+        reason: None,
+        at: p.at.to_owned(),
+    };
+    let parts = crate::chain::canonical_parts(&entry);
+    [
+        ("%chain_before_prev%", bytes_literal(&parts.before_prev)),
+        ("%chain_before_number%", bytes_literal(&parts.before_number)),
+        (
+            "%chain_after_number%",
+            bytes_literal(&format!("\n{}", parts.after_number)),
+        ),
+        ("%gateway%", text_literal(Some(p.gateway))),
+        ("%txn%", text_literal(Some(p.txn))),
+        ("%scope%", text_literal(Some(p.scope))),
+        ("%amount%", text_literal(p.amount)),
+        ("%currency%", text_literal(p.currency)),
+        ("%period%", text_literal(p.period)),
+        ("%at%", text_literal(Some(p.at))),
+    ]
+    .iter()
+    .fold(template.to_owned(), |text, (slot, value)| {
+        text.replace(slot, value)
+    })
+}
+
+/// The statements of a payment's first delivery in one round trip, in
+/// order: the payment row first (a repeat stops at its unique key before
+/// the series' lock); then, under the series' lock, as few statements as
+/// the work allows — one UPDATE takes the number (from the allocation's
+/// own answer) and moves the chain's head, computing the entry's hash from
+/// the head it replaces (`SHA2` over the canonical input,
+/// `crate::chain::canonical_parts`), then the registry row, the payment's
+/// number and the chain entry; COMMIT; the payment's id and number. The
+/// values the UPDATE computes go to user variables assigned inside it (not
+/// read back from columns), so the statement means the same under
+/// `SIMULTANEOUS_ASSIGNMENT`. Every check that would make the flow refuse
+/// makes a statement fail (a NULL into a NOT NULL column, a duplicate key),
+/// so the packet stops there with its transaction open and the store rolls
+/// it back.
+pub fn one_trip_payment(
+    sequences: &str,
+    numbers: &str,
+    payments: &str,
+    chain: &str,
+) -> Vec<String> {
+    let genesis = crate::chain::GENESIS;
+    vec![
+        "START TRANSACTION".to_owned(),
+        format!(
+            "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, period, \
+             created_at) VALUES (%gateway%, %txn%, %scope%, %amount%, %currency%, %period%, UTC_TIMESTAMP())"
+        ),
+        "SET @cf_payment = LAST_INSERT_ID(), @cf_number = NULL, @cf_seq = NULL, @cf_prev = NULL, \
+         @cf_hash = NULL"
+            .to_owned(),
+        format!(
+            "UPDATE `{sequences}` SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), \
+             chain_seq = (@cf_seq := chain_seq + 1), \
+             chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, \
+             (@cf_prev := COALESCE(chain_head, '{genesis}')), %chain_before_number%, \
+             LENGTH(@cf_number), ':', @cf_number, %chain_after_number%), 256)), \
+             chain_from = COALESCE(chain_from, @cf_number) \
+             WHERE scope_key = %scope% AND closed_by IS NULL"
+        ),
+        format!(
+            "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
+             created_at, updated_at) VALUES (%scope%, @cf_number, 'reserved', 'payment', %gateway%, %txn%, \
+             UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+        ),
+        format!("UPDATE `{payments}` SET number = @cf_number, scope_key = %scope% WHERE id = @cf_payment"),
+        format!(
+            "INSERT INTO `{chain}` (scope_key, seq, number, event, gateway, transaction_id, amount, currency, \
+             post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, 'issued', \
+             %gateway%, %txn%, %amount%, %currency%, NULL, NULL, %at%, @cf_prev, \
+             IF(ROW_COUNT() = 1, @cf_hash, NULL))"
+        ),
+        "COMMIT".to_owned(),
+        "SELECT @cf_payment, @cf_number".to_owned(),
+    ]
 }
 
 impl RegistrySql {
@@ -435,6 +595,7 @@ impl RegistrySql {
                 "UPDATE `{sequences}` SET chain_seq = ?, chain_head = ?, chain_from = COALESCE(chain_from, ?) \
                  WHERE scope_key = ? AND chain_seq = ?"
             ),
+            payment_one_trip: one_trip_payment(&sequences, &numbers, &payments, &chain).join(";\n"),
             chain,
             numbers,
             payments,
@@ -543,6 +704,26 @@ impl AwbSql {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_one_trip_positions_name_their_statements() {
+        let r = RegistrySql::new(&TablePrefix::default());
+        let statements: Vec<&str> = r.payment_one_trip.split(";\n").collect();
+        assert_eq!(statements.len(), 9);
+        assert!(
+            statements[ONE_TRIP_PAYMENT_ROW].starts_with("INSERT INTO `wp_counterfoil_payments`")
+        );
+        assert!(statements[ONE_TRIP_ALLOCATION]
+            .starts_with("UPDATE `wp_invoice_sequences` SET current_value"));
+        assert!(
+            statements[ONE_TRIP_REGISTRY_ROW].starts_with("INSERT INTO `wp_counterfoil_numbers`")
+        );
+        assert!(statements[ONE_TRIP_CHAIN_ENTRY].starts_with("INSERT INTO `wp_counterfoil_chain`"));
+        assert_eq!(statements[7], "COMMIT");
+        assert_eq!(text_literal(Some("a'b")), "_utf8mb4 X'612762'");
+        assert_eq!(text_literal(Some("")), "_utf8mb4 X''");
+        assert_eq!(text_literal(None), "NULL");
+    }
+
     use super::*;
 
     #[test]
