@@ -14,7 +14,10 @@
 //! statement and (6) the core. And (7) the core on a PostgreSQL node list:
 //! a primary with a synchronous standby (`synchronous_standby_names = '*'`,
 //! `synchronous_commit = on`: every commit waits for the standby's flush),
-//! the cost of never losing a number at failover (issue 26).
+//! the cost of never losing a number at failover (issue 26). And the payment
+//! flow through the core on PostgreSQL (issue 30): (8) as several
+//! statements in one transaction, (9) in one round trip (one statement of
+//! data-modifying CTEs, the default).
 //!
 //! Usage: `cargo build --release -p counterfoil-benches &&
 //! ./target/release/pg-table [--seconds S] [--rounds R]`
@@ -32,7 +35,7 @@ use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 
 const CLIENTS: [usize; 4] = [1, 4, 16, 64];
-const CONTENDERS: [&str; 7] = [
+const CONTENDERS: [&str; 9] = [
     "(1) raw tokio-postgres loop (UPDATE … RETURNING)",
     "(2) counterfoil-core on PostgreSQL",
     "(3) locked counter row (SELECT … FOR UPDATE + UPDATE)",
@@ -40,7 +43,12 @@ const CONTENDERS: [&str; 7] = [
     "(5) MariaDB: raw mysql_async loop",
     "(6) MariaDB: counterfoil-core",
     "(7) core on primary + synchronous standby",
+    "(8) payment flow, several statements (core)",
+    "(9) payment flow, one trip (core)",
 ];
+
+/// Unique transaction ids across the run.
+static TXN: AtomicU64 = AtomicU64::new(0);
 
 /// One client's connection.
 enum Client {
@@ -86,6 +94,10 @@ async fn client(contender: usize, urls: &Urls) -> Result<Client> {
         6 => Client::Store(Box::new(
             Store::connect(StoreConfig::new(urls.cluster.as_str())).await?,
         )),
+        7 | 8 => Client::Store(Box::new(
+            Store::connect(StoreConfig::new(urls.pg.as_str()).one_trip_payments(contender == 8))
+                .await?,
+        )),
         _ => Client::Store(Box::new(
             Store::connect(StoreConfig::new(urls.my.as_str())).await?,
         )),
@@ -109,6 +121,11 @@ async fn one_call(contender: usize, c: &mut Client, scope: &ScopeKey) -> Result<
         }
         (3, Client::Pg(client, stmt)) => {
             client.query_one(&*stmt, &[]).await?;
+        }
+        (7 | 8, Client::Store(store)) => {
+            let txn = format!("pg-{}", TXN.fetch_add(1, Ordering::Relaxed));
+            let payment = counterfoil_core::PaymentRef::new("bench", &txn)?;
+            store.record_payment(scope, &payment, None, None).await?;
         }
         (_, Client::Store(store)) => {
             store.allocate(scope).await?;
@@ -211,7 +228,7 @@ PostgreSQL side by side (one private PostgreSQL 15, a primary with a synchronous
     block_on(async {
         for url in [&urls.pg, &urls.my, &urls.cluster] {
             let mut s = Store::connect(StoreConfig::new(url.as_str())).await?;
-            s.ensure_schema().await?;
+            s.ensure_registry_schema().await?;
             s.initialize(&ScopeKey::new("hot:2026")?, 1).await?;
         }
         anyhow::Ok(())
@@ -274,11 +291,13 @@ PostgreSQL side by side (one private PostgreSQL 15, a primary with a synchronous
          (2) core / (1) raw loop, 1–64 clients: {}\n\
          (2) core / (3) locked counter row: {}\n\
          (2) core on PostgreSQL / (6) core on MariaDB: {}\n\
-         (7) core with a synchronous standby / (2) core on one server: {}",
+         (7) core with a synchronous standby / (2) core on one server: {}\n\
+         (9) payment flow in one trip / (8) several statements (goal ≥ 1.5×): {}",
         ratio(1, 0).join(", "),
         ratio(1, 2).join(", "),
         ratio(1, 5).join(", "),
-        ratio(6, 1).join(", ")
+        ratio(6, 1).join(", "),
+        ratio(8, 7).join(", ")
     );
     drop(standby);
     drop(primary);

@@ -81,8 +81,6 @@ impl NewPayment<'_> {
 }
 
 /// How a first delivery sent in one round trip ended.
-// Only the MySQL/MariaDB dialect sends one (PostgreSQL's is to come).
-#[cfg_attr(not(feature = "mysql"), allow(dead_code))]
 pub(crate) enum OneTrip {
     /// Recorded with its number, committed.
     Numbered(PaymentRecord),

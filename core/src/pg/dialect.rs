@@ -20,11 +20,13 @@ use crate::error::Error;
 use crate::flows::chain::ChainStatements;
 use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
-use crate::flows::payments::{LockedPayment, NewPayment, PaymentStatements, StoredPayment};
+use crate::flows::payments::{
+    LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
+};
 use crate::flows::recorded::RecordedStatements;
 use crate::flows::series::SeriesStatements;
 use crate::flows::{Answer, Dialect};
-use crate::payment::{NumberStatus, UNANSWERED_REASON};
+use crate::payment::{NumberStatus, PaymentRecord, UNANSWERED_REASON};
 
 pub(super) type Failure = tokio_postgres::Error;
 pub(super) type Params<'p> = [&'p (dyn ToSql + Sync)];
@@ -314,6 +316,80 @@ impl PaymentStatements for PgStatements<'_> {
             post_id: post_of(row.get(3)),
             period: row.get(4),
         })))
+    }
+
+    async fn record_in_one_trip(
+        &mut self,
+        scope: &str,
+        p: &NewPayment<'_>,
+        period: Option<crate::format::Period>,
+    ) -> Answer<OneTrip, Failure> {
+        use tokio_postgres::error::SqlState;
+        let at = crate::flows::chain::now();
+        let entry = crate::flows::chain::issued(scope, 0, Some(p.facts()));
+        let parts = crate::chain::canonical_parts(&Entry {
+            at: at.clone(),
+            ..entry
+        });
+        let after = format!("\n{}", parts.after_number);
+        let params: &Params = &[
+            &scope,
+            &p.gateway,
+            &p.txn,
+            &p.amount,
+            &p.currency,
+            &p.period,
+            &at,
+            &parts.before_prev,
+            &parts.before_number,
+            &after,
+        ];
+        let sql = &self.sql.payment_one_trip;
+        let failed = match self.row(sql, params).await {
+            Ok(row) => {
+                let answer =
+                    row.map(|r| (r.get::<_, Option<i64>>(0), r.get::<_, Option<String>>(1)));
+                return Ok(match answer {
+                    Some((Some(_), Some(number))) => counter_of(&number).map(|number| {
+                        OneTrip::Numbered(PaymentRecord {
+                            scope: scope.to_owned(),
+                            number,
+                            created: true,
+                            status: NumberStatus::Reserved,
+                            post_id: None,
+                            period,
+                        })
+                    }),
+                    other => Err(Error::Unexpected(format!(
+                        "the one-trip payment statement answered {other:?}, not its number"
+                    ))),
+                });
+            }
+            Err(e) => e,
+        };
+        // The statement rolled back whole (one implicit transaction).
+        let Some(db) = failed.as_db_error() else {
+            return Err(failed);
+        };
+        if db.code() == &SqlState::UNIQUE_VIOLATION
+            && db.constraint() == Some(self.sql.payment_unique.as_str())
+        {
+            return Ok(Ok(OneTrip::Repeat));
+        }
+        // A refusal the flow of several statements names exactly: the series
+        // missing or closed (the number NULL), an overflow, the counter
+        // behind the registry, a chain position taken.
+        if [
+            SqlState::NOT_NULL_VIOLATION,
+            SqlState::UNIQUE_VIOLATION,
+            SqlState::CHECK_VIOLATION,
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        ]
+        .contains(db.code())
+        {
+            return Ok(Ok(OneTrip::Several));
+        }
+        Err(failed)
     }
 
     async fn insert_payment(

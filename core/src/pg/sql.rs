@@ -90,6 +90,25 @@ pub struct PgSql {
     /// (seq, hash, the number if the chain's first issued one, scope, the
     /// seq it was at): one row.
     pub chain_move_head: String,
+    /// A payment's first delivery in one round trip (issue 30): one
+    /// statement of data-modifying CTEs, one implicit transaction. The
+    /// series' row is locked and read (`FOR UPDATE`: the latest version),
+    /// its counter and chain head moved from what was read, the entry's
+    /// hash computed by the server (`sha256` over the canonical input around
+    /// the previous hash and the number, `crate::chain::canonical_parts`);
+    /// the payment row is inserted with its number, then the registry row
+    /// and the chain entry (whose hash is NULL, and refused, unless the
+    /// payment row as stored holds the number). A repeat fails on the payment's unique key and
+    /// the whole statement rolls back (no number used); a missing or closed
+    /// series leaves the number NULL and the registry row refuses it.
+    /// Parameters: scope, gateway, transaction, amount, currency, period,
+    /// the entry's time, then the canonical input before the previous
+    /// hash, between it and the number, after the number (starting with the
+    /// number line's newline). Answers the payment's id and the number.
+    pub payment_one_trip: String,
+    /// The payment table's unique key on (gateway, transaction id): a
+    /// violation of it in [`PgSql::payment_one_trip`] is a repeat.
+    pub payment_unique: String,
     /// The AWB stock's tables.
     pub awb: PgAwbSql,
 }
@@ -201,6 +220,31 @@ impl PgSql {
                  currency, post_id, reason, event_at, prev_hash, hash) VALUES ($1, $2, $3::text::numeric, $4, \
                  $5, $6, $7, $8, $9, $10, $11::text::timestamp, $12, $13) ON CONFLICT (scope_key, seq) DO NOTHING"
             ),
+            payment_one_trip: format!(
+                "WITH cur AS (SELECT current_value, chain_seq, COALESCE(chain_head, '{genesis}')::text AS prev \
+                 FROM \"{sequences}\" WHERE scope_key = $1 AND closed_by IS NULL FOR UPDATE), \
+                 n AS (UPDATE \"{sequences}\" s SET current_value = cur.current_value + 1, \
+                 chain_seq = cur.chain_seq + 1, \
+                 chain_head = encode(sha256(convert_to($8::text || cur.prev || $9::text \
+                 || length((cur.current_value + 1)::text)::text || ':' || (cur.current_value + 1)::text \
+                 || $10::text, 'UTF8')), 'hex'), \
+                 chain_from = COALESCE(s.chain_from, cur.current_value + 1) \
+                 FROM cur WHERE s.scope_key = $1 \
+                 RETURNING s.current_value AS number, s.chain_seq AS seq, s.chain_head AS hash, cur.prev AS prev), \
+                 p AS (INSERT INTO \"{payments}\" (gateway, transaction_id, scope_key, number, amount, currency, \
+                 period, created_at) VALUES ($2, $3, $1, (SELECT number FROM n), $4, $5, $6, \
+                 timezone('UTC', now())) RETURNING id, number), \
+                 r AS (INSERT INTO \"{numbers}\" (scope_key, number, status, source, gateway, transaction_id, \
+                 created_at, updated_at) VALUES ($1, (SELECT number FROM n), 'reserved', 'payment', $2, $3, \
+                 timezone('UTC', now()), timezone('UTC', now()))), \
+                 c AS (INSERT INTO \"{chain}\" (scope_key, seq, number, event, gateway, transaction_id, amount, \
+                 currency, post_id, reason, event_at, prev_hash, hash) SELECT $1, n.seq, n.number, 'issued', $2, \
+                 $3, $4, $5, NULL, NULL, $7::text::timestamp, n.prev, \
+                 CASE WHEN (SELECT number FROM p) = n.number THEN n.hash END FROM n) \
+                 SELECT (SELECT id FROM p), (SELECT number::text FROM n)",
+                genesis = crate::chain::GENESIS
+            ),
+            payment_unique: format!("{payments}_gateway_transaction"),
             chain_move_head: format!(
                 "UPDATE \"{sequences}\" SET chain_seq = $1, chain_head = $2, chain_from = COALESCE(chain_from, $3::text::numeric) \
                  WHERE scope_key = $4 AND chain_seq = $5"
