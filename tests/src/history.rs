@@ -277,8 +277,10 @@ pub struct RegistryVerdict {
     pub twice: Vec<u64>,
     /// Rows above the counter.
     pub beyond_counter: Vec<u64>,
-    /// Acknowledged numbers whose row is neither `issued` nor `reserved`
-    /// (held by its payment until its invoice is made).
+    /// Acknowledged numbers whose row is neither `issued`, `reserved` (held
+    /// by its payment until its invoice is made) nor `unconfirmed` (the
+    /// mark that its answer arrived was itself lost: the books keep it as
+    /// unconfirmed, never void).
     pub acknowledged_not_held: Vec<u64>,
     /// Numbers nobody was told whose row is neither void with a reason nor
     /// unconfirmed nor issued (void without a reason, reserved, …).
@@ -308,7 +310,8 @@ impl RegistryVerdict {
 /// (the series' registry), `start..=counter` (the numbers the counter has
 /// passed) and the history's `unknown` calls. Every number the counter
 /// passed has exactly one row; a number somebody was told is `issued` (or
-/// `reserved` by its payment); a
+/// `reserved` by its payment, or still `unconfirmed` when marking it issued
+/// failed after its answer arrived), never void; a
 /// number nobody was told is void with a reason or unconfirmed (or, at most
 /// once per unknown call, issued with its answer lost).
 pub fn check_registry(
@@ -345,7 +348,7 @@ pub fn check_registry(
             _ => false,
         };
         if acknowledged.contains(&n) {
-            if !matches!(row.status.as_str(), "issued" | "reserved") {
+            if !matches!(row.status.as_str(), "issued" | "reserved" | "unconfirmed") {
                 v.acknowledged_not_held.push(n);
             }
         } else if row.status == "issued" {
