@@ -100,11 +100,7 @@ fn main() -> Result<()> {
         }
         anyhow::Ok((start, now_ns()))
     })?;
-    println!("start {start}");
-    for op in history.ops() {
-        println!("{}", op.to_line());
-    }
-    println!("end {end}");
+    print_history(start, end, &history);
     Ok(())
 }
 
@@ -145,10 +141,15 @@ fn naive(url: &str, scope: &str, worker: usize) -> Result<()> {
         c.disconnect().await?;
         anyhow::Ok((start, now_ns()))
     })?;
+    print_history(start, end, &history);
+    Ok(())
+}
+
+/// The worker's output: `start <ns>`, one line per call, `end <ns>`.
+fn print_history(start: u128, end: u128, history: &History) {
     println!("start {start}");
     for op in history.ops() {
         println!("{}", op.to_line());
     }
     println!("end {end}");
-    Ok(())
 }
