@@ -472,7 +472,7 @@ fn one_trip_packets() {
             "every slot filled, no value's text in the packet: {packet}"
         );
         assert!(!packet.contains("DROP"), "{packet}");
-        assert_eq!(packet.split(";\n").count(), 9);
+        assert_eq!(packet.split(";\n").count(), 6);
     }
 }
 

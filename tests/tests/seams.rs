@@ -372,16 +372,15 @@ fn the_plugin_skips_a_read_only_node_on_both_backends() {
 /// broken replica filter could) is an error that rolls the payment back,
 /// never a number the payment row does not hold (the next delivery would
 /// have numbered it again). Failed before the fix: `Ok` with a number the
-/// payments table did not know. The several-statement flow's rule: on
-/// PostgreSQL the one-trip statement inserts the payment row with its
-/// number (no UPDATE to refuse), so the store is told to use the flow of
-/// several statements; on MariaDB the one-trip packet stops at the same
-/// trigger and hands over to that flow.
+/// payments table did not know. The several-statement flow's rule: the
+/// one-trip packet (MariaDB) and statement (PostgreSQL) insert the payment
+/// row with its number, with no UPDATE to refuse, so the store is told to
+/// use the flow of several statements on both engines.
 fn a_payment_row_that_does_not_take_its_number(engine: Engine) {
     let url = fresh_database(engine, "seam_setnum");
     let rt = runtime();
     let mut s = rt.block_on(async {
-        let config = StoreConfig::new(&url).one_trip_payments(engine == Engine::MySql);
+        let config = StoreConfig::new(&url).one_trip_payments(false);
         let mut s = Store::connect(config).await.unwrap();
         s.ensure_registry_schema().await.unwrap();
         s.initialize(&key("p:1"), 1).await.unwrap();

@@ -52,13 +52,14 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	const ER_DUP_ENTRY = 1062;
 
 	/**
-	 * In the one-trip packet, the positions of the payment row's INSERT (a
-	 * 1062 there is a repeat), of the allocation and of the chain entry
+	 * In the one-trip packet, the positions of the allocation (its OK
+	 * packet carries the number), of the payment row's INSERT (a 1062 there
+	 * is a repeat) and of the chain entry
 	 * (counterfoil_core::mysql::sql::ONE_TRIP_*; VectorsTest checks them).
 	 */
-	const ONE_TRIP_PAYMENT_ROW = 1;
-	const ONE_TRIP_ALLOCATION  = 3;
-	const ONE_TRIP_CHAIN_ENTRY = 6;
+	const ONE_TRIP_ALLOCATION  = 1;
+	const ONE_TRIP_PAYMENT_ROW = 3;
+	const ONE_TRIP_CHAIN_ENTRY = 4;
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
 	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
 	/** The server a claim was taken on (counterfoil_core::schema::CLAIM_NODE). */
@@ -104,14 +105,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// joined by ";\n" in statements(); see record_in_one_trip().
 		'registry.payment_one_trip'           => array(
 			'START TRANSACTION',
-			'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (%gateway%, %txn%, %scope%, %amount%, %currency%, %period%, UTC_TIMESTAMP())',
-			'SET @cf_payment = LAST_INSERT_ID(), @cf_number = NULL, @cf_seq = NULL, @cf_prev = NULL, @cf_hash = NULL',
 			'UPDATE {sequences} SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), chain_seq = (@cf_seq := chain_seq + 1), chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, (@cf_prev := COALESCE(chain_head, \'0000000000000000000000000000000000000000000000000000000000000000\')), %chain_before_number%, LENGTH(@cf_number), \':\', @cf_number, %chain_after_number%), 256)), chain_from = COALESCE(chain_from, @cf_number) WHERE scope_key = %scope% AND closed_by IS NULL',
-			'INSERT INTO {numbers} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (%scope%, @cf_number, \'reserved\', \'payment\', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
-			'UPDATE {payments} SET number = @cf_number, scope_key = %scope% WHERE id = @cf_payment',
+			'INSERT INTO {numbers} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), \'reserved\', \'payment\', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
+			'INSERT INTO {payments} (gateway, transaction_id, scope_key, number, amount, currency, period, created_at) VALUES (%gateway%, %txn%, %scope%, @cf_number, %amount%, %currency%, %period%, UTC_TIMESTAMP())',
 			'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, \'issued\', %gateway%, %txn%, %amount%, %currency%, NULL, NULL, %at%, @cf_prev, IF(ROW_COUNT() = 1, @cf_hash, NULL))',
 			'COMMIT',
-			'SELECT @cf_payment, @cf_number',
 		),
 	);
 
@@ -504,12 +502,12 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			return 'several';
 		}
 		$text = self::one_trip_packet( $this->sql['registry.payment_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
-		list( $at, $errno, $error, $row ) = $this->send_packet( $text );
-		if ( 0 === $errno && $row && null !== $row[1] ) {
+		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
+		if ( 0 === $errno && ! empty( $ids[ self::ONE_TRIP_ALLOCATION ] ) ) {
 			++$this->stats['one_trip'];
 			return array(
 				'scope_key' => $scope,
-				'number'    => (int) $row[1],
+				'number'    => $ids[ self::ONE_TRIP_ALLOCATION ],
 				'created'   => true,
 				'status'    => 'reserved',
 				'post_id'   => null,
@@ -526,7 +524,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			return 'several';
 		}
 		if ( 0 === $errno ) {
-			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip payment packet answered no number' );
+			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip payment packet committed but its allocation answered no number' );
 		}
 		$this->check( $this->failure( $errno, $error ) );
 		return 'several'; // Not reached: check() throws on an error.
@@ -534,35 +532,35 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 
 	/**
 	 * Sends a multi-statement packet and reads every answer: [position of
-	 * the statement that failed (or of the last one), errno, error, the last
-	 * result's first row].
+	 * the statement that failed (or of the last one), errno, error, each
+	 * statement's insert id from its own OK packet (0 where it set none)].
 	 *
 	 * @param string $text The packet.
 	 * @return array
 	 */
 	private function send_packet( $text ) {
 		$at  = 0;
-		$row = null;
+		$ids = array();
 		try {
 			if ( ! $this->db->multi_query( $text ) ) { // phpcs:ignore WordPress.DB.RestrictedClasses,WordPress.DB.PreparedSQL -- own connection (class doc); every value a hex literal (one_trip_packet()).
-				return array( 0, (int) $this->db->errno, $this->db->error, null );
+				return array( 0, (int) $this->db->errno, $this->db->error, $ids );
 			}
 			while ( true ) {
-				$result = $this->db->store_result();
+				$ids[ $at ] = (int) $this->db->insert_id;
+				$result     = $this->db->store_result();
 				if ( $result instanceof mysqli_result ) {
-					$row = $result->fetch_row();
 					$result->free();
 				}
 				if ( ! $this->db->more_results() ) {
-					return array( $at, 0, '', $row );
+					return array( $at, 0, '', $ids );
 				}
 				++$at;
 				if ( ! $this->db->next_result() ) {
-					return array( $at, (int) $this->db->errno, $this->db->error, null );
+					return array( $at, (int) $this->db->errno, $this->db->error, $ids );
 				}
 			}
 		} catch ( mysqli_sql_exception $e ) {
-			return array( $at, (int) $e->getCode(), $e->getMessage(), null );
+			return array( $at, (int) $e->getCode(), $e->getMessage(), $ids );
 		}
 	}
 

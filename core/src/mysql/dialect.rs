@@ -226,7 +226,16 @@ impl PaymentStatements for MysqlStatements<'_> {
         let template = &self.sql.registry.payment_one_trip;
         let text = super::sql::one_trip_payment_packet(template, &values);
         let (at, failed) = match self.session.send_transaction(&text).await {
-            Ok((_, number)) => {
+            Ok(ids) => {
+                // The allocation's OK packet carries the number.
+                let number = match ids.get(ONE_TRIP_ALLOCATION) {
+                    Some(&n) if n > 0 => n,
+                    other => {
+                        return Ok(Err(Error::Unexpected(format!(
+                            "the one-trip payment packet committed but its allocation answered {other:?}"
+                        ))))
+                    }
+                };
                 return Ok(Ok(OneTrip::Numbered(PaymentRecord {
                     scope: scope.to_owned(),
                     number,
@@ -234,7 +243,7 @@ impl PaymentStatements for MysqlStatements<'_> {
                     status: NumberStatus::Reserved,
                     post_id: None,
                     period,
-                })))
+                })));
             }
             Err(stopped) => stopped,
         };

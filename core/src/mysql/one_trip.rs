@@ -23,13 +23,13 @@
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 
-/// How a packet ended: the payment's row id and number, or the position of
-/// the statement that failed and its error.
-pub(super) type Sent = Result<(u64, u64), (usize, mysql_async::Error)>;
+/// How a packet ended: every statement's last insert id, from its own
+/// OK packet (0 where it set none), or the position of the statement that
+/// failed and its error.
+pub(super) type Sent = Result<Vec<u64>, (usize, mysql_async::Error)>;
 
-/// Sends `text` and reads every statement's answer: the last one's row
-/// (payment id, number), or where it stopped. Position 0 is the first
-/// statement.
+/// Sends `text` and reads every statement's answer: each one's last insert
+/// id, or where it stopped. Position 0 is the first statement.
 ///
 /// The driver holds a server error that ends a multi-statement packet as
 /// the next result set and reports it when that set is read, so the answers
@@ -37,28 +37,18 @@ pub(super) type Sent = Result<(u64, u64), (usize, mysql_async::Error)>;
 /// comes with the position of the statement that raised it.
 pub(super) async fn send(conn: &mut Conn, text: &str) -> Sent {
     let mut result = conn.query_iter(text).await.map_err(|e| (0, e))?;
-    let mut answered = 0usize;
-    let mut last: Option<(Option<u64>, Option<u64>)> = None;
+    let mut ids = Vec::new();
     loop {
-        let rows: Vec<(Option<u64>, Option<u64>)> =
-            result.collect().await.map_err(|e| (answered, e))?;
-        if let Some(row) = rows.into_iter().next() {
-            last = Some(row);
-        }
-        answered += 1;
+        // The set's own OK packet has been read when it is reached; its
+        // rows collected, the driver reads on into the next set's.
+        let at = ids.len();
+        ids.push(result.last_insert_id().unwrap_or(0));
+        let _rows: Vec<mysql_async::Row> = result.collect().await.map_err(|e| (at, e))?;
         if result.is_empty() {
-            let held: Vec<mysql_async::Row> = result.collect().await.map_err(|e| (answered, e))?;
+            let held: Vec<mysql_async::Row> = result.collect().await.map_err(|e| (ids.len(), e))?;
             debug_assert!(held.is_empty());
             break;
         }
     }
-    match last {
-        Some((Some(id), Some(number))) => Ok((id, number)),
-        other => Err((
-            answered,
-            mysql_async::Error::Other(
-                format!("the one-trip payment packet answered {other:?}, not its number").into(),
-            ),
-        )),
-    }
+    Ok(ids)
 }

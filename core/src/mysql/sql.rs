@@ -260,19 +260,20 @@ pub struct RegistrySql {
     pub payment_one_trip: String,
 }
 
-/// In [`RegistrySql::payment_one_trip`], the statement that inserts the
-/// payment row (a 1062 here is a repeat of the payment).
-pub const ONE_TRIP_PAYMENT_ROW: usize = 1;
-/// … the one that takes the number and moves the chain's head (0 rows when
-/// the series is missing or closed: the number stays NULL, and
-/// [`ONE_TRIP_REGISTRY_ROW`] fails with 1048; 1690 past u64::MAX).
-pub const ONE_TRIP_ALLOCATION: usize = 3;
+/// In [`RegistrySql::payment_one_trip`], the statement that takes the
+/// number and moves the chain's head; its OK packet carries the number
+/// (`LAST_INSERT_ID(expr)`). 0 rows when the series is missing or closed:
+/// [`ONE_TRIP_REGISTRY_ROW`] then fails with 1048; 1690 past u64::MAX.
+pub const ONE_TRIP_ALLOCATION: usize = 1;
 /// … the one that inserts the registry row (1048: no number was taken;
 /// 1062: the counter is behind the registry).
-pub const ONE_TRIP_REGISTRY_ROW: usize = 4;
+pub const ONE_TRIP_REGISTRY_ROW: usize = 2;
+/// … the one that inserts the payment row with its number; its OK packet
+/// carries the row's id. A 1062 here is a repeat of the payment.
+pub const ONE_TRIP_PAYMENT_ROW: usize = 3;
 /// … the one that appends the chain entry (1048: the payment row did not
-/// take its number in exactly one row; 1062: a position taken).
-pub const ONE_TRIP_CHAIN_ENTRY: usize = 6;
+/// go in as exactly one row; 1062: a position taken).
+pub const ONE_TRIP_CHAIN_ENTRY: usize = 4;
 
 /// The values of a payment's first delivery that fill the one-trip packet
 /// (`RegistrySql::payment_one_trip`).
@@ -358,19 +359,21 @@ pub fn one_trip_payment_packet(template: &str, p: &OneTripPayment<'_>) -> String
 }
 
 /// The statements of a payment's first delivery in one round trip, in
-/// order: the payment row first (a repeat stops at its unique key before
-/// the series' lock); then, under the series' lock, as few statements as
-/// the work allows — one UPDATE takes the number (from the allocation's
-/// own answer) and moves the chain's head, computing the entry's hash from
-/// the head it replaces (`SHA2` over the canonical input,
-/// `crate::chain::canonical_parts`), then the registry row, the payment's
-/// number and the chain entry; COMMIT; the payment's id and number. The
-/// values the UPDATE computes go to user variables assigned inside it (not
-/// read back from columns), so the statement means the same under
-/// `SIMULTANEOUS_ASSIGNMENT`. Every check that would make the flow refuse
-/// makes a statement fail (a NULL into a NOT NULL column, a duplicate key),
-/// so the packet stops there with its transaction open and the store rolls
-/// it back.
+/// order, as few as the work allows, since each costs the server about
+/// the same whatever it does: one UPDATE takes the number (the allocation's
+/// own OK packet answers it) and moves the chain's head, computing the
+/// entry's hash from the head it replaces (`SHA2` over the canonical input,
+/// `crate::chain::canonical_parts`); the registry row; the payment row with
+/// its number (a repeat stops at its unique key); the chain entry; COMMIT.
+/// The series' lock is taken by the first statement and held only while
+/// the server works through the rest. The values the UPDATE computes go to
+/// user variables assigned inside it (not read back from columns), so the
+/// statement means the same under `SIMULTANEOUS_ASSIGNMENT`; the next
+/// statement reads them only if the UPDATE changed its row (`ROW_COUNT()`),
+/// so a value left by an earlier packet on the connection is never used.
+/// Every check that would make the flow refuse makes a statement fail (a
+/// NULL into a NOT NULL column, a duplicate key), so the packet stops there
+/// with its transaction open and the store rolls it back.
 pub fn one_trip_payment(
     sequences: &str,
     numbers: &str,
@@ -380,13 +383,6 @@ pub fn one_trip_payment(
     let genesis = crate::chain::GENESIS;
     vec![
         "START TRANSACTION".to_owned(),
-        format!(
-            "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, amount, currency, period, \
-             created_at) VALUES (%gateway%, %txn%, %scope%, %amount%, %currency%, %period%, UTC_TIMESTAMP())"
-        ),
-        "SET @cf_payment = LAST_INSERT_ID(), @cf_number = NULL, @cf_seq = NULL, @cf_prev = NULL, \
-         @cf_hash = NULL"
-            .to_owned(),
         format!(
             "UPDATE `{sequences}` SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), \
              chain_seq = (@cf_seq := chain_seq + 1), \
@@ -398,10 +394,14 @@ pub fn one_trip_payment(
         ),
         format!(
             "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
-             created_at, updated_at) VALUES (%scope%, @cf_number, 'reserved', 'payment', %gateway%, %txn%, \
-             UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+             created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), 'reserved', \
+             'payment', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
         ),
-        format!("UPDATE `{payments}` SET number = @cf_number, scope_key = %scope% WHERE id = @cf_payment"),
+        format!(
+            "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, number, amount, currency, period, \
+             created_at) VALUES (%gateway%, %txn%, %scope%, @cf_number, %amount%, %currency%, %period%, \
+             UTC_TIMESTAMP())"
+        ),
         format!(
             "INSERT INTO `{chain}` (scope_key, seq, number, event, gateway, transaction_id, amount, currency, \
              post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, 'issued', \
@@ -409,7 +409,6 @@ pub fn one_trip_payment(
              IF(ROW_COUNT() = 1, @cf_hash, NULL))"
         ),
         "COMMIT".to_owned(),
-        "SELECT @cf_payment, @cf_number".to_owned(),
     ]
 }
 
@@ -708,7 +707,8 @@ mod tests {
     fn the_one_trip_positions_name_their_statements() {
         let r = RegistrySql::new(&TablePrefix::default());
         let statements: Vec<&str> = r.payment_one_trip.split(";\n").collect();
-        assert_eq!(statements.len(), 9);
+        assert_eq!(statements.len(), 6);
+        assert_eq!(statements[0], "START TRANSACTION");
         assert!(
             statements[ONE_TRIP_PAYMENT_ROW].starts_with("INSERT INTO `wp_counterfoil_payments`")
         );
@@ -718,7 +718,7 @@ mod tests {
             statements[ONE_TRIP_REGISTRY_ROW].starts_with("INSERT INTO `wp_counterfoil_numbers`")
         );
         assert!(statements[ONE_TRIP_CHAIN_ENTRY].starts_with("INSERT INTO `wp_counterfoil_chain`"));
-        assert_eq!(statements[7], "COMMIT");
+        assert_eq!(statements[5], "COMMIT");
         assert_eq!(text_literal(Some("a'b")), "_utf8mb4 X'612762'");
         assert_eq!(text_literal(Some("")), "_utf8mb4 X''");
         assert_eq!(text_literal(None), "NULL");
