@@ -329,7 +329,9 @@ namespace Counterfoil {
      * `database_url`, or `host` (WordPress `DB_HOST` forms), `user`, `password`,
      * `database`; `table_prefix`, `timeout_ms`, `format`; `registry` (bool: record
      * each number of `allocate_invoice_number()` in the registry table, in the
-     * allocation's transaction).
+     * allocation's transaction); `one_trip_payments` (bool, default true: a
+     * payment's first delivery as one multi-statement packet; false: the flow
+     * of several statements).
      *
      * @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
      *

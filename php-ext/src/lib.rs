@@ -119,7 +119,9 @@ pub fn allocate_invoice_number(user_id: i64, year: i64) -> PhpResult<String> {
 /// `database_url`, or `host` (WordPress `DB_HOST` forms), `user`, `password`,
 /// `database`; `table_prefix`, `timeout_ms`, `format`; `registry` (bool: record
 /// each number of `allocate_invoice_number()` in the registry table, in the
-/// allocation's transaction).
+/// allocation's transaction); `one_trip_payments` (bool, default true: a
+/// payment's first delivery as one multi-statement packet; false: the flow
+/// of several statements).
 ///
 /// @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
 #[php_function]

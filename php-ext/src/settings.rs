@@ -40,6 +40,10 @@ pub struct Settings {
     /// `unsafe_allow_independent_nodes`): only for failover tests between
     /// throw-away servers (docs/design.md §9).
     pub independent_nodes: bool,
+    /// Send a payment's first delivery as one multi-statement packet
+    /// (option `one_trip_payments`, default on; off: the flow of several
+    /// statements, for comparison).
+    pub one_trip_payments: bool,
 }
 
 impl Settings {
@@ -61,7 +65,8 @@ impl Settings {
             .table_prefix(&self.table_prefix)
             .map_err(crate::exceptions::to_php)?
             .deadline(std::time::Duration::from_millis(self.timeout_ms))
-            .node_list(node_list))
+            .node_list(node_list)
+            .one_trip_payments(self.one_trip_payments))
     }
 
     /// The parsed number template.
@@ -94,6 +99,9 @@ impl Settings {
                 "unsafe_allow_independent_nodes" => {
                     out.independent_nodes = matches!(text.as_str(), "1" | "true" | "on" | "yes")
                 }
+                "one_trip_payments" => {
+                    out.one_trip_payments = matches!(text.as_str(), "1" | "true" | "on" | "yes")
+                }
                 "format" => {
                     NumberFormat::parse(&text).map_err(|e| crate::exceptions::to_php(e.into()))?;
                     out.format = text;
@@ -102,7 +110,7 @@ impl Settings {
                     return Err(invalid_argument(format!(
                         "unknown option `{other}`; known options: database_url, host, nodes, \
                          user, password, database, table_prefix, timeout_ms, format, registry, \
-                         unsafe_allow_independent_nodes"
+                         one_trip_payments, unsafe_allow_independent_nodes"
                     )))
                 }
             }
@@ -217,6 +225,7 @@ fn from_ini() -> PhpResult<Arc<Current>> {
         format: get(INI_FORMAT).unwrap_or_else(|| counterfoil_core::DEFAULT_TEMPLATE.into()),
         registry: false,
         independent_nodes: false,
+        one_trip_payments: true,
     };
     let current = Current::new(settings)?;
     *cached = Some(Arc::clone(&current));

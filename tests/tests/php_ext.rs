@@ -371,3 +371,44 @@ fn the_same_request_keys_from_six_processes_at_once_postgres() {
             .unwrap(),
     );
 }
+
+/// The option `one_trip_payments` reaches the store: a payment row that
+/// refuses every UPDATE (a planted trigger) stops the flow of several
+/// statements, which numbers the payment row with an UPDATE, but not the
+/// one-trip packet, which inserts it with its number. By default the
+/// payment is recorded; with the option off the same call fails and
+/// changes nothing.
+#[test]
+fn the_one_trip_option_chooses_the_payment_flow() {
+    let url = MariaDb::shared().fresh_database("onetrip").unwrap();
+    let run = |options: &str, txn: &str| {
+        let code = format!(
+            "Counterfoil\\configure(['database_url' => getenv('U'){options}]); \
+             $s = new Counterfoil\\Sequences(); $s->ensureRegistrySchema(); $s->initialize('p:1', 1); \
+             try {{ echo $s->recordPayment('p:1', 'stripe', '{txn}', '1.00', 'EUR')['number']; }} \
+             catch (Throwable $e) {{ echo get_class($e); }}"
+        );
+        let out = php().args(["-r", &code]).env("U", &url).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(run("", "pi_warm"), "1");
+    MariaDb::query(
+        &url,
+        "CREATE TRIGGER refuse_updates BEFORE UPDATE ON wp_counterfoil_payments FOR EACH ROW \
+         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no payment row is updated here'",
+    )
+    .unwrap();
+    assert_eq!(run("", "pi_one_trip"), "2", "the default: one trip");
+    let several = run(", 'one_trip_payments' => false", "pi_several");
+    assert!(several.starts_with("Counterfoil\\"), "{several}");
+    assert_eq!(
+        MariaDb::scalar(
+            &url,
+            "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE transaction_id = 'pi_several'"
+        )
+        .unwrap()
+        .as_deref(),
+        Some("0"),
+        "the refused call changed nothing"
+    );
+}

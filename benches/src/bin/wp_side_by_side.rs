@@ -1,8 +1,11 @@
 //! Side-by-side benchmark of the WordPress plugin (issue 4): signed payment
 //! callbacks per second end to end over HTTP (nginx → php-fpm → WordPress →
 //! plugin → MariaDB), with the extension backend vs the pure-PHP backend, in
-//! one run on one WordPress site; and the share of a request's time spent
-//! allocating (the plugin's `Server-Timing: allocate;dur=…, total;dur=…`).
+//! one run on one WordPress site, each with the payment flow in one round
+//! trip (the default) and as several statements (issue 30, switched by the
+//! `counterfoil_one_trip_payments` filter); and the share of a request's
+//! time spent allocating (the plugin's `Server-Timing: allocate;dur=…,
+//! total;dur=…`).
 //!
 //! Usage: `cargo run --release -p counterfoil-benches --bin wp-side-by-side -- [--callbacks N] [--clients C] [--rounds R]`
 
@@ -90,7 +93,7 @@ fn run(port: u16, secret: &str, tag: &str, callbacks: usize, clients: usize) -> 
 fn main() -> Result<()> {
     counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R]
 
-Signed payment callbacks to WordPress on both backends, callbacks/s and the share of request time spent allocating.");
+Signed payment callbacks to WordPress on both backends, each with the payment flow in one trip and as several statements: callbacks/s and the share of request time spent allocating.");
     let args: Vec<String> = std::env::args().collect();
     let callbacks = opt(&args, "--callbacks", 400);
     let clients = opt(&args, "--clients", 8);
@@ -100,11 +103,29 @@ Signed payment callbacks to WordPress on both backends, callbacks/s and the shar
     let wp = WordPress::install(&server, "bench", None)?;
     wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")?;
     let secret = wp.webhook_secret()?;
-    let mut results: Vec<(&str, Vec<Run>)> =
-        vec![("extension", Vec::new()), ("pure PHP", Vec::new())];
+    // The payment flow as one packet or as several statements, switched
+    // per run through the plugin's own filter.
+    wp.mu_plugin(
+        "bench-one-trip",
+        "<?php add_filter( 'counterfoil_one_trip_payments', function () { \
+         return '0' !== get_option( 'counterfoil_bench_one_trip', '1' ); } );",
+    )?;
+    let mut results: Vec<(&str, bool, bool, Vec<Run>)> = vec![
+        ("extension, one trip", true, true, Vec::new()),
+        ("extension, several statements", true, false, Vec::new()),
+        ("pure PHP, one trip", false, true, Vec::new()),
+        ("pure PHP, several statements", false, false, Vec::new()),
+    ];
     for round in 0..rounds {
-        for (i, (name, runs)) in results.iter_mut().enumerate() {
-            let site = wp.serve(i == 0, 4)?;
+        for (i, (name, extension, one_trip, runs)) in results.iter_mut().enumerate() {
+            wp.eval(
+                false,
+                &format!(
+                    "update_option( 'counterfoil_bench_one_trip', '{}' );",
+                    u8::from(*one_trip)
+                ),
+            )?;
+            let site = wp.serve(*extension, 4)?;
             // Warm up the workers (opcache, connections).
             run(
                 site.port(),
@@ -121,7 +142,7 @@ Signed payment callbacks to WordPress on both backends, callbacks/s and the shar
                 clients,
             )?;
             eprintln!(
-                "round {}/{rounds} {name:<9}: {:.0} callbacks/s",
+                "round {}/{rounds} {name:<30}: {:.0} callbacks/s",
                 round + 1,
                 r.per_second
             );
@@ -130,7 +151,7 @@ Signed payment callbacks to WordPress on both backends, callbacks/s and the shar
     }
     let summary: Vec<(&str, f64, f64, f64, f64)> = results
         .iter()
-        .map(|(name, runs)| {
+        .map(|(name, _, _, runs)| {
             (
                 *name,
                 median(runs.iter().map(|r| r.per_second).collect()),
@@ -145,9 +166,9 @@ Signed payment callbacks to WordPress on both backends, callbacks/s and the shar
          {callbacks} signed callbacks per round (each a new payment → invoice post), median of {rounds} rounds\n",
         wp.eval(false, "echo get_bloginfo('version');")?
     );
-    println!("| backend | callbacks/s | p50 latency ms | allocation ms (p50) | share of request time allocating | vs pure PHP |");
+    println!("| backend, payment flow | callbacks/s | p50 latency ms | allocation ms (p50) | share of request time allocating | vs pure PHP, several statements |");
     println!("|---|---|---|---|---|---|");
-    let base = summary[1].1;
+    let base = summary[3].1;
     for (name, rate, p50, alloc, share) in &summary {
         println!(
             "| {name} | {rate:.0} | {p50:.1} | {alloc:.2} | {:.1}% | {:.2}× |",
@@ -155,5 +176,10 @@ Signed payment callbacks to WordPress on both backends, callbacks/s and the shar
             rate / base
         );
     }
+    println!(
+        "\nOne trip against several statements, allocation time (p50): extension {:.2}×, pure PHP {:.2}×",
+        summary[0].3 / summary[1].3,
+        summary[2].3 / summary[3].3
+    );
     Ok(())
 }
