@@ -695,6 +695,50 @@ fn stripe_refunds_and_credit_notes_on_the_extension() {
     stripe_refunds(true);
 }
 
+/// A refund that succeeded, delivered three times at once, is announced
+/// once (`counterfoil_payment_refunded` fires per change of the refunded
+/// total). A soak run beside a CPU hog saw it fire twice: each delivery read
+/// the total before the first one's write, and the later ones, finding it
+/// changed, announced it again. Here a must-use plugin holds every write of
+/// a refund row for 300 ms (the `query` filter), so the three deliveries
+/// read the total before any of them writes, on every run: failed before
+/// the fix with 3 announcements; the total is now read and written under
+/// the refund rows' locks, one delivery at a time.
+fn a_refund_delivered_at_once_is_announced_once(extension: bool) {
+    let (wp, fpm) = serving("refund_once", extension);
+    let port = fpm.port();
+    let paid = deliver(port, &event("checkout.session.completed", |_| {}));
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    wp.mu_plugin(
+        "slow-refund-total",
+        "<?php add_filter('query', function ($q) { \
+         if (0 === strpos(ltrim($q), 'INSERT INTO') && false !== strpos($q, 'refund_ref')) { usleep(300000); } \
+         return $q; });",
+    )
+    .unwrap();
+    let succeeded = refund_event("refund.updated", "re_A", 500, "succeeded", 20);
+    let answers = deliver_together(port, &[&succeeded, &succeeded, &succeeded]);
+    for r in &answers {
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(body(r)["refund"]["amount_refunded"], "5.00", "{}", r.body);
+    }
+    assert_eq!(
+        wp.scalar("SELECT option_value FROM wp_options WHERE option_name = 'cf_refund_actions'"),
+        "1",
+        "one change of the refunded total, announced once"
+    );
+}
+
+#[test]
+fn a_refund_delivered_at_once_is_announced_once_on_the_pure_php_backend() {
+    a_refund_delivered_at_once_is_announced_once(false);
+}
+
+#[test]
+fn a_refund_delivered_at_once_is_announced_once_on_the_extension() {
+    a_refund_delivered_at_once_is_announced_once(true);
+}
+
 /// A refund event of the paid session's intent: refund `id` of `minor`
 /// cents in `status`, as event `kind`, created `age` seconds ago.
 fn refund_event(kind: &str, id: &str, minor: u64, status: &str, age: i64) -> Value {

@@ -361,20 +361,32 @@ final class Counterfoil_Stripe {
 		} else {
 			$refunds = null;
 		}
-		$as_of  = isset( $event['created'] ) && is_int( $event['created'] ) && $event['created'] > 0 ? $event['created'] : time();
-		$before = self::refunded_minor( $intent );
-		$rows   = array();
+		$as_of = isset( $event['created'] ) && is_int( $event['created'] ) && $event['created'] > 0 ? $event['created'] : time();
+		$rows  = array();
 		try {
-			if ( null === $refunds ) {
-				$minor = isset( $object['amount_refunded'] ) ? $object['amount_refunded'] : null;
-				$rows[] = self::refund_row( $intent, $charge, 'charge_total', $minor, isset( $object['currency'] ) ? $object['currency'] : null, $as_of );
-			}
-			foreach ( (array) $refunds as $refund ) {
-				$id = is_array( $refund ) ? self::id_of( $refund ) : null;
-				if ( null === $id || ! isset( $refund['status'] ) || ! in_array( $refund['status'], self::REFUND_STATES, true ) ) {
-					return self::bad( __( 'A refund without an id or a known status.', 'counterfoil' ) );
+			// One delivery at a time per payment: the payment row's lock is
+			// held while the refunded total is read, the refund rows are
+			// written and the total is read again, so a change is seen (and
+			// announced) by exactly one delivery however many arrive at once.
+			self::lock_payment( $intent );
+			try {
+				$before = self::refunded_minor( $intent );
+				if ( null === $refunds ) {
+					$minor = isset( $object['amount_refunded'] ) ? $object['amount_refunded'] : null;
+					$rows[] = self::refund_row( $intent, $charge, 'charge_total', $minor, isset( $object['currency'] ) ? $object['currency'] : null, $as_of );
 				}
-				$rows[] = self::refund_row( $intent, $id, $refund['status'], isset( $refund['amount'] ) ? $refund['amount'] : null, isset( $refund['currency'] ) ? $refund['currency'] : null, $as_of ) + array( 'reason' => isset( $refund['reason'] ) && is_string( $refund['reason'] ) ? $refund['reason'] : '' );
+				foreach ( (array) $refunds as $refund ) {
+					$id = is_array( $refund ) ? self::id_of( $refund ) : null;
+					if ( null === $id || ! isset( $refund['status'] ) || ! in_array( $refund['status'], self::REFUND_STATES, true ) ) {
+						throw new InvalidArgumentException( __( 'A refund without an id or a known status.', 'counterfoil' ) );
+					}
+					$rows[] = self::refund_row( $intent, $id, $refund['status'], isset( $refund['amount'] ) ? $refund['amount'] : null, isset( $refund['currency'] ) ? $refund['currency'] : null, $as_of ) + array( 'reason' => isset( $refund['reason'] ) && is_string( $refund['reason'] ) ? $refund['reason'] : '' );
+				}
+				$after = self::refunded_minor( $intent );
+				self::end_transaction( 'COMMIT' );
+			} catch ( Throwable $e ) {
+				self::end_transaction( 'ROLLBACK' );
+				throw $e;
 			}
 		} catch ( InvalidArgumentException $e ) {
 			return self::bad( $e->getMessage() );
@@ -434,7 +446,6 @@ final class Counterfoil_Stripe {
 				'created'     => $note['created'],
 			);
 		}
-		$after    = self::refunded_minor( $intent );
 		$currency = $rows ? $rows[0]['currency'] : (string) $payment->currency;
 		$paid     = null === $payment->amount ? null : Counterfoil_Rules::minor_units( (string) $payment->amount, (string) $payment->currency );
 		$refund   = array(
@@ -533,6 +544,45 @@ final class Counterfoil_Stripe {
 			'amount_now' => (string) $row->amount,
 			'currency'   => (string) $row->currency,
 		);
+	}
+
+	/**
+	 * Begins a transaction on $wpdb and locks the payment row of $intent
+	 * (it exists: refund() answered `not_invoiced` otherwise).
+	 *
+	 * @param string $intent PaymentIntent id.
+	 * @throws RuntimeException When the database refuses (the transaction is rolled back).
+	 */
+	private static function lock_payment( $intent ) {
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		if ( false === $wpdb->query( 'START TRANSACTION' ) ) {
+			throw new RuntimeException( $wpdb->last_error );
+		}
+		$locked = $wpdb->get_var( $wpdb->prepare( "SELECT id FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s FOR UPDATE", self::$gateway, $intent ) );
+		if ( null === $locked ) {
+			$error = '' !== $wpdb->last_error ? $wpdb->last_error : 'the payment row is gone';
+			self::end_transaction( 'ROLLBACK' );
+			throw new RuntimeException( $error );
+		}
+	}
+
+	/**
+	 * Ends the transaction of lock_payment().
+	 *
+	 * @param string $how COMMIT or ROLLBACK.
+	 * @throws RuntimeException When a COMMIT fails (the transaction is rolled back).
+	 */
+	private static function end_transaction( $how ) {
+		global $wpdb;
+		if ( false !== $wpdb->query( 'COMMIT' === $how ? 'COMMIT' : 'ROLLBACK' ) ) {
+			return;
+		}
+		$error = $wpdb->last_error;
+		if ( 'COMMIT' === $how ) {
+			$wpdb->query( 'ROLLBACK' );
+			throw new RuntimeException( $error );
+		}
 	}
 
 	/**
