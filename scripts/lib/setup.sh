@@ -90,7 +90,13 @@ ensure_node_tools() {
 # browser (not committed; built here and by scripts/package).
 build_wasm_asset() {
   cargo build --release -q -p counterfoil-wasm --target wasm32-unknown-unknown
-  cp "$ROOT/target/wasm32-unknown-unknown/release/counterfoil_wasm.wasm" "$ROOT/wp-plugin/assets/counterfoil.wasm"
+  # Replaced only when it changed, and by a rename: a page or test reading
+  # it beside this build never sees half a file.
+  local built="$ROOT/target/wasm32-unknown-unknown/release/counterfoil_wasm.wasm"
+  local asset="$ROOT/wp-plugin/assets/counterfoil.wasm"
+  if ! cmp -s "$built" "$asset"; then
+    cp "$built" "$asset.tmp" && mv "$asset.tmp" "$asset"
+  fi
 }
 
 setup_all() {
