@@ -2,10 +2,13 @@
 //! COMMIT, the one moment whose outcome a client cannot know.
 //!
 //! When armed, it forwards the next `COMMIT` (a COM_QUERY packet, alone or
-//! among the statements of one packet) to the
-//! server, waits for the server's answer (so the commit has happened), drops
-//! that answer and closes the client's connection: the client sees a lost
-//! connection after sending COMMIT. Every other byte is forwarded unchanged.
+//! among the statements of one packet) to the server, waits for the
+//! server's last answer to that packet (an OK packet without "more results"
+//! or an error: every statement of it has run, the COMMIT included), drops
+//! the whole answer and closes the client's connection: the client sees a
+//! lost connection after sending COMMIT, and the commit has happened.
+//! Every other byte is forwarded unchanged. A packet holding a COMMIT must
+//! not return rows (its answers are OK packets, which this reads).
 //! Clients must connect over TCP (no TLS; `prefer_socket=false` for
 //! mysql_async).
 
@@ -88,6 +91,46 @@ fn is_commit(payload: &[u8]) -> bool {
             .any(|statement| statement.trim().eq_ignore_ascii_case("COMMIT"))
 }
 
+/// Whether `bytes` (whole server packets from the start of an answer) hold
+/// the answer's last packet: an error, or an OK packet whose status lacks
+/// `SERVER_MORE_RESULTS_EXISTS`.
+fn holds_last_answer(bytes: &[u8]) -> bool {
+    let mut at = 0;
+    while bytes.len() >= at + 4 {
+        let len = usize::from(bytes[at])
+            | usize::from(bytes[at + 1]) << 8
+            | usize::from(bytes[at + 2]) << 16;
+        let Some(payload) = bytes.get(at + 4..at + 4 + len) else {
+            return false;
+        };
+        match payload.first() {
+            Some(0xFF) => return true,
+            Some(0x00) => {
+                // affected rows and last insert id (length-encoded), then
+                // the status flags.
+                let mut p = 1;
+                for _ in 0..2 {
+                    p += match payload.get(p) {
+                        Some(0xFC) => 3,
+                        Some(0xFD) => 4,
+                        Some(0xFE) => 9,
+                        _ => 1,
+                    };
+                }
+                let flags = payload
+                    .get(p..p + 2)
+                    .map_or(0, |f| u16::from_le_bytes([f[0], f[1]]));
+                if flags & 0x0008 == 0 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        at += 4 + len;
+    }
+    false
+}
+
 fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicUsize>, cuts: Arc<AtomicUsize>) {
     let cut_next_answer = Arc::new(AtomicBool::new(false));
     let (Ok(mut from_client), Ok(mut to_server)) = (client.try_clone(), server.try_clone()) else {
@@ -128,15 +171,21 @@ fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicUsize>, cuts: Ar
     // Server → client.
     let (mut from_server, mut to_client) = (server, client);
     let mut chunk = [0u8; 16384];
+    let mut held = Vec::new();
     loop {
         let n = match from_server.read(&mut chunk) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         if cut_next_answer.load(Ordering::SeqCst) {
-            // The server answered the COMMIT: it committed. Lose the answer.
-            cuts.fetch_add(1, Ordering::SeqCst);
-            break;
+            // The answer to the packet holding the COMMIT: held back until
+            // its last answer has come (the COMMIT has run), then lost.
+            held.extend_from_slice(&chunk[..n]);
+            if holds_last_answer(&held) {
+                cuts.fetch_add(1, Ordering::SeqCst);
+                break;
+            }
+            continue;
         }
         if to_client.write_all(&chunk[..n]).is_err() {
             break;
