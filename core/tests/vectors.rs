@@ -409,7 +409,10 @@ fn mysql_statements() {
 #[cfg(feature = "mysql")]
 #[test]
 fn one_trip_packets() {
-    use counterfoil_core::mysql::sql::{one_trip_payment_packet, OneTripPayment, RegistrySql};
+    use counterfoil_core::mysql::sql::{
+        one_trip_payment_packet, one_trip_recorded_packet, OneTripPayment, OneTripRecorded,
+        RegistrySql,
+    };
     use counterfoil_core::TablePrefix;
     let template = RegistrySql::new(&TablePrefix::new("wp_").unwrap()).payment_one_trip;
     let inputs = [
@@ -451,7 +454,34 @@ fn one_trip_packets() {
             })
         })
         .collect();
-    let ours = serde_json::json!({ "cases": cases });
+    let recorded_template = RegistrySql::new(&TablePrefix::new("wp_").unwrap()).recorded_one_trip;
+    let recorded = [
+        OneTripRecorded {
+            scope: "42:2026",
+            source: "api",
+            call: "call-00000000000000000000000000000001",
+            request_key: None,
+            at: "2026-12-02 07:00:00",
+        },
+        OneTripRecorded {
+            scope: "Müller & Söhne:2026-03",
+            source: "x'); DROP TABLE t; --",
+            call: "call-0123456789abcdef0123456789abcdef",
+            request_key: Some("order-7;\n%scope%"),
+            at: "2027-01-01 00:00:00",
+        },
+    ];
+    let recorded_cases: Vec<serde_json::Value> = recorded
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "scope": r.scope, "source": r.source, "call": r.call,
+                "request_key": r.request_key, "at": r.at,
+                "packet": one_trip_recorded_packet(&recorded_template, r),
+            })
+        })
+        .collect();
+    let ours = serde_json::json!({ "cases": cases, "recorded_cases": recorded_cases });
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/vectors/one_trip_packets.json"
@@ -473,6 +503,12 @@ fn one_trip_packets() {
         );
         assert!(!packet.contains("DROP"), "{packet}");
         assert_eq!(packet.split(";\n").count(), 6);
+    }
+    for case in ours["recorded_cases"].as_array().unwrap() {
+        let packet = case["packet"].as_str().unwrap();
+        assert!(!packet.contains('%'), "every slot filled: {packet}");
+        assert!(!packet.contains("DROP"), "{packet}");
+        assert_eq!(packet.split(";\n").count(), 5);
     }
 }
 

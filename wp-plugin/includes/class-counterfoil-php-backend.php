@@ -60,6 +60,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	const ONE_TRIP_ALLOCATION  = 1;
 	const ONE_TRIP_PAYMENT_ROW = 3;
 	const ONE_TRIP_CHAIN_ENTRY = 4;
+	/** In the recorded allocation's packet, the chain entry (no payment row before it). */
+	const ONE_TRIP_RECORDED_CHAIN_ENTRY = 3;
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
 	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
 	/** The server a claim was taken on (counterfoil_core::schema::CLAIM_NODE). */
@@ -88,6 +90,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		'registry.confirm_by_call'            => "UPDATE {numbers} SET status = 'issued', updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND claim = ? AND status = 'unconfirmed'",
 		'registry.void_unanswered'            => "UPDATE {numbers} SET status = 'void', reason = ?, updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND status IN ('issued', 'unconfirmed') AND claim = ?",
 		'registry.find_by_request'            => 'SELECT number, status, claim FROM {numbers} WHERE scope_key = ? AND request_key = ?',
+		'registry.unconfirmed_of_call'        => 'SELECT number FROM {numbers} WHERE scope_key = ? AND claim = ? AND status = \'unconfirmed\' ORDER BY number FOR UPDATE',
 		'registry.insert_payment'             => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
 		'registry.insert_held_payment'        => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
 		'registry.set_payment_number'         => 'UPDATE {payments} SET number = ?, scope_key = ? WHERE id = ?',
@@ -109,6 +112,14 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			'INSERT INTO {numbers} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), \'reserved\', \'payment\', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
 			'INSERT INTO {payments} (gateway, transaction_id, scope_key, number, amount, currency, period, created_at) VALUES (%gateway%, %txn%, %scope%, @cf_number, %amount%, %currency%, %period%, UTC_TIMESTAMP())',
 			'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, \'issued\', %gateway%, %txn%, %amount%, %currency%, NULL, NULL, %at%, @cf_prev, IF(ROW_COUNT() = 1, @cf_hash, NULL))',
+			'COMMIT',
+		),
+		// The recorded allocation's packet: see allocate_recorded().
+		'registry.recorded_one_trip'          => array(
+			'START TRANSACTION',
+			'UPDATE {sequences} SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), chain_seq = (@cf_seq := chain_seq + 1), chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, (@cf_prev := COALESCE(chain_head, \'0000000000000000000000000000000000000000000000000000000000000000\')), %chain_before_number%, LENGTH(@cf_number), \':\', @cf_number, %chain_after_number%), 256)), chain_from = COALESCE(chain_from, @cf_number) WHERE scope_key = %scope% AND closed_by IS NULL',
+			'INSERT INTO {numbers} (scope_key, number, status, source, claim, request_key, created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), \'unconfirmed\', %source%, %call%, %request_key%, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
+			'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, \'issued\', NULL, NULL, NULL, NULL, NULL, NULL, %at%, @cf_prev, IF(ROW_COUNT() = 1, @cf_hash, NULL))',
 			'COMMIT',
 		),
 	);
@@ -197,10 +208,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// whole seconds.
 		$this->async = (bool) apply_filters( 'counterfoil_async_statements', true );
 		/**
-		 * Whether a payment's first delivery is sent in one round trip
-		 * (mysqli multi_query; the core's one_trip_payments), so the series'
-		 * lock is held only while the server works. Off: the flow of several
-		 * statements (the benchmarks' baseline).
+		 * Whether a payment's first delivery and a recorded allocation's
+		 * first try are sent in one round trip (mysqli multi_query; the
+		 * core's one_trip_payments), so the series' lock is held only while
+		 * the server works. Off: the flow of several statements (the
+		 * benchmarks' baseline).
 		 *
 		 * @param bool $one_trip Default true.
 		 */
@@ -369,21 +381,42 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// keyed call finds its own committed row by its key instead.)
 		$call       = 'call-' . bin2hex( random_bytes( 16 ) );
 		$committing = array();
+		// A try sent the call's packet in one trip and its answer did not
+		// arrive: it may have committed a number no try knows.
+		$unanswered = false;
 		return $this->attempt(
-			function () use ( $scope, $source, $call, $request_key, &$committing ) {
+			function () use ( $scope, $source, $call, $request_key, &$committing, &$unanswered ) {
+				if ( ! $committing && ! $unanswered ) {
+					$unanswered = true;
+					$number     = $this->recorded_in_one_trip( $scope, $source, $call, $request_key );
+					$unanswered = false;
+					if ( null !== $number ) {
+						$this->confirm_recorded( $scope, $number, $call );
+						return $number;
+					}
+				}
 				try {
 					$taken = $this->transaction(
-						function () use ( $scope, $source, $call, $request_key, &$committing ) {
+						function () use ( $scope, $source, $call, $request_key, &$committing, $unanswered ) {
 							if ( null !== $request_key ) {
 								$found = $this->by_request_key( $scope, $request_key );
 								if ( null !== $found ) {
 									return $found;
 								}
 							} else {
-								foreach ( $committing as $unanswered ) {
-									$r = $this->check( $this->execute( $this->sql['registry.void_unanswered'], 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $unanswered, $call ) ) );
+								$numbers = $committing;
+								if ( $unanswered ) {
+									// Locked: a packet still committing is waited for.
+									foreach ( $this->select( $this->sql['registry.unconfirmed_of_call'], 'ss', array( $scope, $call ) ) as $row ) {
+										if ( ! in_array( (int) $row[0], $numbers, true ) ) {
+											$numbers[] = (int) $row[0];
+										}
+									}
+								}
+								foreach ( $numbers as $lost ) {
+									$r = $this->check( $this->execute( $this->sql['registry.void_unanswered'], 'ssis', array( Counterfoil_Rules::UNANSWERED_REASON, $scope, $lost, $call ) ) );
 									if ( 1 === $r['affected'] ) {
-										$this->chain_append( Counterfoil_Chain::void( $scope, $unanswered, Counterfoil_Rules::UNANSWERED_REASON ) );
+										$this->chain_append( Counterfoil_Chain::void( $scope, $lost, Counterfoil_Rules::UNANSWERED_REASON ) );
 									}
 								}
 							}
@@ -408,17 +441,55 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					}
 				}
 				list( $number, $mark ) = $taken;
-				// The COMMIT was answered (or a repeat found its number): the
-				// caller has it. As the core: idempotent, and a failure leaves
-				// it unconfirmed.
-				try {
-					$this->execute( $this->sql['registry.confirm_by_call'], 'sis', array( $scope, $number, $mark ) );
-				} catch ( Counterfoil_Retryable $e ) {
-					unset( $e ); // Lost on the way: the number stays unconfirmed; the caller has it.
-				}
+				$this->confirm_recorded( $scope, $number, $mark );
 				return $number;
 			}
 		);
+	}
+
+	/**
+	 * The COMMIT was answered (or a repeat found its number): the caller has
+	 * the number. As the core: idempotent, and a failure leaves it
+	 * unconfirmed.
+	 */
+	private function confirm_recorded( $scope, $number, $mark ) {
+		try {
+			$this->execute( $this->sql['registry.confirm_by_call'], 'sis', array( $scope, $number, $mark ) );
+		} catch ( Counterfoil_Retryable $e ) {
+			unset( $e ); // Lost on the way: the number stays unconfirmed; the caller has it.
+		}
+	}
+
+	/**
+	 * A recorded allocation's first try in one round trip (the core's
+	 * RecordedStatements::record_in_one_trip, the same packet:
+	 * tests/vectors/one_trip_packets.json): the number, committed with its
+	 * registry row `unconfirmed`; null when the flow of several statements
+	 * decides (the series missing or closed, the request key taken, …;
+	 * nothing changed). Sent only with at least the read timeout left of
+	 * the deadline, as record_in_one_trip().
+	 */
+	private function recorded_in_one_trip( $scope, $source, $call, $request_key ) {
+		if ( ! $this->one_trip || $this->remaining_ms() < 1000 * max( 1, $this->read_timeout_s ) ) {
+			return null;
+		}
+		$text = self::one_trip_recorded_packet( $this->sql['registry.recorded_one_trip'], $scope, $source, $call, $request_key, gmdate( 'Y-m-d H:i:s' ) );
+		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
+		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
+		if ( null !== $number ) {
+			++$this->stats['one_trip'];
+			return $number;
+		}
+		// Stopped part-way: the transaction is open; roll it back first.
+		$this->rollback_quietly();
+		if ( self::hands_over( $at, $errno, self::ONE_TRIP_RECORDED_CHAIN_ENTRY ) ) {
+			return null;
+		}
+		if ( 0 === $errno ) {
+			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip recorded packet committed but its allocation answered no number' );
+		}
+		$this->check( $this->failure( $errno, $error ) );
+		return null; // Not reached: check() throws on an error.
 	}
 
 	/**
@@ -503,11 +574,12 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 		$text = self::one_trip_packet( $this->sql['registry.payment_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
 		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
-		if ( 0 === $errno && ! empty( $ids[ self::ONE_TRIP_ALLOCATION ] ) ) {
+		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
+		if ( null !== $number ) {
 			++$this->stats['one_trip'];
 			return array(
 				'scope_key' => $scope,
-				'number'    => $ids[ self::ONE_TRIP_ALLOCATION ],
+				'number'    => $number,
 				'created'   => true,
 				'status'    => 'reserved',
 				'post_id'   => null,
@@ -520,7 +592,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( self::ONE_TRIP_PAYMENT_ROW === $at && self::ER_DUP_ENTRY === $errno ) {
 			return 'repeat';
 		}
-		if ( $at >= self::ONE_TRIP_ALLOCATION && $at <= self::ONE_TRIP_CHAIN_ENTRY && in_array( $errno, array( 1048, 1062, 1690 ), true ) ) {
+		if ( self::hands_over( $at, $errno, self::ONE_TRIP_CHAIN_ENTRY ) ) {
 			return 'several';
 		}
 		if ( 0 === $errno ) {
@@ -528,6 +600,23 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 		$this->check( $this->failure( $errno, $error ) );
 		return 'several'; // Not reached: check() throws on an error.
+	}
+
+	/**
+	 * The number a one-trip packet that committed took (the core's
+	 * number_of_packet): its allocation's OK packet carries it; when that
+	 * says 0 (a trigger on the series' table that runs a statement resets
+	 * it), the packet's own user variable. Null when neither has it.
+	 *
+	 * @param int[] $ids Each statement's insert id (send_packet()).
+	 * @return int|null
+	 */
+	private function packet_number( array $ids ) {
+		if ( ! empty( $ids[ self::ONE_TRIP_ALLOCATION ] ) ) {
+			return $ids[ self::ONE_TRIP_ALLOCATION ];
+		}
+		$rows = $this->select( 'SELECT @cf_number' );
+		return isset( $rows[0][0] ) && (int) $rows[0][0] > 0 ? (int) $rows[0][0] : null;
 	}
 
 	/**
@@ -574,23 +663,60 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 */
 	public static function one_trip_packet( $template, $scope, $gateway, $transaction_id, $amount, $currency, $period, $at ) {
 		$entry = Counterfoil_Chain::issued( $scope, 0, $gateway, $transaction_id, $amount, $currency );
-		$entry['at'] = $at;
-		list( $before_prev, $before_number, $after_number ) = Counterfoil_Rules::chain_canonical_parts( $entry );
 		return strtr(
 			$template,
-			array(
-				'%chain_before_prev%'   => self::bytes_literal( $before_prev ),
-				'%chain_before_number%' => self::bytes_literal( $before_number ),
-				'%chain_after_number%'  => self::bytes_literal( $after_number ),
-				'%gateway%'             => self::text_literal( $gateway ),
-				'%txn%'                 => self::text_literal( $transaction_id ),
-				'%scope%'               => self::text_literal( $scope ),
-				'%amount%'              => self::text_literal( $amount ),
-				'%currency%'            => self::text_literal( $currency ),
-				'%period%'              => self::text_literal( $period ),
-				'%at%'                  => self::text_literal( $at ),
+			self::chain_slots( $entry, $at ) + array(
+				'%gateway%'  => self::text_literal( $gateway ),
+				'%txn%'      => self::text_literal( $transaction_id ),
+				'%scope%'    => self::text_literal( $scope ),
+				'%amount%'   => self::text_literal( $amount ),
+				'%currency%' => self::text_literal( $currency ),
+				'%period%'   => self::text_literal( $period ),
+				'%at%'       => self::text_literal( $at ),
 			)
 		);
+	}
+
+	/**
+	 * The recorded allocation's one-trip packet $template
+	 * (registry.recorded_one_trip) filled as the core fills it
+	 * (counterfoil_core::mysql::sql::one_trip_recorded_packet;
+	 * tests/vectors/one_trip_packets.json).
+	 */
+	public static function one_trip_recorded_packet( $template, $scope, $source, $call, $request_key, $at ) {
+		return strtr(
+			$template,
+			self::chain_slots( Counterfoil_Chain::issued( $scope, 0 ), $at ) + array(
+				'%scope%'       => self::text_literal( $scope ),
+				'%source%'      => self::text_literal( $source ),
+				'%call%'        => self::text_literal( $call ),
+				'%request_key%' => self::text_literal( $request_key ),
+				'%at%'          => self::text_literal( $at ),
+			)
+		);
+	}
+
+	/**
+	 * A one-trip packet's chain slots: the canonical input of $entry at $at
+	 * around the previous hash and the number, as binary literals.
+	 */
+	private static function chain_slots( array $entry, $at ) {
+		$entry['at'] = $at;
+		list( $before_prev, $before_number, $after_number ) = Counterfoil_Rules::chain_canonical_parts( $entry );
+		return array(
+			'%chain_before_prev%'   => self::bytes_literal( $before_prev ),
+			'%chain_before_number%' => self::bytes_literal( $before_number ),
+			'%chain_after_number%'  => self::bytes_literal( $after_number ),
+		);
+	}
+
+	/**
+	 * Whether a one-trip packet stopped at $at by a refusal the flow of
+	 * several statements names exactly (the core's dialect hands_over):
+	 * 1048, 1062 or 1690 from the allocation up to the statement $last.
+	 */
+	private static function hands_over( $at, $errno, $last ) {
+		return $at >= self::ONE_TRIP_ALLOCATION && $at <= $last && in_array( $errno, array( 1048, 1062, 1690 ), true );
 	}
 
 	/** `X'…'`: a value's bytes as a binary string literal. */

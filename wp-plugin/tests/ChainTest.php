@@ -82,6 +82,40 @@ final class ChainTest extends TestCase {
 		$this->assertNull( $r['broken'], wp_json_encode( $r ) );
 	}
 
+	/**
+	 * A recorded allocation's first try goes in one trip (the twin counts
+	 * it); a request key taken before, and a series that does not exist,
+	 * stop the packet and go the way of several statements, which answers
+	 * them as before; every number is chained and issued.
+	 */
+	public function test_recorded_allocations_go_in_one_trip_and_hand_over_what_they_cannot_settle() {
+		global $wpdb;
+		$backend = counterfoil_backend();
+		$scope   = Counterfoil_Test::user() . ':2031';
+		$backend->initialize( $scope, 1 );
+		$before = 'php' === $backend->name() ? $backend->stats['one_trip'] : null;
+		$this->assertSame( 1, $backend->allocate_recorded( $scope, 'api' ) );
+		$this->assertSame( 2, $backend->allocate_recorded( $scope, 'api', 'order-9' ) );
+		// The same key again: the packet stops at the key, the several
+		// statements find the number it took.
+		$this->assertSame( 2, $backend->allocate_recorded( $scope, 'api', 'order-9' ) );
+		if ( null !== $before ) {
+			$this->assertSame( $before + 2, $backend->stats['one_trip'] );
+		}
+		try {
+			$backend->allocate_recorded( $scope . '-missing', 'api' );
+			$this->fail( 'a missing series' );
+		} catch ( Counterfoil\SeriesNotFoundException $e ) {
+			$this->assertStringContainsString( 'missing', $e->getMessage() );
+		}
+		$this->assertSame( array( '1', '2' ), array_column( self::entries( $scope ), 'number' ) );
+		$this->assertSame(
+			array( 'issued', 'issued' ),
+			$wpdb->get_col( $wpdb->prepare( "SELECT status FROM {$wpdb->prefix}counterfoil_numbers WHERE scope_key = %s ORDER BY number", $scope ) )
+		);
+		$this->assertNull( self::walk_to_the_end()['broken'] );
+	}
+
 	public function test_site_health_walks_a_batch_at_a_time_and_names_the_first_edit() {
 		global $wpdb;
 		list( $scope ) = $this->series( 3 );

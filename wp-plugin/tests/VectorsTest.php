@@ -335,6 +335,23 @@ final class VectorsTest extends TestCase {
 		$this->assertSame( array_keys( $core ), array_intersect( array_keys( $core ), array_keys( $twin ) ), 'statements of the core that the twin lacks' );
 	}
 
+	/** The recorded allocation's one-trip packet, filled as the core fills it (tests/vectors/one_trip_packets.json). */
+	public function test_one_trip_recorded_packets() {
+		$template = Counterfoil_Php_Backend::statements( 'wp_' )['registry.recorded_one_trip'];
+		$cases    = self::load( 'one_trip_packets.json' )['recorded_cases'];
+		$this->assertGreaterThanOrEqual( 2, count( $cases ) );
+		foreach ( $cases as $case ) {
+			$this->assertSame(
+				$case['packet'],
+				Counterfoil_Php_Backend::one_trip_recorded_packet( $template, $case['scope'], $case['source'], $case['call'], $case['request_key'], $case['at'] ),
+				$case['scope']
+			);
+		}
+		$statements = explode( ";\n", $template );
+		$this->assertStringStartsWith( 'UPDATE `wp_invoice_sequences` SET current_value', $statements[ Counterfoil_Php_Backend::ONE_TRIP_ALLOCATION ] );
+		$this->assertStringStartsWith( 'INSERT INTO `wp_counterfoil_chain`', $statements[ Counterfoil_Php_Backend::ONE_TRIP_RECORDED_CHAIN_ENTRY ] );
+	}
+
 	/** The one-trip payment packet, filled as the core fills it (tests/vectors/one_trip_packets.json). */
 	public function test_one_trip_packets() {
 		$template = Counterfoil_Php_Backend::statements( 'wp_' )['registry.payment_one_trip'];

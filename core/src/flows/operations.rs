@@ -207,6 +207,7 @@ pub(crate) async fn allocate_recorded<S: CallSite + Send>(
         payment::check_request_key(key)?;
     }
     let call = Arc::new(RecordedCall::new(source, request_key));
+    let one_trip = store.config().one_trip_payments;
     run(
         store,
         "allocate_recorded",
@@ -214,7 +215,8 @@ pub(crate) async fn allocate_recorded<S: CallSite + Send>(
         move |conn, sql, key| {
             let call = call.clone();
             Box::pin(async move {
-                super::recorded::allocate_recorded(&mut S::statements(conn, sql), key, &call).await
+                let mut statements = S::statements(conn, sql);
+                super::recorded::allocate_recorded(&mut statements, key, &call, one_trip).await
             })
         },
     )

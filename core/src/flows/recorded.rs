@@ -9,9 +9,14 @@
 //! never a voided one, and marks it issued; a number whose caller may not
 //! have received it stays `unconfirmed`, which is what the books must say;
 //! a number taken and a number voided enter the series' chain in the
-//! transaction that takes or voids it (`flows::chain`).
+//! transaction that takes or voids it (`flows::chain`). A call's first
+//! try goes in one round trip where the dialect has one (issue 30); a try
+//! after a packet whose answer was lost looks up what the call's mark holds
+//! unconfirmed (a locking read, so a packet still committing is waited
+//! for) and voids it like a lost COMMIT's number.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::chain;
@@ -22,8 +27,38 @@ use crate::error::Error;
 /// The row a request key took: number, status and the mark of its call.
 pub(crate) type RequestedNumber = (u64, String, Option<String>);
 
+/// How a recorded allocation's first try in one round trip ended.
+pub(crate) enum RecordedOneTrip {
+    /// The number, committed with its registry row (`unconfirmed`).
+    Numbered(u64),
+    /// Not in one trip (the dialect has none, or the series is missing or
+    /// closed, the request key taken, the counter behind the registry, …);
+    /// nothing changed, and the flow of several statements decides.
+    Several,
+}
+
 /// The registry statements of this flow, as one dialect sends them.
 pub(crate) trait RecordedStatements: Dialect {
+    /// A call's first try in one round trip where the dialect has one: the
+    /// same work as [`allocate_recorded`]'s transaction, its own
+    /// transaction begun and ended (COMMIT, or ROLLBACK when it stopped
+    /// part-way) before it answers.
+    fn record_in_one_trip(
+        &mut self,
+        _scope: &str,
+        _call: &RecordedCall,
+    ) -> impl Future<Output = Answer<RecordedOneTrip, Self::Failure>> + Send {
+        async { Ok(Ok(RecordedOneTrip::Several)) }
+    }
+
+    /// The numbers the mark `call` holds `unconfirmed` in `scope`, read
+    /// with locks (a transaction still committing one is waited for).
+    fn unconfirmed_of_call(
+        &mut self,
+        scope: &str,
+        call: &str,
+    ) -> impl Future<Output = Result<Vec<u64>, Self::Failure>> + Send;
+
     /// The number request key `key` took in `scope`: number, status and the
     /// mark of the call that took it.
     fn find_by_request(
@@ -72,6 +107,9 @@ pub(crate) struct RecordedCall {
     /// Numbers of this call's tries that reached COMMIT: a later try voids
     /// them (only rows with this call's mark) unless they were confirmed.
     pub(crate) committing: Mutex<Vec<u64>>,
+    /// A try sent this call's packet in one round trip and its answer did
+    /// not arrive: it may have committed a number no try knows.
+    pub(crate) packet_unanswered: AtomicBool,
 }
 
 impl RecordedCall {
@@ -82,19 +120,44 @@ impl RecordedCall {
             request_key: request_key.map(str::to_owned),
             mark: format!("call-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..)),
             committing: Mutex::new(Vec::new()),
+            packet_unanswered: AtomicBool::new(false),
         }
+    }
+
+    /// Whether this try may go in one round trip: no earlier try of the
+    /// call reached its COMMIT or lost a packet's answer.
+    fn first_try(&self) -> bool {
+        self.committing.lock().expect("not poisoned").is_empty()
+            && !self.packet_unanswered.load(Ordering::SeqCst)
     }
 }
 
-/// One try of the recorded allocation (see the module's invariants).
+/// One try of the recorded allocation (see the module's invariants); with
+/// `one_trip`, a call's first try goes in one round trip where the dialect
+/// has one.
 pub(crate) async fn allocate_recorded<S>(
     statements: &mut S,
     scope: &str,
     call: &RecordedCall,
+    one_trip: bool,
 ) -> Answer<u64, S::Failure>
 where
     S: RecordedStatements + NumberingStatements + Send,
 {
+    if one_trip && call.first_try() {
+        // Until the packet's answer arrives, it may have committed.
+        call.packet_unanswered.store(true, Ordering::SeqCst);
+        let answered = statements.record_in_one_trip(scope, call).await?;
+        call.packet_unanswered.store(false, Ordering::SeqCst);
+        match answered {
+            Ok(RecordedOneTrip::Numbered(number)) => {
+                confirm(statements, scope, number, &call.mark).await;
+                return Ok(Ok(number));
+            }
+            Ok(RecordedOneTrip::Several) => {}
+            Err(e) => return Ok(Err(e)),
+        }
+    }
     statements.begin().await?;
     let outcome = take(statements, scope, call).await;
     if let Ok(Ok((number, _))) = &outcome {
@@ -114,14 +177,22 @@ where
         }
         Err(e) => return Ok(Err(e)),
     };
-    // The COMMIT was answered (or a repeat found its number): this caller
-    // has the number. Marking it issued is idempotent; if this answer is
-    // lost, or the deadline ends the call first, the number stays
-    // unconfirmed.
-    if let Err(e) = statements.confirm(scope, number, &mark).await {
+    confirm(statements, scope, number, &mark).await;
+    Ok(Ok(number))
+}
+
+/// The COMMIT was answered (or a repeat found its number): this caller has
+/// the number. Marking it issued is idempotent; if this answer is lost, or
+/// the deadline ends the call first, the number stays unconfirmed.
+async fn confirm<S: RecordedStatements + Send>(
+    statements: &mut S,
+    scope: &str,
+    number: u64,
+    mark: &str,
+) {
+    if let Err(e) = statements.confirm(scope, number, mark).await {
         log::warn!("number {number} of `{scope}` stays unconfirmed: {e}");
     }
-    Ok(Ok(number))
 }
 
 /// The work inside the transaction: the number and the mark to confirm.
@@ -140,7 +211,14 @@ where
             Err(refused) => return Ok(Err(refused)),
         },
         None => {
-            let unanswered = call.committing.lock().expect("not poisoned").clone();
+            let mut unanswered = call.committing.lock().expect("not poisoned").clone();
+            if call.packet_unanswered.load(Ordering::SeqCst) {
+                for number in statements.unconfirmed_of_call(scope, &call.mark).await? {
+                    if !unanswered.contains(&number) {
+                        unanswered.push(number);
+                    }
+                }
+            }
             for number in unanswered {
                 let voided = statements
                     .void_unanswered(scope, number, &call.mark)

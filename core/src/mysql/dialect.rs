@@ -18,7 +18,7 @@ use crate::flows::numbering::NumberingStatements;
 use crate::flows::payments::{
     LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
 };
-use crate::flows::recorded::RecordedStatements;
+use crate::flows::recorded::{RecordedCall, RecordedOneTrip, RecordedStatements};
 use crate::flows::series::SeriesStatements;
 use crate::flows::{Answer, Dialect};
 use crate::payment::{NumberStatus, PaymentRecord, UNANSWERED_REASON};
@@ -35,6 +35,23 @@ pub(crate) struct MysqlStatements<'a> {
 }
 
 impl MysqlStatements<'_> {
+    /// The number a one-trip packet that committed took: its allocation's
+    /// OK packet carries it; when that says 0 (a trigger on the series'
+    /// table that inserts rows resets it), the packet's own user variable,
+    /// which only this session's packet set.
+    async fn number_of_packet(&mut self, ids: &[u64], packet: &str) -> Answer<u64, Failure> {
+        if let Some(&n) = ids.get(super::sql::ONE_TRIP_ALLOCATION).filter(|n| **n > 0) {
+            return Ok(Ok(n));
+        }
+        let taken: Option<Option<u64>> = self.conn().query_first("SELECT @cf_number").await?;
+        Ok(match taken.flatten() {
+            Some(n) if n > 0 => Ok(n),
+            other => Err(Error::Unexpected(format!(
+                "the one-trip {packet} packet committed but its allocation answered {ids:?}, @cf_number {other:?}"
+            ))),
+        })
+    }
+
     pub(super) fn conn(&mut self) -> &mut Conn {
         self.session
     }
@@ -203,6 +220,42 @@ impl RecordedStatements for MysqlStatements<'_> {
         let sql = &self.sql.registry.confirm_by_call;
         self.conn().exec_drop(sql, (scope, number, call)).await
     }
+
+    async fn record_in_one_trip(
+        &mut self,
+        scope: &str,
+        call: &RecordedCall,
+    ) -> Answer<RecordedOneTrip, Failure> {
+        let at = crate::flows::chain::now();
+        let values = super::sql::OneTripRecorded {
+            scope,
+            source: &call.source,
+            call: &call.mark,
+            request_key: call.request_key.as_deref(),
+            at: &at,
+        };
+        let template = &self.sql.registry.recorded_one_trip;
+        let text = super::sql::one_trip_recorded_packet(template, &values);
+        let (at, failed) = match self.session.send_transaction(&text).await {
+            Ok(ids) => {
+                let number = self.number_of_packet(&ids, "recorded").await?;
+                return Ok(number.map(RecordedOneTrip::Numbered));
+            }
+            Err(stopped) => stopped,
+        };
+        // Stopped part-way: the transaction is open; roll it back first.
+        let answer = if hands_over(&failed, at, super::sql::ONE_TRIP_RECORDED_CHAIN_ENTRY) {
+            Ok(Ok(RecordedOneTrip::Several))
+        } else {
+            Err(failed)
+        };
+        self.session.roll_back(answer).await
+    }
+
+    async fn unconfirmed_of_call(&mut self, scope: &str, call: &str) -> Result<Vec<u64>, Failure> {
+        let sql = &self.sql.registry.unconfirmed_of_call;
+        self.conn().exec(sql, (scope, call)).await
+    }
 }
 
 impl PaymentStatements for MysqlStatements<'_> {
@@ -212,7 +265,7 @@ impl PaymentStatements for MysqlStatements<'_> {
         payment: &NewPayment<'_>,
         period: Option<crate::format::Period>,
     ) -> Answer<OneTrip, Failure> {
-        use super::sql::{ONE_TRIP_ALLOCATION, ONE_TRIP_CHAIN_ENTRY, ONE_TRIP_PAYMENT_ROW};
+        use super::sql::{ONE_TRIP_CHAIN_ENTRY, ONE_TRIP_PAYMENT_ROW};
         let at = crate::flows::chain::now();
         let values = super::sql::OneTripPayment {
             scope,
@@ -227,14 +280,9 @@ impl PaymentStatements for MysqlStatements<'_> {
         let text = super::sql::one_trip_payment_packet(template, &values);
         let (at, failed) = match self.session.send_transaction(&text).await {
             Ok(ids) => {
-                // The allocation's OK packet carries the number.
-                let number = match ids.get(ONE_TRIP_ALLOCATION) {
-                    Some(&n) if n > 0 => n,
-                    other => {
-                        return Ok(Err(Error::Unexpected(format!(
-                            "the one-trip payment packet committed but its allocation answered {other:?}"
-                        ))))
-                    }
+                let number = match self.number_of_packet(&ids, "payment").await? {
+                    Ok(number) => number,
+                    Err(e) => return Ok(Err(e)),
                 };
                 return Ok(Ok(OneTrip::Numbered(PaymentRecord {
                     scope: scope.to_owned(),
@@ -254,20 +302,7 @@ impl PaymentStatements for MysqlStatements<'_> {
             {
                 Ok(Ok(OneTrip::Repeat))
             }
-            // A refusal the flow of several statements names exactly (the
-            // series missing or closed, an overflow, the counter behind the
-            // registry, a chain that moved): nothing stays of this try.
-            mysql_async::Error::Server(e)
-                if (ONE_TRIP_ALLOCATION..=ONE_TRIP_CHAIN_ENTRY).contains(&at)
-                    && matches!(
-                        e.code,
-                        codes::ER_BAD_NULL_ERROR
-                            | codes::ER_DUP_ENTRY
-                            | codes::ER_DATA_OUT_OF_RANGE
-                    ) =>
-            {
-                Ok(Ok(OneTrip::Several))
-            }
+            _ if hands_over(&failed, at, ONE_TRIP_CHAIN_ENTRY) => Ok(Ok(OneTrip::Several)),
             _ => Err(failed),
         };
         self.session.roll_back(answer).await
@@ -498,4 +533,18 @@ async fn insert_registry_row(
         }
         Err(e) => Err(e),
     }
+}
+
+/// Whether a one-trip packet stopped at `at` by a refusal the flow of
+/// several statements names exactly (the series missing or closed, an
+/// overflow, the counter behind the registry, a request key taken, a chain
+/// that moved: 1048, 1062 or 1690 from the allocation up to `last`):
+/// nothing stays of that try, and the several statements decide.
+fn hands_over(failed: &mysql_async::Error, at: usize, last: usize) -> bool {
+    matches!(failed, mysql_async::Error::Server(e)
+    if (super::sql::ONE_TRIP_ALLOCATION..=last).contains(&at)
+        && matches!(
+            e.code,
+            codes::ER_BAD_NULL_ERROR | codes::ER_DUP_ENTRY | codes::ER_DATA_OUT_OF_RANGE
+        ))
 }

@@ -147,6 +147,7 @@ pub fn numbering_statements(prefix: &TablePrefix) -> Vec<(&'static str, String)>
         ("registry.confirm_by_call", r.confirm_by_call),
         ("registry.void_unanswered", r.void_unanswered),
         ("registry.find_by_request", r.find_by_request),
+        ("registry.unconfirmed_of_call", r.unconfirmed_of_call),
         ("registry.insert_payment", r.insert_payment),
         ("registry.insert_held_payment", r.insert_held_payment),
         ("registry.set_payment_number", r.set_payment_number),
@@ -161,6 +162,7 @@ pub fn numbering_statements(prefix: &TablePrefix) -> Vec<(&'static str, String)>
         ("chain.append", r.chain_append),
         ("chain.move_head", r.chain_move_head),
         ("registry.payment_one_trip", r.payment_one_trip),
+        ("registry.recorded_one_trip", r.recorded_one_trip),
     ]
 }
 
@@ -258,6 +260,17 @@ pub struct RegistrySql {
     /// ([`text_literal`], [`one_trip_payment_packet`]), never bound parameters: a packet of
     /// several statements goes through the text protocol.
     pub payment_one_trip: String,
+    /// A recorded allocation's first try in one round trip: the statements
+    /// of [`one_trip_recorded`], joined by `;\n`, filled by
+    /// [`one_trip_recorded_packet`]. Positions as in the payment's packet:
+    /// [`ONE_TRIP_ALLOCATION`], [`ONE_TRIP_REGISTRY_ROW`], and
+    /// [`ONE_TRIP_RECORDED_CHAIN_ENTRY`].
+    pub recorded_one_trip: String,
+    /// The numbers a call's mark holds still unconfirmed in a series
+    /// (scope, the call's mark), locked: what a one-trip packet whose
+    /// answer was lost may have committed (one still committing is waited
+    /// for).
+    pub unconfirmed_of_call: String,
 }
 
 /// In [`RegistrySql::payment_one_trip`], the statement that takes the
@@ -274,6 +287,9 @@ pub const ONE_TRIP_PAYMENT_ROW: usize = 3;
 /// … the one that appends the chain entry (1048: the payment row did not
 /// go in as exactly one row; 1062: a position taken).
 pub const ONE_TRIP_CHAIN_ENTRY: usize = 4;
+/// In [`RegistrySql::recorded_one_trip`], the chain entry (no payment row
+/// before it).
+pub const ONE_TRIP_RECORDED_CHAIN_ENTRY: usize = 3;
 
 /// The values of a payment's first delivery that fill the one-trip packet
 /// (`RegistrySql::payment_one_trip`).
@@ -336,26 +352,85 @@ pub fn one_trip_payment_packet(template: &str, p: &OneTripPayment<'_>) -> String
         reason: None,
         at: p.at.to_owned(),
     };
-    let parts = crate::chain::canonical_parts(&entry);
-    [
+    fill_one_trip(
+        template,
+        &entry,
+        &[
+            ("%gateway%", text_literal(Some(p.gateway))),
+            ("%txn%", text_literal(Some(p.txn))),
+            ("%scope%", text_literal(Some(p.scope))),
+            ("%amount%", text_literal(p.amount)),
+            ("%currency%", text_literal(p.currency)),
+            ("%period%", text_literal(p.period)),
+            ("%at%", text_literal(Some(p.at))),
+        ],
+    )
+}
+
+/// The values of a recorded allocation that fill its one-trip packet
+/// (`RegistrySql::recorded_one_trip`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OneTripRecorded<'a> {
+    /// The series asked for.
+    pub scope: &'a str,
+    /// Who takes the number (the registry row's source).
+    pub source: &'a str,
+    /// The call's mark on its registry row.
+    pub call: &'a str,
+    /// The request key, if any.
+    pub request_key: Option<&'a str>,
+    /// The chain entry's time (`crate::chain::utc_text`).
+    pub at: &'a str,
+}
+
+/// The recorded allocation's one-trip packet `template`
+/// (`RegistrySql::recorded_one_trip`) filled with `r`, as
+/// [`one_trip_payment_packet`] (`tests/vectors/one_trip_packets.json`).
+pub fn one_trip_recorded_packet(template: &str, r: &OneTripRecorded<'_>) -> String {
+    let entry = crate::chain::Entry {
+        scope_key: r.scope.to_owned(),
+        number: 0,
+        event: "issued".to_owned(),
+        gateway: None,
+        transaction_id: None,
+        amount: None,
+        currency: None,
+        post_id: None,
+        reason: None,
+        at: r.at.to_owned(),
+    };
+    fill_one_trip(
+        template,
+        &entry,
+        &[
+            ("%scope%", text_literal(Some(r.scope))),
+            ("%source%", text_literal(Some(r.source))),
+            ("%call%", text_literal(Some(r.call))),
+            ("%request_key%", text_literal(r.request_key)),
+            ("%at%", text_literal(Some(r.at))),
+        ],
+    )
+}
+
+/// `template` with the chain parts of `entry` and every `(slot, literal)`
+/// in place.
+fn fill_one_trip(template: &str, entry: &crate::chain::Entry, slots: &[(&str, String)]) -> String {
+    let parts = crate::chain::canonical_parts(entry);
+    let chain = [
         ("%chain_before_prev%", bytes_literal(&parts.before_prev)),
         ("%chain_before_number%", bytes_literal(&parts.before_number)),
         (
             "%chain_after_number%",
             bytes_literal(&format!("\n{}", parts.after_number)),
         ),
-        ("%gateway%", text_literal(Some(p.gateway))),
-        ("%txn%", text_literal(Some(p.txn))),
-        ("%scope%", text_literal(Some(p.scope))),
-        ("%amount%", text_literal(p.amount)),
-        ("%currency%", text_literal(p.currency)),
-        ("%period%", text_literal(p.period)),
-        ("%at%", text_literal(Some(p.at))),
-    ]
-    .iter()
-    .fold(template.to_owned(), |text, (slot, value)| {
-        text.replace(slot, value)
-    })
+    ];
+    chain
+        .iter()
+        .map(|(slot, value)| (*slot, value))
+        .chain(slots.iter().map(|(slot, value)| (*slot, value)))
+        .fold(template.to_owned(), |text, (slot, value)| {
+            text.replace(slot, value)
+        })
 }
 
 /// The statements of a payment's first delivery in one round trip, in
@@ -380,18 +455,9 @@ pub fn one_trip_payment(
     payments: &str,
     chain: &str,
 ) -> Vec<String> {
-    let genesis = crate::chain::GENESIS;
     vec![
         "START TRANSACTION".to_owned(),
-        format!(
-            "UPDATE `{sequences}` SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), \
-             chain_seq = (@cf_seq := chain_seq + 1), \
-             chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, \
-             (@cf_prev := COALESCE(chain_head, '{genesis}')), %chain_before_number%, \
-             LENGTH(@cf_number), ':', @cf_number, %chain_after_number%), 256)), \
-             chain_from = COALESCE(chain_from, @cf_number) \
-             WHERE scope_key = %scope% AND closed_by IS NULL"
-        ),
+        one_trip_allocation(sequences),
         format!(
             "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
              created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), 'reserved', \
@@ -402,14 +468,57 @@ pub fn one_trip_payment(
              created_at) VALUES (%gateway%, %txn%, %scope%, @cf_number, %amount%, %currency%, %period%, \
              UTC_TIMESTAMP())"
         ),
-        format!(
-            "INSERT INTO `{chain}` (scope_key, seq, number, event, gateway, transaction_id, amount, currency, \
-             post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, 'issued', \
-             %gateway%, %txn%, %amount%, %currency%, NULL, NULL, %at%, @cf_prev, \
-             IF(ROW_COUNT() = 1, @cf_hash, NULL))"
-        ),
+        one_trip_chain_entry(chain, "%gateway%, %txn%, %amount%, %currency%"),
         "COMMIT".to_owned(),
     ]
+}
+
+/// The statements of a recorded allocation in one round trip (the first
+/// try of a call), in order: the allocation that moves the chain's head, as
+/// in [`one_trip_payment`]; the registry row, `unconfirmed`, with the
+/// call's mark and its request key (its number only if the UPDATE changed
+/// its row; a request key taken before stops it with 1062); the chain
+/// entry; COMMIT. The number is marked issued after the COMMIT has
+/// answered, as in the flow of several statements.
+pub fn one_trip_recorded(sequences: &str, numbers: &str, chain: &str) -> Vec<String> {
+    vec![
+        "START TRANSACTION".to_owned(),
+        one_trip_allocation(sequences),
+        format!(
+            "INSERT INTO `{numbers}` (scope_key, number, status, source, claim, request_key, created_at, \
+             updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), 'unconfirmed', %source%, \
+             %call%, %request_key%, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+        ),
+        one_trip_chain_entry(chain, "NULL, NULL, NULL, NULL"),
+        "COMMIT".to_owned(),
+    ]
+}
+
+/// A one-trip packet's allocation: takes the number into `@cf_number` and
+/// the statement's own OK packet, and moves the chain's head, the entry's
+/// hash computed from the head it replaces.
+fn one_trip_allocation(sequences: &str) -> String {
+    let genesis = crate::chain::GENESIS;
+    format!(
+        "UPDATE `{sequences}` SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), \
+         chain_seq = (@cf_seq := chain_seq + 1), \
+         chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, \
+         (@cf_prev := COALESCE(chain_head, '{genesis}')), %chain_before_number%, \
+         LENGTH(@cf_number), ':', @cf_number, %chain_after_number%), 256)), \
+         chain_from = COALESCE(chain_from, @cf_number) \
+         WHERE scope_key = %scope% AND closed_by IS NULL"
+    )
+}
+
+/// A one-trip packet's chain entry, `issued`, with `payment` for its
+/// gateway, transaction, amount and currency; its hash only if the
+/// statement before it wrote exactly one row.
+fn one_trip_chain_entry(chain: &str, payment: &str) -> String {
+    format!(
+        "INSERT INTO `{chain}` (scope_key, seq, number, event, gateway, transaction_id, amount, currency, \
+         post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, 'issued', \
+         {payment}, NULL, NULL, %at%, @cf_prev, IF(ROW_COUNT() = 1, @cf_hash, NULL))"
+    )
 }
 
 impl RegistrySql {
@@ -527,6 +636,10 @@ impl RegistrySql {
             find_by_request: format!(
                 "SELECT number, status, claim FROM `{numbers}` WHERE scope_key = ? AND request_key = ?"
             ),
+            unconfirmed_of_call: format!(
+                "SELECT number FROM `{numbers}` WHERE scope_key = ? AND claim = ? AND status = 'unconfirmed' \
+                 ORDER BY number FOR UPDATE"
+            ),
             add_claim_node: format!(
                 "ALTER TABLE `{numbers}` ADD COLUMN claim_node VARCHAR(64) NULL AFTER claim_connection"
             ),
@@ -595,6 +708,7 @@ impl RegistrySql {
                  WHERE scope_key = ? AND chain_seq = ?"
             ),
             payment_one_trip: one_trip_payment(&sequences, &numbers, &payments, &chain).join(";\n"),
+            recorded_one_trip: one_trip_recorded(&sequences, &numbers, &chain).join(";\n"),
             chain,
             numbers,
             payments,

@@ -23,7 +23,7 @@ use crate::flows::numbering::NumberingStatements;
 use crate::flows::payments::{
     LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
 };
-use crate::flows::recorded::RecordedStatements;
+use crate::flows::recorded::{RecordedCall, RecordedOneTrip, RecordedStatements};
 use crate::flows::series::SeriesStatements;
 use crate::flows::{Answer, Dialect};
 use crate::payment::{NumberStatus, PaymentRecord, UNANSWERED_REASON};
@@ -291,6 +291,52 @@ impl RecordedStatements for PgStatements<'_> {
         let params: &Params = &[&scope, &number.to_string(), &call];
         self.changed(sql, params).await.map(drop)
     }
+
+    async fn record_in_one_trip(
+        &mut self,
+        scope: &str,
+        call: &RecordedCall,
+    ) -> Answer<RecordedOneTrip, Failure> {
+        let (at, parts, after) = chain_input_now(scope, None);
+        let params: &Params = &[
+            &scope,
+            &call.source,
+            &call.mark,
+            &call.request_key,
+            &at,
+            &parts.before_prev,
+            &parts.before_number,
+            &after,
+        ];
+        let sql = &self.sql.recorded_one_trip;
+        let failed = match self.row(sql, params).await {
+            Ok(row) => {
+                return Ok(match row.and_then(|r| r.get::<_, Option<String>>(0)) {
+                    Some(number) => counter_of(&number).map(RecordedOneTrip::Numbered),
+                    None => Err(Error::Unexpected(
+                        "the one-trip recorded statement answered no number".into(),
+                    )),
+                })
+            }
+            Err(e) => e,
+        };
+        // The statement rolled back whole (one implicit transaction).
+        match failed.as_db_error() {
+            Some(db) if hands_over(db) => Ok(Ok(RecordedOneTrip::Several)),
+            _ => Err(failed),
+        }
+    }
+
+    async fn unconfirmed_of_call(&mut self, scope: &str, call: &str) -> Result<Vec<u64>, Failure> {
+        let sql = &self.sql.unconfirmed_of_call;
+        let rows = self.rows(sql, &[&scope, &call]).await?;
+        // A stored number is a u64 (the column's check): anything else is
+        // skipped here and found by the books' checks.
+        Ok(rows
+            .iter()
+            .filter_map(|r| counter_of(r.get(0)).ok())
+            .collect())
+    }
 }
 
 impl PaymentStatements for PgStatements<'_> {
@@ -325,13 +371,7 @@ impl PaymentStatements for PgStatements<'_> {
         period: Option<crate::format::Period>,
     ) -> Answer<OneTrip, Failure> {
         use tokio_postgres::error::SqlState;
-        let at = crate::flows::chain::now();
-        let entry = crate::flows::chain::issued(scope, 0, Some(p.facts()));
-        let parts = crate::chain::canonical_parts(&Entry {
-            at: at.clone(),
-            ..entry
-        });
-        let after = format!("\n{}", parts.after_number);
+        let (at, parts, after) = chain_input_now(scope, Some(p.facts()));
         let params: &Params = &[
             &scope,
             &p.gateway,
@@ -379,14 +419,7 @@ impl PaymentStatements for PgStatements<'_> {
         // A refusal the flow of several statements names exactly: the series
         // missing or closed (the number NULL), an overflow, the counter
         // behind the registry, a chain position taken.
-        if [
-            SqlState::NOT_NULL_VIOLATION,
-            SqlState::UNIQUE_VIOLATION,
-            SqlState::CHECK_VIOLATION,
-            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-        ]
-        .contains(db.code())
-        {
+        if hands_over(db) {
             return Ok(Ok(OneTrip::Several));
         }
         Err(failed)
@@ -585,4 +618,37 @@ impl ClaimStatements for PgStatements<'_> {
         let params: &Params = &[&scope, &number.to_string(), &claim];
         Ok(self.changed(sql, params).await? == 1)
     }
+}
+
+/// A one-statement flow's chain input for the entry issued now in `scope`
+/// (to a payment with `facts`, or by a recorded allocation): the entry's
+/// time, the canonical input around the previous hash and the number, and
+/// the part after the number starting with the number line's newline.
+fn chain_input_now(
+    scope: &str,
+    facts: Option<crate::flows::chain::PaymentFacts<'_>>,
+) -> (String, crate::chain::CanonicalParts, String) {
+    let at = crate::flows::chain::now();
+    let entry = crate::flows::chain::issued(scope, 0, facts);
+    let parts = crate::chain::canonical_parts(&Entry {
+        at: at.clone(),
+        ..entry
+    });
+    let after = format!("\n{}", parts.after_number);
+    (at, parts, after)
+}
+
+/// Whether a one-statement flow failed by a refusal the flow of several
+/// statements names exactly: the series missing or closed (the number
+/// NULL), an overflow, the counter behind the registry, a request key
+/// taken, a chain position taken. The statement rolled back whole.
+fn hands_over(db: &tokio_postgres::error::DbError) -> bool {
+    use tokio_postgres::error::SqlState;
+    [
+        SqlState::NOT_NULL_VIOLATION,
+        SqlState::UNIQUE_VIOLATION,
+        SqlState::CHECK_VIOLATION,
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+    ]
+    .contains(db.code())
 }

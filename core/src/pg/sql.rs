@@ -109,6 +109,17 @@ pub struct PgSql {
     /// The payment table's unique key on (gateway, transaction id): a
     /// violation of it in [`PgSql::payment_one_trip`] is a repeat.
     pub payment_unique: String,
+    /// A recorded allocation's first try in one statement (issue 30): the
+    /// series' row locked and read, counter and chain head moved from it
+    /// (as in [`PgSql::payment_one_trip`]), the registry row `unconfirmed`
+    /// with the call's mark and request key, the chain entry. Parameters:
+    /// scope, source, the call's mark, request key, the entry's time, then
+    /// the canonical input before the previous hash, between it and the
+    /// number, after the number. Answers the number.
+    pub recorded_one_trip: String,
+    /// The numbers a call's mark holds `unconfirmed` in a series, locked
+    /// (scope, mark).
+    pub unconfirmed_of_call: String,
     /// The AWB stock's tables.
     pub awb: PgAwbSql,
 }
@@ -221,16 +232,7 @@ impl PgSql {
                  $5, $6, $7, $8, $9, $10, $11::text::timestamp, $12, $13) ON CONFLICT (scope_key, seq) DO NOTHING"
             ),
             payment_one_trip: format!(
-                "WITH cur AS (SELECT current_value, chain_seq, COALESCE(chain_head, '{genesis}')::text AS prev \
-                 FROM \"{sequences}\" WHERE scope_key = $1 AND closed_by IS NULL FOR UPDATE), \
-                 n AS (UPDATE \"{sequences}\" s SET current_value = cur.current_value + 1, \
-                 chain_seq = cur.chain_seq + 1, \
-                 chain_head = encode(sha256(convert_to($8::text || cur.prev || $9::text \
-                 || length((cur.current_value + 1)::text)::text || ':' || (cur.current_value + 1)::text \
-                 || $10::text, 'UTF8')), 'hex'), \
-                 chain_from = COALESCE(s.chain_from, cur.current_value + 1) \
-                 FROM cur WHERE s.scope_key = $1 \
-                 RETURNING s.current_value AS number, s.chain_seq AS seq, s.chain_head AS hash, cur.prev AS prev), \
+                "WITH {allocation}, \
                  p AS (INSERT INTO \"{payments}\" (gateway, transaction_id, scope_key, number, amount, currency, \
                  period, created_at) VALUES ($2, $3, $1, (SELECT number FROM n), $4, $5, $6, \
                  timezone('UTC', now())) RETURNING id, number), \
@@ -242,7 +244,23 @@ impl PgSql {
                  $3, $4, $5, NULL, NULL, $7::text::timestamp, n.prev, \
                  CASE WHEN (SELECT number FROM p) = n.number THEN n.hash END FROM n) \
                  SELECT (SELECT id FROM p), (SELECT number::text FROM n)",
-                genesis = crate::chain::GENESIS
+                allocation = one_statement_allocation(&sequences, 8)
+            ),
+            recorded_one_trip: format!(
+                "WITH {allocation}, \
+                 r AS (INSERT INTO \"{numbers}\" (scope_key, number, status, source, claim, request_key, \
+                 created_at, updated_at) VALUES ($1, (SELECT number FROM n), 'unconfirmed', $2, $3, $4, \
+                 timezone('UTC', now()), timezone('UTC', now())) RETURNING number), \
+                 c AS (INSERT INTO \"{chain}\" (scope_key, seq, number, event, gateway, transaction_id, amount, \
+                 currency, post_id, reason, event_at, prev_hash, hash) SELECT $1, n.seq, n.number, 'issued', NULL, \
+                 NULL, NULL, NULL, NULL, NULL, $5::text::timestamp, n.prev, \
+                 CASE WHEN (SELECT number FROM r) = n.number THEN n.hash END FROM n) \
+                 SELECT (SELECT number::text FROM n)",
+                allocation = one_statement_allocation(&sequences, 6)
+            ),
+            unconfirmed_of_call: format!(
+                "SELECT number::text FROM \"{numbers}\" WHERE scope_key = $1 AND claim = $2 \
+                 AND status = 'unconfirmed' ORDER BY number FOR UPDATE"
             ),
             payment_unique: format!("{payments}_gateway_transaction"),
             chain_move_head: format!(
@@ -442,4 +460,27 @@ impl PgAwbSql {
             create,
         }
     }
+}
+
+/// The one-statement flows' first two CTEs: `cur` locks and reads the
+/// series' row (`FOR UPDATE` returns the latest version, so the head read is
+/// the head replaced); `n` moves counter and chain head from it and returns
+/// the number, the entry's position, its hash and the previous hash. The
+/// canonical input around the previous hash and the number is in the
+/// parameters `$first`, `$first + 1` and `$first + 2`; the scope is `$1`.
+fn one_statement_allocation(sequences: &str, first: usize) -> String {
+    let (before_prev, before_number, after) = (first, first + 1, first + 2);
+    let genesis = crate::chain::GENESIS;
+    format!(
+        "cur AS (SELECT current_value, chain_seq, COALESCE(chain_head, '{genesis}')::text AS prev \
+         FROM \"{sequences}\" WHERE scope_key = $1 AND closed_by IS NULL FOR UPDATE), \
+         n AS (UPDATE \"{sequences}\" s SET current_value = cur.current_value + 1, \
+         chain_seq = cur.chain_seq + 1, \
+         chain_head = encode(sha256(convert_to(${before_prev}::text || cur.prev || ${before_number}::text \
+         || length((cur.current_value + 1)::text)::text || ':' || (cur.current_value + 1)::text \
+         || ${after}::text, 'UTF8')), 'hex'), \
+         chain_from = COALESCE(s.chain_from, cur.current_value + 1) \
+         FROM cur WHERE s.scope_key = $1 \
+         RETURNING s.current_value AS number, s.chain_seq AS seq, s.chain_head AS hash, cur.prev AS prev)"
+    )
 }
