@@ -176,3 +176,31 @@ pub fn series_server(name: &str, max_connections: u32, socket: bool) -> Result<(
     })?;
     Ok((server, url))
 }
+
+/// A private MariaDB for a side-by-side benchmark (flush = 1, binary log
+/// off, with the server options `extra`) and a fresh database on it with the
+/// registry schema and each of `series` created at 1: the server (stopped
+/// when dropped) and the database's URL.
+pub fn bench_server(name: &str, extra: &[&str], series: &[String]) -> Result<(MariaDb, String)> {
+    eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1, binlog off) …");
+    let server = MariaDb::start_with(name, extra)?;
+    let url = server.fresh_database(&name.replace('-', "_"))?;
+    block_on(async {
+        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
+        s.ensure_registry_schema().await?;
+        for scope in series {
+            s.initialize(&ScopeKey::new(scope.as_str())?, 1).await?;
+        }
+        anyhow::Ok(())
+    })?;
+    Ok((server, url))
+}
+
+/// The runtime the benchmarks' clients run on: two worker threads, as the
+/// machine's two cores.
+pub fn client_runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}

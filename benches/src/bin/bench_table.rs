@@ -32,7 +32,6 @@ use counterfoil_benches::timed_workers;
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
 use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::php::{extension_path, repo_root};
-use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
 
@@ -390,28 +389,19 @@ Every contender side by side at 1-64 clients, one hot series and 1000 series, S 
         .and_then(|i| args.get(i + 1))
         .cloned()
         .unwrap_or_else(|| "target/benchmarks-clients.svg".into());
-    eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1, binlog off) …");
-    let server = MariaDb::start_with(
+    let series: Vec<String> = (1..=1000).map(|u| format!("{u}:2019")).collect();
+    let (server, url) = counterfoil_benches::bench_server(
         "bench-table",
         &["--max-connections=600", "--innodb-buffer-pool-size=256M"],
+        &series,
     )?;
-    let url = server.fresh_database("bench")?;
     block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
-        s.ensure_registry_schema().await?;
-        for u in 1..=1000 {
-            s.initialize(&ScopeKey::new(format!("{u}:2019"))?, 1)
-                .await?;
-        }
         let mut c = Conn::new(Opts::from_url(&url)?).await?;
         c.query_drop("CREATE TABLE bench_broken (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_key VARCHAR(191) NOT NULL, number BIGINT UNSIGNED NOT NULL, KEY s (scope_key, number)) ENGINE=InnoDB").await?;
         c.disconnect().await?;
         anyhow::Ok(())
     })?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let rt = counterfoil_benches::client_runtime()?;
     let mut rounds_of: BTreeMap<(usize, usize, usize), Vec<Cell>> = BTreeMap::new();
     for round in 1..=rounds {
         for series in [1usize, 1000] {

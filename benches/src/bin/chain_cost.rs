@@ -25,7 +25,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use counterfoil_core::chain::{self, Entry};
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig};
-use counterfoil_tests::mariadb::block_on;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
@@ -273,19 +272,12 @@ The payment transaction without and with the tamper-evident chain, and the core'
     let seconds: f64 = counterfoil_benches::arg("--seconds", 2.0);
     let rounds: usize = counterfoil_benches::arg("--rounds", 3usize).max(1);
     let events: u64 = counterfoil_benches::arg("--events", 1_000_000u64);
-    eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1, binlog off) …");
-    let server = MariaDb::start_with("chain-cost", &["--innodb-buffer-pool-size=512M"])?;
-    let url = server.fresh_database("chain_cost")?;
-    block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
-        s.ensure_registry_schema().await?;
-        s.initialize(&ScopeKey::new(SCOPE)?, 1).await?;
-        anyhow::Ok(())
-    })?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let (server, url) = counterfoil_benches::bench_server(
+        "chain-cost",
+        &["--innodb-buffer-pool-size=512M"],
+        &[SCOPE.to_owned()],
+    )?;
+    let rt = counterfoil_benches::client_runtime()?;
     let mut rates = vec![vec![Vec::new(); CLIENTS.len()]; CONTENDERS.len()];
     for round in 1..=rounds {
         for (ki, clients) in CLIENTS.iter().enumerate() {

@@ -1,7 +1,8 @@
 //! Where the one-trip payment packet's time goes (issue 30): on one hot
 //! series, raw multi-statement packets of the payment transaction, each a
-//! piece bigger than the one before, then the core's own packet and
-//! `SeriesStore::record_payment`; beside each rate, the server's CPU and
+//! piece bigger than the one before, then the core's own packet,
+//! `SeriesStore::record_payment` and `allocate_recorded`, in one trip and as
+//! several statements; beside each rate, the server's CPU and
 //! this process's CPU per call (from `/proc/<pid>/stat`, over the cell).
 //!
 //! It answers whether a payment can reach a given share of a plain
@@ -22,7 +23,6 @@ use anyhow::{Context, Result};
 use counterfoil_core::mysql::sql::{one_trip_payment_packet, OneTripPayment, RegistrySql};
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig, TablePrefix};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::MariaDb;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts};
 
@@ -34,10 +34,13 @@ const TXN: &str = "TXN-SLOT";
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
-/// One contender: a raw packet, or the store's own flow.
+/// One contender: a raw packet, or one of the store's own flows.
 enum Contender {
     Packet(String),
-    Store,
+    /// `record_payment`, in one trip or not.
+    Payment(bool),
+    /// `allocate_recorded`, in one trip or not.
+    Recorded(bool),
 }
 
 /// The allocation statement of the core's packet without the chain.
@@ -102,7 +105,10 @@ fn contenders() -> Vec<(&'static str, Contender)> {
             packet(vec![&core[0], ALLOCATE_NO_CHAIN, &core[2], &core[3], &core[5]]),
         ),
         ("(g) the core's packet, raw", Contender::Packet(core.join(";\n"))),
-        ("(h) record_payment, one trip", Contender::Store),
+        ("(h) record_payment, one trip", Contender::Payment(true)),
+        ("(i) record_payment, several statements", Contender::Payment(false)),
+        ("(j) allocate_recorded, one trip", Contender::Recorded(true)),
+        ("(k) allocate_recorded, several statements", Contender::Recorded(false)),
     ]
 }
 
@@ -155,10 +161,14 @@ async fn cell(
 ) -> Result<(f64, u32)> {
     let calls = Arc::new(AtomicU64::new(0));
     let mut connected = Vec::new();
+    let one_trip = !matches!(
+        *contender,
+        Contender::Payment(false) | Contender::Recorded(false)
+    );
     for _ in 0..clients {
         let conn = Conn::new(Opts::from_url(url)?).await?;
-        let store = SeriesStore::connect(StoreConfig::new(url)).await?;
-        connected.push((conn, store));
+        let config = StoreConfig::new(url).one_trip_payments(one_trip);
+        connected.push((conn, SeriesStore::connect(config).await?));
     }
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(seconds);
@@ -172,10 +182,15 @@ async fn cell(
                 let txn = format!("cost-{}", CALLS.fetch_add(1, Ordering::Relaxed));
                 match &*contender {
                     Contender::Packet(p) => send(&mut conn, filled(p, &txn)).await?,
-                    Contender::Store => {
+                    Contender::Payment(_) => {
                         let payment = PaymentRef::new("bench", &txn)?;
                         store
                             .record_payment(&ScopeKey::new(SCOPE)?, &payment, None, None)
+                            .await?;
+                    }
+                    Contender::Recorded(_) => {
+                        store
+                            .allocate_recorded(&ScopeKey::new(SCOPE)?, "bench")
                             .await?;
                     }
                 }
@@ -210,20 +225,16 @@ fn main() -> Result<()> {
     counterfoil_benches::help_or_go(
         "Usage: one-trip-cost [--seconds S] [--rounds R]
 
-Where the one-trip payment packet's time goes, on one hot series of a private MariaDB (flush = 1): raw packets of the payment transaction, each a piece bigger than the one before, the core's packet and record_payment, at 4, 16 and 64 clients; each cell S seconds (default 1.5), measured R times (default 3, interleaved), the median shown with the server's and this process's CPU per call.",
+Where the one-trip payment packet's time goes, on one hot series of a private MariaDB (flush = 1): raw packets of the payment transaction, each a piece bigger than the one before, the core's packet, record_payment and allocate_recorded in one trip and as several statements, at 4, 16 and 64 clients; each cell S seconds (default 1.5), measured R times (default 3, interleaved), the median shown with the server's and this process's CPU per call.",
     );
     let seconds: f64 = counterfoil_benches::arg("--seconds", 1.5);
     let rounds: usize = counterfoil_benches::arg("--rounds", 3).max(1);
-    eprintln!("starting a private MariaDB (innodb_flush_log_at_trx_commit=1, binlog off) …");
-    let server = MariaDb::start_with(
+    let (server, url) = counterfoil_benches::bench_server(
         "one-trip-cost",
         &["--max-connections=600", "--innodb-buffer-pool-size=256M"],
+        &[SCOPE.to_owned()],
     )?;
-    let url = server.fresh_database("cost")?;
     block_on(async {
-        let mut s = SeriesStore::connect(StoreConfig::new(&url)).await?;
-        s.ensure_registry_schema().await?;
-        s.initialize(&ScopeKey::new(SCOPE)?, 1).await?;
         let mut c = Conn::new(Opts::from_url(&url)?).await?;
         c.query_drop(
             "CREATE TABLE bench_min_registry (id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, \
@@ -234,10 +245,7 @@ Where the one-trip payment packet's time goes, on one hot series of a private Ma
         c.disconnect().await?;
         anyhow::Ok(())
     })?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let rt = counterfoil_benches::client_runtime()?;
     let ticks_per_s = 100.0; // USER_HZ on Linux
     let me = std::process::id();
     let contenders: Vec<(&str, Arc<Contender>)> = contenders()
