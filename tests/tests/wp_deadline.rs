@@ -154,8 +154,18 @@ fn every_call_ends_within_its_deadline_on_both_backends() {
             "frozen mid-call (extension: {extension}): {outcome}"
         );
         within_deadline("frozen mid-call", extension, ms, outcome);
+        // The deadline is the budget. The pure-PHP backend's one-trip packet
+        // (multi_query) cannot be awaited with mysqli_poll(): a frozen
+        // server costs it its read timeout (2 s here), and a reconnect in
+        // whole seconds; the call then ends with less than a second left,
+        // which no mysqli connect can use (the README's limits).
+        let budget = if extension {
+            DEADLINE_MS * 9 / 10
+        } else {
+            DEADLINE_MS * 7 / 10
+        };
         assert!(
-            ms >= DEADLINE_MS * 9 / 10,
+            ms >= budget,
             "frozen mid-call (extension: {extension}): {ms} ms: the deadline is the budget"
         );
     }

@@ -60,6 +60,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	const ONE_TRIP_ALLOCATION  = 1;
 	const ONE_TRIP_PAYMENT_ROW = 3;
 	const ONE_TRIP_CHAIN_ENTRY = 4;
+	/** Time a one-trip packet leaves after its worst wait: a whole second to reconnect, and slack. */
+	const RETRY_RESERVE_MS = 1100;
 	/** In the recorded allocation's packet, the chain entry (no payment row before it). */
 	const ONE_TRIP_RECORDED_CHAIN_ENTRY = 3;
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
@@ -466,11 +468,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * tests/vectors/one_trip_packets.json): the number, committed with its
 	 * registry row `unconfirmed`; null when the flow of several statements
 	 * decides (the series missing or closed, the request key taken, …;
-	 * nothing changed). Sent only with at least the read timeout left of
-	 * the deadline, as record_in_one_trip().
+
+
 	 */
 	private function recorded_in_one_trip( $scope, $source, $call, $request_key ) {
-		if ( ! $this->one_trip || $this->remaining_ms() < 1000 * max( 1, $this->read_timeout_s ) ) {
+		if ( ! $this->packet_fits() ) {
 			return null;
 		}
 		$text = self::one_trip_recorded_packet( $this->sql['registry.recorded_one_trip'], $scope, $source, $call, $request_key, gmdate( 'Y-m-d H:i:s' ) );
@@ -561,15 +563,15 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * registry.payment_one_trip sent as one mysqli multi_query, ending in
 	 * COMMIT. A packet that stopped part-way is rolled back before anything
 	 * else. Sent only with at least the read timeout left of the call's
-	 * deadline (multi_query cannot be awaited with mysqli_poll(); the read
-	 * timeout bounds its wait), else the flow of several statements runs.
+	 * deadline and a second more (packet_fits()), else the flow of several
+	 * statements runs.
 	 *
 	 * @return array|string The payment's record; 'repeat' (recorded before,
 	 *                      nothing changed); 'several' (not in one trip:
 	 *                      the series missing or closed, …; nothing changed).
 	 */
 	private function record_in_one_trip( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
-		if ( ! $this->one_trip || $this->remaining_ms() < 1000 * max( 1, $this->read_timeout_s ) ) {
+		if ( ! $this->packet_fits() ) {
 			return 'several';
 		}
 		$text = self::one_trip_packet( $this->sql['registry.payment_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
@@ -600,6 +602,19 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 		$this->check( $this->failure( $errno, $error ) );
 		return 'several'; // Not reached: check() throws on an error.
+	}
+
+	/**
+	 * Whether a one-trip packet may be sent now: it is on, and the time left
+	 * of the call holds the packet's worst wait (multi_query cannot be
+	 * awaited with mysqli_poll(): a frozen server costs the whole read
+	 * timeout) and then a whole second more, so that the call can still
+	 * reconnect and try again within its deadline (mysqli's connect timeout
+	 * is in whole seconds). Otherwise the several statements, each awaited
+	 * for exactly the time left, use the whole budget.
+	 */
+	private function packet_fits() {
+		return $this->one_trip && $this->remaining_ms() >= 1000 * max( 1, $this->read_timeout_s ) + self::RETRY_RESERVE_MS;
 	}
 
 	/**
