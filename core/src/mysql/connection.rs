@@ -53,8 +53,8 @@ impl SeriesStore {
                 return Ok(());
             };
             for node in earlier {
-                if let Ok(conn) = self.connect_node(node, probe).await {
-                    self.conn = Some(Session::new(conn));
+                if let Ok((conn, galera)) = self.connect_node(node, probe).await {
+                    self.conn = Some(Session::new(conn, galera));
                     self.writer.connected(node);
                     return Ok(());
                 }
@@ -65,8 +65,8 @@ impl SeriesStore {
         let mut last = None;
         for node in 0..self.nodes.len() {
             match self.connect_node(node, self.config.connect_timeout).await {
-                Ok(conn) => {
-                    self.conn = Some(Session::new(conn));
+                Ok((conn, galera)) => {
+                    self.conn = Some(Session::new(conn, galera));
                     self.writer.connected(node);
                     return Ok(());
                 }
@@ -85,7 +85,7 @@ impl SeriesStore {
         &mut self,
         node: usize,
         timeout: std::time::Duration,
-    ) -> Result<Conn> {
+    ) -> Result<(Conn, bool)> {
         let mut conn =
             match tokio::time::timeout(timeout, Conn::new(self.nodes[node].clone())).await {
                 Ok(Ok(conn)) => conn,
@@ -130,7 +130,7 @@ impl SeriesStore {
             other => other.map_err(before_any_statement)?,
         }
         self.durability = Some(check.durability);
-        Ok(conn)
+        Ok((conn, check.galera))
     }
 }
 

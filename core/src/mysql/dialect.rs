@@ -226,6 +226,9 @@ impl RecordedStatements for MysqlStatements<'_> {
         scope: &str,
         call: &RecordedCall,
     ) -> Answer<RecordedOneTrip, Failure> {
+        if self.session.galera() {
+            return Ok(Ok(RecordedOneTrip::Several));
+        }
         let at = crate::flows::chain::now();
         let values = super::sql::OneTripRecorded {
             scope,
@@ -266,6 +269,9 @@ impl PaymentStatements for MysqlStatements<'_> {
         period: Option<crate::format::Period>,
     ) -> Answer<OneTrip, Failure> {
         use super::sql::{ONE_TRIP_CHAIN_ENTRY, ONE_TRIP_PAYMENT_ROW};
+        if self.session.galera() {
+            return Ok(Ok(OneTrip::Several));
+        }
         let at = crate::flows::chain::now();
         let values = super::sql::OneTripPayment {
             scope,

@@ -28,11 +28,24 @@ use super::AttemptResult;
 pub(crate) struct Session {
     conn: Conn,
     open: bool,
+    galera: bool,
 }
 
 impl Session {
-    pub(crate) fn new(conn: Conn) -> Self {
-        Self { conn, open: false }
+    /// A checked connection; `galera`: to a Galera cluster node.
+    pub(crate) fn new(conn: Conn, galera: bool) -> Self {
+        Self {
+            conn,
+            open: false,
+            galera,
+        }
+    }
+
+    /// Whether the connection is to a Galera cluster node: no one-trip
+    /// packets there (the twin's handed out numbers twice with writes
+    /// through several nodes; the several statements held).
+    pub(crate) fn galera(&self) -> bool {
+        self.galera
     }
 
     /// Whether a transaction may be open (its end was not confirmed).
