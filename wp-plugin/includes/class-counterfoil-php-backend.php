@@ -1263,10 +1263,12 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			// Causal reads, as the core: without them current() on this node
 			// could return a counter older than a number handed out elsewhere.
 			$this->check( $this->execute( 'SET SESSION wsrep_sync_wait = 1' ) );
-			// No one-trip packets on a Galera node: with writes through
-			// several nodes the Galera suite saw a recorded allocation's
-			// packet hand out numbers twice (3 in 3,662); the several
-			// statements held (packet_fits()).
+			// No one-trip packets on a Galera node (packet_fits()): a
+			// transaction aborted by a conflicting write set while a
+			// statement of a multi_query runs gets no error there; the
+			// packet runs on, its later statements committing alone, and
+			// answers success (the Galera suite saw numbers handed out
+			// twice). Sent one by one, each statement gets the 1213.
 			$this->on_galera = true;
 		}
 		// The writer rule, as the core's vetting::judge_writer: a writable

@@ -42,8 +42,13 @@ impl Session {
     }
 
     /// Whether the connection is to a Galera cluster node: no one-trip
-    /// packets there (the twin's handed out numbers twice with writes
-    /// through several nodes; the several statements held).
+    /// packets there. A transaction that a conflicting write set aborts
+    /// while a statement of a multi-statement packet runs gets no error: the
+    /// packet runs on, its later statements each committing alone, and its
+    /// answer says every statement succeeded (the Galera suite's
+    /// `galera_payments_through_every_node`, with packets: payment rows
+    /// committed without their allocation, numbers told twice). Sent one by
+    /// one, each statement gets the abort's 1213.
     pub(crate) fn galera(&self) -> bool {
         self.galera
     }
