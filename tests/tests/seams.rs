@@ -668,3 +668,152 @@ fn a_recorded_allocation_in_one_trip_hands_over_mariadb() {
 fn a_recorded_allocation_in_one_trip_hands_over_postgres() {
     a_recorded_allocation_in_one_trip_hands_over(Engine::Postgres);
 }
+
+/// A held payment's completion in one trip (issue 30), on each engine and
+/// with the one trip off: a payment held for its missing series is
+/// numbered by its next delivery once the series exists — in one trip the
+/// series' row is updated once (the allocation moves the chain's head too),
+/// as several statements twice (a trigger counts; on MariaDB such a trigger
+/// empties the allocation's OK packet and the several statements refuse,
+/// so there it is counted with the one trip alone, which reads its own
+/// user variable). A payment held for a series that was then closed in
+/// favour of its successor hands over to the several statements, which
+/// number it from the successor; one whose series is still missing is
+/// refused typed and stays held.
+fn a_held_payment_completed_in_one_trip(engine: Engine) {
+    use counterfoil_core::{Held, MissingSeries, Period};
+    for one_trip in [true, false] {
+        let url = fresh_database(engine, "seam_held_trip");
+        let rt = runtime();
+        let period = Period::new(2026, 12).unwrap();
+        let (a, b, c) = (
+            PaymentRef::new("stripe", "held-a").unwrap(),
+            PaymentRef::new("stripe", "held-b").unwrap(),
+            PaymentRef::new("stripe", "held-c").unwrap(),
+        );
+        let mut s = rt.block_on(async {
+            let config = StoreConfig::new(&url).one_trip_payments(one_trip);
+            let mut s = Store::connect(config).await.unwrap();
+            s.ensure_registry_schema().await.unwrap();
+            for (p, scope, amount) in [
+                (&a, "h:2026", "9.50"),
+                (&b, "h:2026", "1.00"),
+                (&c, "m:2026", "2.00"),
+            ] {
+                let held = s
+                    .hold_payment(&key(scope), p, Some(amount), Some("EUR"), period)
+                    .await
+                    .unwrap();
+                assert_eq!(held, Held::Waiting { created: true });
+            }
+            s.initialize(&key("h:2026"), 7).await.unwrap();
+            s
+        });
+        let counted = engine == Engine::Postgres || one_trip;
+        if counted {
+            exec(&url, "CREATE TABLE seq_updates (n INT NOT NULL)");
+            exec(&url, "INSERT INTO seq_updates VALUES (0)");
+            plant_trigger(
+                engine,
+                &url,
+                "count_updates",
+                "UPDATE",
+                "wp_invoice_sequences",
+                "UPDATE seq_updates SET n = n + 1",
+                "UPDATE seq_updates SET n = n + 1; RETURN NEW",
+            );
+        }
+        // The redelivery carries other values: the held row's are numbered.
+        let first = rt
+            .block_on(s.record_payment(&key("h:2026"), &a, Some("0.01"), None))
+            .unwrap();
+        let updates = counted
+            .then(|| scalar(&url, "SELECT n FROM seq_updates"))
+            .flatten();
+        if counted && engine == Engine::MySql {
+            exec(&url, "DROP TRIGGER count_updates");
+        }
+        if counted {
+            let expected = if one_trip { "1" } else { "2" };
+            assert_eq!(
+                updates.as_deref(),
+                Some(expected),
+                "{engine:?}, one trip {one_trip}: the series' row updated"
+            );
+        }
+        assert_eq!(
+            (
+                first.scope.as_str(),
+                first.number,
+                first.created,
+                first.period
+            ),
+            ("h:2026", 7, true, Some(period)),
+            "{engine:?}, {one_trip}"
+        );
+        let again = rt
+            .block_on(s.record_payment(&key("h:2026"), &a, None, None))
+            .unwrap();
+        assert_eq!((again.number, again.created), (7, false));
+        // Closed in favour of its successor: handed over, numbered there.
+        let next = rt.block_on(async {
+            s.initialize_planned(&key("h:2027"), MissingSeries::Continue, 1)
+                .await
+                .unwrap();
+            s.record_payment(&key("h:2026"), &b, None, None)
+                .await
+                .unwrap()
+        });
+        assert_eq!(
+            (next.scope.as_str(), next.number, next.created),
+            ("h:2027", 8, true),
+            "{engine:?}, {one_trip}"
+        );
+        // Still missing: refused typed, nothing written, still held.
+        let missing = rt.block_on(s.record_payment(&key("m:2026"), &c, None, None));
+        assert!(
+            matches!(&missing, Err(Error::SeriesNotFound { scope }) if scope == "m:2026"),
+            "{engine:?}, {one_trip}: {missing:?}"
+        );
+        let facts = |txn: &str| {
+            scalar(
+                &url,
+                &format!(
+                    "SELECT CONCAT(scope_key, ' ', COALESCE(CAST(number AS CHAR), '-'), ' ', amount, ' ', currency) \
+                     FROM wp_counterfoil_payments WHERE transaction_id = '{txn}'"
+                ),
+            )
+        };
+        assert_eq!(facts("held-a").as_deref(), Some("h:2026 7 9.50 EUR"));
+        assert_eq!(facts("held-b").as_deref(), Some("h:2027 8 1.00 EUR"));
+        assert_eq!(facts("held-c").as_deref(), Some("m:2026 - 2.00 EUR"));
+        assert_eq!(
+            scalar(
+                &url,
+                "SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE status = 'reserved' AND source = 'payment'"
+            )
+            .as_deref(),
+            Some("2"),
+            "{engine:?}, {one_trip}: two numbers reserved, nothing else"
+        );
+        assert_eq!(
+            scalar(
+                &url,
+                "SELECT COUNT(*) FROM wp_counterfoil_chain WHERE event = 'issued' AND amount IS NOT NULL"
+            )
+            .as_deref(),
+            Some("2"),
+            "{engine:?}, {one_trip}: each number's chain entry with the payment's facts"
+        );
+    }
+}
+
+#[test]
+fn a_held_payment_completed_in_one_trip_mariadb() {
+    a_held_payment_completed_in_one_trip(Engine::MySql);
+}
+
+#[test]
+fn a_held_payment_completed_in_one_trip_postgres() {
+    a_held_payment_completed_in_one_trip(Engine::Postgres);
+}

@@ -247,6 +247,94 @@ fn hold_answers_503_and_a_repeat_completes_it_once_the_series_exists() {
     assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
 }
 
+/// Issue 30: 30 payments held for a missing series; once it exists, 4
+/// callback clients deliver all of them again at the same moment (each
+/// payment's deliveries overlap, its completion in one trip racing the
+/// others' and the several-statement flow): every delivery 200 or 201, one
+/// 201 per payment, every delivery of a payment the same number, 30
+/// distinct numbers 10..=39, nothing left held, and the site's books clean.
+fn held_payments_completed_by_redeliveries_at_once(extension: bool) {
+    let wp = WordPress::install(
+        MariaDb::shared(),
+        if extension {
+            "held_race_ext"
+        } else {
+            "held_race_php"
+        },
+        None,
+    )
+    .unwrap();
+    wp.eval(
+        false,
+        "update_option('counterfoil_missing_series', 'hold');",
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(extension, 4).unwrap();
+    let year = [("CALLBACK_YEAR", "2026".to_owned())];
+    let held = run_overlapping(
+        vec![client(site.port(), &secret, "hr", "43", 30, 0, &year)],
+        Duration::from_secs(120),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
+    let held = deliveries(&held);
+    assert_eq!(held.len(), 30);
+    assert!(held.iter().all(|d| d.status == 503), "held first");
+    wp.eval(false, "initialize_invoice_sequence(43, 2026, 10);")
+        .unwrap();
+    let commands = (0..4)
+        .map(|_| client(site.port(), &secret, "hr", "43", 30, 0, &year))
+        .collect();
+    let finished = run_overlapping(commands, Duration::from_secs(300))
+        .unwrap_or_else(|e| panic!("{e}\n{}", site.logs()));
+    let got = deliveries(&finished);
+    assert_eq!(got.len(), 120);
+    let mut number_of: BTreeMap<String, u64> = BTreeMap::new();
+    let mut created = 0;
+    for d in &got {
+        assert!(
+            d.status == 200 || d.status == 201,
+            "{}: {} {}",
+            d.txn,
+            d.status,
+            d.body
+        );
+        created += usize::from(d.status == 201);
+        let n = d.body["sequence"].as_u64().unwrap();
+        let before = number_of.insert(d.txn.clone(), n);
+        assert!(
+            before.is_none() || before == Some(n),
+            "{} got {before:?} and {n}",
+            d.txn
+        );
+    }
+    assert_eq!(created, 30, "one 201 per payment");
+    assert_eq!(
+        number_of.values().copied().collect::<BTreeSet<u64>>(),
+        (10..=39).collect::<BTreeSet<u64>>()
+    );
+    assert_eq!(
+        scalar(
+            &wp,
+            "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE number IS NULL"
+        ),
+        "0"
+    );
+    let check = burst::check_site(wp.database_url()).unwrap();
+    assert!(check.is_clean() && check.not_issued() == 0, "{check:?}");
+    assert_eq!(check.invoices, 30);
+}
+
+#[test]
+fn held_payments_completed_by_redeliveries_at_once_extension() {
+    held_payments_completed_by_redeliveries_at_once(true);
+}
+
+#[test]
+fn held_payments_completed_by_redeliveries_at_once_pure_php() {
+    held_payments_completed_by_redeliveries_at_once(false);
+}
+
 /// Under `hold`, a repeat that differs from the held payment (another
 /// issuer, amount and currency) is a 409 once the series exists, as it is
 /// for a payment that was never held; the invoice is written from the

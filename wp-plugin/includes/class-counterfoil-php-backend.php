@@ -96,7 +96,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		'registry.insert_payment'             => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
 		'registry.insert_held_payment'        => 'INSERT INTO {payments} (gateway, transaction_id, scope_key, amount, currency, period, created_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP())',
 		'registry.set_payment_number'         => 'UPDATE {payments} SET number = ?, scope_key = ? WHERE id = ?',
-		'registry.find_payment'               => 'SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period FROM {payments} p LEFT JOIN {numbers} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?',
+		'registry.find_payment'               => 'SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period, p.amount, p.currency FROM {payments} p LEFT JOIN {numbers} n ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = ? AND p.transaction_id = ?',
 		'registry.lock_payment'               => 'SELECT id, scope_key, number, period, amount, currency FROM {payments} WHERE gateway = ? AND transaction_id = ? FOR UPDATE',
 		'registry.claim_number'               => "UPDATE {numbers} SET status = 'creating', claim = ?, claim_connection = CONNECTION_ID(), claim_node = {claim_node}, claimed_at = UTC_TIMESTAMP(), updated_at = UTC_TIMESTAMP() WHERE scope_key = ? AND number = ? AND (status = 'reserved' OR (status = 'creating' AND (claimed_at < UTC_TIMESTAMP() - INTERVAL ? SECOND OR (claim_node = {claim_node} AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = claim_connection)))))",
 		'registry.number_state'               => 'SELECT status, post_id, claim FROM {numbers} WHERE scope_key = ? AND number = ?',
@@ -122,6 +122,15 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			'UPDATE {sequences} SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), chain_seq = (@cf_seq := chain_seq + 1), chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, (@cf_prev := COALESCE(chain_head, \'0000000000000000000000000000000000000000000000000000000000000000\')), %chain_before_number%, LENGTH(@cf_number), \':\', @cf_number, %chain_after_number%), 256)), chain_from = COALESCE(chain_from, @cf_number) WHERE scope_key = %scope% AND closed_by IS NULL',
 			'INSERT INTO {numbers} (scope_key, number, status, source, claim, request_key, created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), \'unconfirmed\', %source%, %call%, %request_key%, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
 			'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, \'issued\', NULL, NULL, NULL, NULL, NULL, NULL, %at%, @cf_prev, IF(ROW_COUNT() = 1, @cf_hash, NULL))',
+			'COMMIT',
+		),
+		// A held payment's completion: see complete_in_one_trip().
+		'registry.complete_one_trip'          => array(
+			'START TRANSACTION',
+			'UPDATE {sequences} SET current_value = LAST_INSERT_ID(@cf_number := current_value + 1), chain_seq = (@cf_seq := chain_seq + 1), chain_head = (@cf_hash := SHA2(CONCAT(%chain_before_prev%, (@cf_prev := COALESCE(chain_head, \'0000000000000000000000000000000000000000000000000000000000000000\')), %chain_before_number%, LENGTH(@cf_number), \':\', @cf_number, %chain_after_number%), 256)), chain_from = COALESCE(chain_from, @cf_number) WHERE scope_key = %scope% AND closed_by IS NULL',
+			'UPDATE {payments} SET number = IF(ROW_COUNT() = 1, @cf_number, NULL) WHERE gateway = %gateway% AND transaction_id = %txn% AND number IS NULL AND scope_key = %scope% AND amount <=> %amount% AND currency <=> %currency%',
+			'INSERT INTO {numbers} (scope_key, number, status, source, gateway, transaction_id, created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), \'reserved\', \'payment\', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())',
+			'INSERT INTO {chain} (scope_key, seq, number, event, gateway, transaction_id, amount, currency, post_id, reason, event_at, prev_hash, hash) VALUES (%scope%, @cf_seq, @cf_number, \'issued\', %gateway%, %txn%, %amount%, %currency%, NULL, NULL, %at%, @cf_prev, IF(ROW_COUNT() = 1, @cf_hash, NULL))',
 			'COMMIT',
 		),
 	);
@@ -529,8 +538,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					return $done;
 				}
 				if ( 'repeat' === $done ) {
-					$found = $this->find_payment( $gateway, $transaction_id );
-					return null === $found ? $this->complete_held( $gateway, $transaction_id ) : $found;
+					return $this->recorded_before( $gateway, $transaction_id );
 				}
 				$this->check( $this->execute( 'START TRANSACTION' ) );
 				$r = $this->execute(
@@ -542,8 +550,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					// Delivered before: that delivery committed its number, or
 					// was held for its series (then this one numbers it).
 					$this->check( $this->execute( 'ROLLBACK' ) );
-					$found = $this->find_payment( $gateway, $transaction_id );
-					return null === $found ? $this->complete_held( $gateway, $transaction_id ) : $found;
+					return $this->recorded_before( $gateway, $transaction_id );
 				}
 				try {
 					$this->check( $r );
@@ -604,6 +611,46 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 		$this->check( $this->failure( $errno, $error ) );
 		return 'several'; // Not reached: check() throws on an error.
+	}
+
+	/**
+	 * A held payment's completion in one round trip (the core's
+	 * complete_in_one_trip, the same packet: registry.complete_one_trip
+	 * filled as the payment's, with the held row's series, amount and
+	 * currency): its record, or null when the flow of several statements
+	 * decides (numbered meanwhile, the series missing or closed, …; nothing
+	 * changed).
+	 *
+	 * @return array|null
+	 */
+	private function complete_in_one_trip( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
+		if ( ! $this->packet_fits() ) {
+			return null;
+		}
+		$text = self::one_trip_packet( $this->sql['registry.complete_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
+		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
+		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
+		if ( null !== $number ) {
+			++$this->stats['one_trip'];
+			return array(
+				'scope_key' => $scope,
+				'number'    => $number,
+				'created'   => true,
+				'status'    => 'reserved',
+				'post_id'   => null,
+				'period'    => $period,
+			);
+		}
+		// Stopped part-way: the transaction is open; roll it back first.
+		$this->rollback_quietly();
+		if ( self::hands_over( $at, $errno, self::ONE_TRIP_CHAIN_ENTRY ) ) {
+			return null;
+		}
+		if ( 0 === $errno ) {
+			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip completion packet committed but its allocation answered no number' );
+		}
+		$this->check( $this->failure( $errno, $error ) );
+		return null; // Not reached: check() throws on an error.
 	}
 
 	/**
@@ -784,6 +831,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * does not exist throws SeriesNotFoundException and changes nothing.
 	 */
 	private function complete_held( $gateway, $transaction_id ) {
+		// (The flow of several statements; recorded_before() tries the
+		// one-trip packet first.)
 		return $this->transaction(
 			function () use ( $gateway, $transaction_id ) {
 				$rows = $this->select( $this->sql['registry.lock_payment'], 'ss', array( $gateway, $transaction_id ) );
@@ -1025,6 +1074,35 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			'ss',
 			array( $gateway, $transaction_id )
 		);
+		return $this->payment_found( $rows, $gateway, $transaction_id );
+	}
+
+	/**
+	 * A payment an earlier delivery recorded (the core's
+	 * flows::payments::recorded_before): its record, or, held for its
+	 * series, numbered now: in one round trip first (complete_in_one_trip(),
+	 * from the values just read), else, or when that cannot settle it,
+	 * complete_held().
+	 *
+	 * @return array The payment's record.
+	 */
+	private function recorded_before( $gateway, $transaction_id ) {
+		$rows = $this->select( $this->sql['registry.find_payment'], 'ss', array( $gateway, $transaction_id ) );
+		if ( $rows && null === $rows[0][1] ) {
+			list( $scope, , , , $period, $amount, $currency ) = $rows[0];
+			$done = $this->complete_in_one_trip( $scope, $gateway, $transaction_id, $amount, $currency, $period );
+			return null === $done ? $this->complete_held( $gateway, $transaction_id ) : $done;
+		}
+		return $this->payment_found( $rows, $gateway, $transaction_id );
+	}
+
+	/**
+	 * The record of registry.find_payment's $rows; null when the payment is
+	 * held for its series.
+	 *
+	 * @return array|null
+	 */
+	private function payment_found( $rows, $gateway, $transaction_id ) {
 		if ( $rows && null === $rows[0][1] ) {
 			return null;
 		}

@@ -230,12 +230,24 @@ final class SeriesLifeTest extends TestCase {
 		update_option( 'counterfoil_missing_series', 'hold' );
 		$u = Counterfoil_Test::user();
 		$this->assertInstanceOf( WP_Error::class, Counterfoil_Invoices::for_payment( $this->payment( $u, "redeliver-$u" ) ) );
-		counterfoil_backend()->initialize( "$u:2026", 1 );
-		$r = Counterfoil_Invoices::for_payment( $this->payment( $u, "redeliver-$u" ) );
+		$backend = counterfoil_backend();
+		$backend->initialize( "$u:2026", 1 );
+		$before = 'php' === $backend->name() ? $backend->stats['one_trip'] : null;
+		$r      = Counterfoil_Invoices::for_payment( $this->payment( $u, "redeliver-$u" ) );
 		$this->assertIsArray( $r, is_wp_error( $r ) ? $r->get_error_message() : '' );
 		$this->assertTrue( $r['created'] );
 		$this->assertSame( 1, $r['sequence'] );
 		$this->assertSame( 0, (int) Counterfoil_Test::rows( "SELECT COUNT(*) AS c FROM wp_counterfoil_payments WHERE transaction_id = 'redeliver-$u' AND number IS NULL" )[0]['c'] );
+		if ( null !== $before ) {
+			// The delivery's packet stops at the payment row; the held
+			// payment's completion goes in one trip (issue 30).
+			$this->assertSame( $before + 1, $backend->stats['one_trip'], 'the completion went in one trip' );
+		}
+		// Its number's chain entry carries the payment's facts as held.
+		$this->assertSame(
+			array( array( 'number' => '1', 'event' => 'issued', 'transaction_id' => "redeliver-$u" ) ),
+			Counterfoil_Test::rows( "SELECT number, event, transaction_id FROM wp_counterfoil_chain WHERE scope_key = '$u:2026'" )
+		);
 	}
 
 	public function test_switching_from_hold_to_create_creates_the_held_payments_series() {

@@ -9,6 +9,9 @@
 //! payment is numbered only under its payment row's lock, from the series it
 //! was held for (or that series' successor), so a concurrent delivery waits
 //! and then finds the number; a payment that was numbered keeps its number.
+//! In one trip ([`PaymentStatements::complete_in_one_trip`]) the lock is
+//! taken by the statement that numbers the row, only while the row is still
+//! held with the values read; anything else goes to [`complete_held`].
 
 use std::future::Future;
 
@@ -27,6 +30,17 @@ pub(crate) struct StoredPayment {
     pub(crate) status: Option<String>,
     pub(crate) post_id: Option<u64>,
     pub(crate) period: Option<String>,
+    pub(crate) amount: Option<String>,
+    pub(crate) currency: Option<String>,
+}
+
+/// A payment held for its series, as read (not under its lock): what its
+/// completion in one round trip numbers it with, and checks unchanged.
+pub(crate) struct HeldPayment {
+    pub(crate) scope: String,
+    pub(crate) period: Option<String>,
+    pub(crate) amount: Option<String>,
+    pub(crate) currency: Option<String>,
 }
 
 /// A payment row under its lock.
@@ -44,7 +58,7 @@ pub(crate) enum Found {
     /// It has its number.
     Numbered(PaymentRecord),
     /// It is held for its series, without a number.
-    Waiting,
+    Waiting(HeldPayment),
 }
 
 impl Found {
@@ -53,7 +67,7 @@ impl Found {
     pub(crate) fn held_again(self) -> Held {
         match self {
             Found::Numbered(r) => Held::Numbered(r),
-            Found::Waiting => Held::Waiting { created: false },
+            Found::Waiting(_) => Held::Waiting { created: false },
         }
     }
 }
@@ -108,6 +122,20 @@ pub(crate) trait PaymentStatements: Dialect {
         async { Ok(Ok(OneTrip::Several)) }
     }
 
+    /// A held payment's completion in one round trip where the dialect has
+    /// one: the same work as [`complete_held`]'s transaction for a payment
+    /// still held for `held.scope` with its amount and currency, the
+    /// series open; `Numbered`, or `Several` (nothing changed) for
+    /// anything else: numbered meanwhile, the series missing or closed, …
+    fn complete_in_one_trip(
+        &mut self,
+        _gateway: &str,
+        _txn: &str,
+        _held: &HeldPayment,
+    ) -> impl Future<Output = Answer<OneTrip, Self::Failure>> + Send {
+        async { Ok(Ok(OneTrip::Several)) }
+    }
+
     /// The payment (gateway, transaction id) with its registry row.
     fn payment(
         &mut self,
@@ -155,6 +183,12 @@ pub(crate) async fn find_payment<S: PaymentStatements + Send>(
         }
         Err(e) => return Ok(Err(e)),
     };
+    let held = HeldPayment {
+        scope: stored.scope.clone(),
+        period: stored.period.clone(),
+        amount: stored.amount,
+        currency: stored.currency,
+    };
     Ok(crate::payment::recorded_payment(
         gateway,
         txn,
@@ -164,7 +198,7 @@ pub(crate) async fn find_payment<S: PaymentStatements + Send>(
         stored.post_id,
         stored.period.as_deref(),
     )
-    .map(|found| found.map_or(Found::Waiting, Found::Numbered)))
+    .map(|found| found.map_or(Found::Waiting(held), Found::Numbered)))
 }
 
 /// Records a delivery of a payment with its number, once per (gateway,
@@ -193,7 +227,7 @@ where
             .await?
         {
             Ok(OneTrip::Numbered(record)) => return Ok(Ok(record)),
-            Ok(OneTrip::Repeat) => return recorded_before(statements, payment).await,
+            Ok(OneTrip::Repeat) => return recorded_before(statements, payment, one_trip).await,
             Ok(OneTrip::Several) => {}
             Err(e) => return Ok(Err(e)),
         }
@@ -203,24 +237,38 @@ where
     match statements.end(outcome).await? {
         Ok(Some(record)) => Ok(Ok(record)),
         Err(e) => Ok(Err(e)),
-        Ok(None) => recorded_before(statements, payment).await,
+        Ok(None) => recorded_before(statements, payment, one_trip).await,
     }
 }
 
 /// A payment an earlier delivery recorded: its number, or, held for its
-/// series, numbered now ([`complete_held`]).
+/// series, numbered now: with `one_trip` in one round trip first
+/// ([`PaymentStatements::complete_in_one_trip`], from the values just
+/// read), else, or when that cannot settle it, [`complete_held`].
 async fn recorded_before<S>(
     statements: &mut S,
     payment: &NewPayment<'_>,
+    one_trip: bool,
 ) -> Answer<PaymentRecord, S::Failure>
 where
     S: PaymentStatements + NumberingStatements + Send,
 {
-    match find_payment(statements, payment.gateway, payment.txn).await? {
-        Ok(Found::Numbered(r)) => Ok(Ok(r)),
-        Ok(Found::Waiting) => complete_held(statements, payment.gateway, payment.txn).await,
-        Err(e) => Ok(Err(e)),
+    let held = match find_payment(statements, payment.gateway, payment.txn).await? {
+        Ok(Found::Numbered(r)) => return Ok(Ok(r)),
+        Ok(Found::Waiting(held)) => held,
+        Err(e) => return Ok(Err(e)),
+    };
+    if one_trip {
+        match statements
+            .complete_in_one_trip(payment.gateway, payment.txn, &held)
+            .await?
+        {
+            Ok(OneTrip::Numbered(record)) => return Ok(Ok(record)),
+            Ok(OneTrip::Repeat | OneTrip::Several) => {}
+            Err(e) => return Ok(Err(e)),
+        }
     }
+    complete_held(statements, payment.gateway, payment.txn).await
 }
 
 /// Records a payment whose series does not exist yet, without a number
@@ -332,7 +380,7 @@ fn numbered_meanwhile(
 ) -> crate::error::Result<PaymentRecord> {
     match found {
         Ok(Found::Numbered(r)) => Ok(r),
-        Ok(Found::Waiting) => Err(Error::Unexpected(format!(
+        Ok(Found::Waiting(_)) => Err(Error::Unexpected(format!(
             "payment {gateway}/{txn} was numbered and then lost its number"
         ))),
         Err(e) => Err(e),

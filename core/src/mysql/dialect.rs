@@ -16,7 +16,7 @@ use crate::flows::chain::ChainStatements;
 use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
 use crate::flows::payments::{
-    LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
+    HeldPayment, LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
 };
 use crate::flows::recorded::{RecordedCall, RecordedOneTrip, RecordedStatements};
 use crate::flows::series::SeriesStatements;
@@ -325,18 +325,72 @@ impl PaymentStatements for MysqlStatements<'_> {
             Option<String>,
             Option<u64>,
             Option<String>,
+            Option<String>,
+            Option<String>,
         );
         let sql = &self.sql.registry.find_payment;
         let row: Option<Row> = self.conn().exec_first(sql, (gateway, txn)).await?;
-        Ok(Ok(row.map(|(scope, number, status, post_id, period)| {
-            StoredPayment {
+        Ok(Ok(row.map(
+            |(scope, number, status, post_id, period, amount, currency)| StoredPayment {
                 scope,
                 number,
                 status,
                 post_id,
                 period,
+                amount,
+                currency,
+            },
+        )))
+    }
+
+    async fn complete_in_one_trip(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+        held: &HeldPayment,
+    ) -> Answer<OneTrip, Failure> {
+        if self.session.galera() {
+            return Ok(Ok(OneTrip::Several));
+        }
+        let at = crate::flows::chain::now();
+        let values = super::sql::OneTripPayment {
+            scope: &held.scope,
+            gateway,
+            txn,
+            amount: held.amount.as_deref(),
+            currency: held.currency.as_deref(),
+            period: held.period.as_deref(),
+            at: &at,
+        };
+        let template = &self.sql.registry.complete_one_trip;
+        let text = super::sql::one_trip_payment_packet(template, &values);
+        let (at, failed) = match self.session.send_transaction(&text).await {
+            Ok(ids) => {
+                let number = match self.number_of_packet(&ids, "completion").await? {
+                    Ok(number) => number,
+                    Err(e) => return Ok(Err(e)),
+                };
+                return Ok(Ok(OneTrip::Numbered(PaymentRecord {
+                    scope: held.scope.clone(),
+                    number,
+                    created: true,
+                    status: NumberStatus::Reserved,
+                    post_id: None,
+                    period: held
+                        .period
+                        .as_deref()
+                        .and_then(crate::format::Period::parse_stored),
+                })));
             }
-        })))
+            Err(stopped) => stopped,
+        };
+        // Stopped part-way: the transaction is open; roll it back first.
+        let answer = if hands_over(&failed, at, super::sql::ONE_TRIP_CHAIN_ENTRY) {
+            Ok(Ok(OneTrip::Several))
+        } else {
+            Err(failed)
+        };
+        self.session.roll_back(answer).await
     }
 
     async fn insert_payment(

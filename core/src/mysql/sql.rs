@@ -163,6 +163,7 @@ pub fn numbering_statements(prefix: &TablePrefix) -> Vec<(&'static str, String)>
         ("chain.move_head", r.chain_move_head),
         ("registry.payment_one_trip", r.payment_one_trip),
         ("registry.recorded_one_trip", r.recorded_one_trip),
+        ("registry.complete_one_trip", r.complete_one_trip),
     ]
 }
 
@@ -199,7 +200,8 @@ pub struct RegistrySql {
     /// (number, scope, payment id): a closed series' payment is numbered
     /// by its successor.
     pub set_payment_number: String,
-    /// Reads a payment and its number's registry row (gateway, transaction).
+    /// Reads a payment and its number's registry row (gateway, transaction):
+    /// series, number, status, post, period, amount, currency.
     pub find_payment: String,
     /// Records a payment held without a number until its series exists
     /// (gateway, transaction, scope, amount, currency, period `YYYY-MM`).
@@ -266,6 +268,13 @@ pub struct RegistrySql {
     /// [`ONE_TRIP_ALLOCATION`], [`ONE_TRIP_REGISTRY_ROW`], and
     /// [`ONE_TRIP_RECORDED_CHAIN_ENTRY`].
     pub recorded_one_trip: String,
+    /// A held payment's completion in one round trip: the statements of
+    /// [`one_trip_completion`], joined by `;\n`, filled by
+    /// [`one_trip_payment_packet`] with the held row's series, amount and
+    /// currency. Positions as in the payment's packet, the payment row
+    /// numbered at [`ONE_TRIP_HELD_ROW`] before the registry row
+    /// ([`ONE_TRIP_HELD_REGISTRY_ROW`]).
+    pub complete_one_trip: String,
     /// The numbers a call's mark holds still unconfirmed in a series
     /// (scope, the call's mark), locked: what a one-trip packet whose
     /// answer was lost may have committed (one still committing is waited
@@ -290,6 +299,14 @@ pub const ONE_TRIP_CHAIN_ENTRY: usize = 4;
 /// In [`RegistrySql::recorded_one_trip`], the chain entry (no payment row
 /// before it).
 pub const ONE_TRIP_RECORDED_CHAIN_ENTRY: usize = 3;
+/// In [`RegistrySql::complete_one_trip`], the UPDATE that gives the held
+/// payment row its number (no row changed when the payment is no longer
+/// held with those values, or no number was taken).
+pub const ONE_TRIP_HELD_ROW: usize = 2;
+/// … the registry row (1048: the payment row did not change; 1062: the
+/// counter is behind the registry). The chain entry is at
+/// [`ONE_TRIP_CHAIN_ENTRY`].
+pub const ONE_TRIP_HELD_REGISTRY_ROW: usize = 3;
 
 /// The values of a payment's first delivery that fill the one-trip packet
 /// (`RegistrySql::payment_one_trip`).
@@ -494,6 +511,40 @@ pub fn one_trip_recorded(sequences: &str, numbers: &str, chain: &str) -> Vec<Str
     ]
 }
 
+/// The statements of a held payment's completion in one round trip, in
+/// order: the allocation that moves the chain's head, as in
+/// [`one_trip_payment`]; the payment row's number, only if the UPDATE
+/// changed its row and only while the row is still held for that series
+/// with the amount and currency read before (the row's lock, taken here,
+/// is what a concurrent delivery of the payment waits on; a payment
+/// numbered meanwhile changes no row); the registry row, only if the
+/// payment row changed; the chain entry with the payment's facts; COMMIT.
+/// The locks are taken in the first delivery's order: the series', then
+/// the payment row's.
+pub fn one_trip_completion(
+    sequences: &str,
+    numbers: &str,
+    payments: &str,
+    chain: &str,
+) -> Vec<String> {
+    vec![
+        "START TRANSACTION".to_owned(),
+        one_trip_allocation(sequences),
+        format!(
+            "UPDATE `{payments}` SET number = IF(ROW_COUNT() = 1, @cf_number, NULL) \
+             WHERE gateway = %gateway% AND transaction_id = %txn% AND number IS NULL \
+             AND scope_key = %scope% AND amount <=> %amount% AND currency <=> %currency%"
+        ),
+        format!(
+            "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
+             created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), 'reserved', \
+             'payment', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+        ),
+        one_trip_chain_entry(chain, "%gateway%, %txn%, %amount%, %currency%"),
+        "COMMIT".to_owned(),
+    ]
+}
+
 /// A one-trip packet's allocation: takes the number into `@cf_number` and
 /// the statement's own OK packet, and moves the chain's head, the entry's
 /// hash computed from the head it replaces.
@@ -603,8 +654,8 @@ impl RegistrySql {
                 "UPDATE `{payments}` SET number = ?, scope_key = ? WHERE id = ?"
             ),
             find_payment: format!(
-                "SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period \
-                 FROM `{payments}` p LEFT JOIN `{numbers}` n \
+                "SELECT p.scope_key, p.number, n.status, COALESCE(n.post_id, p.post_id), p.period, \
+                 p.amount, p.currency FROM `{payments}` p LEFT JOIN `{numbers}` n \
                  ON n.scope_key = p.scope_key AND n.number = p.number \
                  WHERE p.gateway = ? AND p.transaction_id = ?"
             ),
@@ -709,6 +760,8 @@ impl RegistrySql {
             ),
             payment_one_trip: one_trip_payment(&sequences, &numbers, &payments, &chain).join(";\n"),
             recorded_one_trip: one_trip_recorded(&sequences, &numbers, &chain).join(";\n"),
+            complete_one_trip: one_trip_completion(&sequences, &numbers, &payments, &chain)
+                .join(";\n"),
             chain,
             numbers,
             payments,

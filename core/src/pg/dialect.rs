@@ -21,7 +21,7 @@ use crate::flows::chain::ChainStatements;
 use crate::flows::claims::ClaimStatements;
 use crate::flows::numbering::NumberingStatements;
 use crate::flows::payments::{
-    LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
+    HeldPayment, LockedPayment, NewPayment, OneTrip, PaymentStatements, StoredPayment,
 };
 use crate::flows::recorded::{RecordedCall, RecordedOneTrip, RecordedStatements};
 use crate::flows::series::SeriesStatements;
@@ -361,7 +361,66 @@ impl PaymentStatements for PgStatements<'_> {
             status: row.get(2),
             post_id: post_of(row.get(3)),
             period: row.get(4),
+            amount: row.get(5),
+            currency: row.get(6),
         })))
+    }
+
+    async fn complete_in_one_trip(
+        &mut self,
+        gateway: &str,
+        txn: &str,
+        held: &HeldPayment,
+    ) -> Answer<OneTrip, Failure> {
+        let facts = crate::flows::chain::PaymentFacts {
+            gateway: Some(gateway),
+            txn: Some(txn),
+            amount: held.amount.as_deref(),
+            currency: held.currency.as_deref(),
+        };
+        let (at, parts, after) = chain_input_now(&held.scope, Some(facts));
+        let params: &Params = &[
+            &held.scope,
+            &gateway,
+            &txn,
+            &held.amount,
+            &held.currency,
+            &at,
+            &parts.before_prev,
+            &parts.before_number,
+            &after,
+        ];
+        let sql = &self.sql.complete_one_trip;
+        let failed = match self.row(sql, params).await {
+            Ok(row) => {
+                return Ok(match row.and_then(|r| r.get::<_, Option<String>>(0)) {
+                    Some(number) => counter_of(&number).map(|number| {
+                        OneTrip::Numbered(PaymentRecord {
+                            scope: held.scope.clone(),
+                            number,
+                            created: true,
+                            status: NumberStatus::Reserved,
+                            post_id: None,
+                            period: held
+                                .period
+                                .as_deref()
+                                .and_then(crate::format::Period::parse_stored),
+                        })
+                    }),
+                    None => Err(Error::Unexpected(
+                        "the one-trip completion statement answered no number".into(),
+                    )),
+                })
+            }
+            Err(e) => e,
+        };
+        // The statement rolled back whole (one implicit transaction): the
+        // payment numbered meanwhile, the series missing or closed, … are
+        // named by the flow of several statements.
+        match failed.as_db_error() {
+            Some(db) if hands_over(db) => Ok(Ok(OneTrip::Several)),
+            _ => Err(failed),
+        }
     }
 
     async fn record_in_one_trip(

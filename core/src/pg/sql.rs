@@ -60,7 +60,8 @@ pub struct PgSql {
     pub insert_payment: String,
     /// (number, scope, id): the number and the series it came from.
     pub set_payment_number: String,
-    /// (gateway, transaction) → scope, number, status, post id, period.
+    /// (gateway, transaction) → scope, number, status, post id, period,
+    /// amount, currency.
     pub find_payment: String,
     /// (gateway, transaction, scope, amount, currency, period) → id, or
     /// none if the payment was recorded before: a payment held without a
@@ -117,6 +118,17 @@ pub struct PgSql {
     /// the canonical input before the previous hash, between it and the
     /// number, after the number. Answers the number.
     pub recorded_one_trip: String,
+    /// A held payment's completion in one statement: the series' row locked
+    /// and read, counter and chain head moved (as in
+    /// [`PgSql::payment_one_trip`]); the payment row numbered only while it
+    /// is still held for that series with the amount and currency read
+    /// before (a payment numbered meanwhile changes no row, and the
+    /// registry row then refuses the NULL number: the statement rolls back
+    /// whole); the registry row `reserved`; the chain entry. Parameters:
+    /// scope, gateway, transaction, amount, currency, the entry's time, then
+    /// the canonical input before the previous hash, between it and the
+    /// number, after the number. Answers the number.
+    pub complete_one_trip: String,
     /// The numbers a call's mark holds `unconfirmed` in a series, locked
     /// (scope, mark).
     pub unconfirmed_of_call: String,
@@ -258,6 +270,22 @@ impl PgSql {
                  SELECT (SELECT number::text FROM n)",
                 allocation = one_statement_allocation(&sequences, 6)
             ),
+            complete_one_trip: format!(
+                "WITH {allocation}, \
+                 p AS (UPDATE \"{payments}\" held SET number = n.number FROM n WHERE held.gateway = $2 \
+                 AND held.transaction_id = $3 AND held.scope_key = $1 AND held.number IS NULL \
+                 AND held.amount IS NOT DISTINCT FROM $4 AND held.currency IS NOT DISTINCT FROM $5 \
+                 RETURNING held.number), \
+                 r AS (INSERT INTO \"{numbers}\" (scope_key, number, status, source, gateway, transaction_id, \
+                 created_at, updated_at) VALUES ($1, (SELECT number FROM p), 'reserved', 'payment', $2, $3, \
+                 timezone('UTC', now()), timezone('UTC', now()))), \
+                 c AS (INSERT INTO \"{chain}\" (scope_key, seq, number, event, gateway, transaction_id, amount, \
+                 currency, post_id, reason, event_at, prev_hash, hash) SELECT $1, n.seq, n.number, 'issued', $2, \
+                 $3, $4, $5, NULL, NULL, $6::text::timestamp, n.prev, \
+                 CASE WHEN (SELECT number FROM p) = n.number THEN n.hash END FROM n) \
+                 SELECT (SELECT number::text FROM p)",
+                allocation = one_statement_allocation(&sequences, 7)
+            ),
             unconfirmed_of_call: format!(
                 "SELECT number::text FROM \"{numbers}\" WHERE scope_key = $1 AND claim = $2 \
                  AND status = 'unconfirmed' ORDER BY number FOR UPDATE"
@@ -328,8 +356,8 @@ impl PgSql {
                 "UPDATE \"{payments}\" SET number = $1::text::numeric, scope_key = $2 WHERE id = $3"
             ),
             find_payment: format!(
-                "SELECT p.scope_key, p.number::text, n.status, n.post_id, p.period \
-                 FROM \"{payments}\" p LEFT JOIN \"{numbers}\" n \
+                "SELECT p.scope_key, p.number::text, n.status, n.post_id, p.period, p.amount, \
+                 p.currency FROM \"{payments}\" p LEFT JOIN \"{numbers}\" n \
                  ON n.scope_key = p.scope_key AND n.number = p.number \
                  WHERE p.gateway = $1 AND p.transaction_id = $2"
             ),
