@@ -2,7 +2,9 @@
 //! series, raw multi-statement packets of the payment transaction, each a
 //! piece bigger than the one before, then the core's own packet,
 //! `SeriesStore::record_payment` and `allocate_recorded`, in one trip and as
-//! several statements; beside each rate, the server's CPU and
+//! several statements, and the core's packet as a stored procedure (the
+//! statements parsed once per connection: issue 30's alternative to a
+//! packet); beside each rate, the server's CPU and
 //! this process's CPU per call (from `/proc/<pid>/stat`, over the cell).
 //!
 //! It answers whether a payment can reach a given share of a plain
@@ -20,7 +22,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use counterfoil_core::mysql::sql::{one_trip_payment_packet, OneTripPayment, RegistrySql};
+use counterfoil_core::mysql::sql::{
+    one_trip_payment_packet, text_literal, OneTripPayment, RegistrySql,
+};
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig, TablePrefix};
 use counterfoil_tests::mariadb::block_on;
 use mysql_async::prelude::Queryable;
@@ -37,6 +41,8 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 /// One contender: a raw packet, or one of the store's own flows.
 enum Contender {
     Packet(String),
+    /// `CALL bench_pay(…)`: the core's packet as a stored procedure.
+    Procedure,
     /// `record_payment`, in one trip or not.
     Payment(bool),
     /// `allocate_recorded`, in one trip or not.
@@ -63,7 +69,7 @@ fn contenders() -> Vec<(&'static str, Contender)> {
         amount: Some("19.99"),
         currency: Some("EUR"),
         period: Some("2019-01"),
-        at: "2019-01-02 03:04:05",
+        at: AT,
     };
     let core: Vec<String> = one_trip_payment_packet(&template, &p)
         .split(";\n")
@@ -105,11 +111,70 @@ fn contenders() -> Vec<(&'static str, Contender)> {
             packet(vec![&core[0], ALLOCATE_NO_CHAIN, &core[2], &core[3], &core[5]]),
         ),
         ("(g) the core's packet, raw", Contender::Packet(core.join(";\n"))),
+        ("(g2) the core's packet, a stored procedure", Contender::Procedure),
         ("(h) record_payment, one trip", Contender::Payment(true)),
         ("(i) record_payment, several statements", Contender::Payment(false)),
         ("(j) allocate_recorded, one trip", Contender::Recorded(true)),
         ("(k) allocate_recorded, several statements", Contender::Recorded(false)),
     ]
+}
+
+/// The chain entry's time in every contender.
+const AT: &str = "2019-01-02 03:04:05";
+
+/// `bytes` as a binary string literal.
+fn bytes_literal(bytes: &str) -> String {
+    let hex: String = bytes.bytes().map(|b| format!("{b:02X}")).collect();
+    format!("X'{hex}'")
+}
+
+/// The core's packet as a stored procedure: the same statements, the
+/// payment's transaction id and the chain entry's canonical input (which
+/// holds it) as parameters, the number answered by a closing SELECT.
+fn create_procedure() -> String {
+    let template =
+        RegistrySql::new(&TablePrefix::new("wp_").expect("a valid prefix")).payment_one_trip;
+    let lit = |v: &str| text_literal(Some(v));
+    let body = template
+        .replace("%txn%", "p_txn")
+        .replace("%chain_before_prev%", "p_before_prev")
+        .replace("%chain_before_number%", "p_before_number")
+        .replace("%chain_after_number%", "p_after_number")
+        .replace("%scope%", &lit(SCOPE))
+        .replace("%gateway%", &lit("bench"))
+        .replace("%amount%", &lit("19.99"))
+        .replace("%currency%", &lit("EUR"))
+        .replace("%period%", &lit("2019-01"))
+        .replace("%at%", &lit(AT));
+    format!(
+        "CREATE PROCEDURE bench_pay(IN p_txn VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, \
+         IN p_before_prev VARBINARY(4096), IN p_before_number VARBINARY(4096), \
+         IN p_after_number VARBINARY(4096)) BEGIN {body}; SELECT @cf_number; END"
+    )
+}
+
+/// The CALL of [`create_procedure`]'s procedure for a payment `txn`.
+fn call_procedure(txn: &str) -> String {
+    let entry = counterfoil_core::chain::Entry {
+        scope_key: SCOPE.to_owned(),
+        number: 0,
+        event: "issued".to_owned(),
+        gateway: Some("bench".to_owned()),
+        transaction_id: Some(txn.to_owned()),
+        amount: Some("19.99".to_owned()),
+        currency: Some("EUR".to_owned()),
+        post_id: None,
+        reason: None,
+        at: AT.to_owned(),
+    };
+    let parts = counterfoil_core::chain::canonical_parts(&entry);
+    format!(
+        "CALL bench_pay({}, {}, {}, {})",
+        text_literal(Some(txn)),
+        bytes_literal(&parts.before_prev),
+        bytes_literal(&parts.before_number),
+        bytes_literal(&format!("\n{}", parts.after_number))
+    )
 }
 
 /// utime + stime of `pid`, in clock ticks.
@@ -182,6 +247,7 @@ async fn cell(
                 let txn = format!("cost-{}", CALLS.fetch_add(1, Ordering::Relaxed));
                 match &*contender {
                     Contender::Packet(p) => send(&mut conn, filled(p, &txn)).await?,
+                    Contender::Procedure => send(&mut conn, call_procedure(&txn)).await?,
                     Contender::Payment(_) => {
                         let payment = PaymentRef::new("bench", &txn)?;
                         store
@@ -242,6 +308,7 @@ Where the one-trip payment packet's time goes, on one hot series of a private Ma
              UNIQUE KEY scope_number (scope_key, number)) ENGINE=InnoDB",
         )
         .await?;
+        c.query_drop(create_procedure()).await?;
         c.disconnect().await?;
         anyhow::Ok(())
     })?;
