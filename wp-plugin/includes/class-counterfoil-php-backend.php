@@ -583,34 +583,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( ! $this->packet_fits() ) {
 			return 'several';
 		}
-		$text = self::one_trip_packet( $this->sql['registry.payment_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
-		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
-		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
-		if ( null !== $number ) {
-			++$this->stats['one_trip'];
-			return array(
-				'scope_key' => $scope,
-				'number'    => $number,
-				'created'   => true,
-				'status'    => 'reserved',
-				'post_id'   => null,
-				'period'    => $period,
-			);
+		list( $record, $at, $errno ) = $this->send_payment_packet( 'registry.payment_one_trip', self::ONE_TRIP_PAYMENT_ROW, $scope, $gateway, $transaction_id, $amount, $currency, $period );
+		if ( null !== $record ) {
+			return $record;
 		}
-		// Stopped part-way (or answered without its number): the
-		// transaction is open; roll it back first.
-		$this->rollback_quietly();
-		if ( self::ONE_TRIP_PAYMENT_ROW === $at && self::ER_DUP_ENTRY === $errno ) {
-			return 'repeat';
-		}
-		if ( self::hands_over( $at, $errno, self::ONE_TRIP_CHAIN_ENTRY ) ) {
-			return 'several';
-		}
-		if ( 0 === $errno ) {
-			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip payment packet committed but its allocation answered no number' );
-		}
-		$this->check( $this->failure( $errno, $error ) );
-		return 'several'; // Not reached: check() throws on an error.
+		return self::ONE_TRIP_PAYMENT_ROW === $at && self::ER_DUP_ENTRY === $errno ? 'repeat' : 'several';
 	}
 
 	/**
@@ -627,12 +604,29 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( ! $this->packet_fits() ) {
 			return null;
 		}
-		$text = self::one_trip_packet( $this->sql['registry.complete_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
+		list( $record ) = $this->send_payment_packet( 'registry.complete_one_trip', null, $scope, $gateway, $transaction_id, $amount, $currency, $period );
+		return $record;
+	}
+
+	/**
+	 * Sends the one-trip payment packet $name filled with a payment's values
+	 * (one_trip_packet()): [the payment's record, position, 0] when it
+	 * committed; else, its transaction rolled back first, [null, the
+	 * position and errno it stopped at] for a refusal the flow of several
+	 * statements names (hands_over()) or, at $repeat_at, a 1062 (the
+	 * payment recorded before); any other failure is thrown.
+	 *
+	 * @param string   $name      registry.payment_one_trip or registry.complete_one_trip.
+	 * @param int|null $repeat_at The position where a 1062 is a repeat.
+	 * @return array
+	 */
+	private function send_payment_packet( $name, $repeat_at, $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
+		$text = self::one_trip_packet( $this->sql[ $name ], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
 		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
 		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
 		if ( null !== $number ) {
 			++$this->stats['one_trip'];
-			return array(
+			$record = array(
 				'scope_key' => $scope,
 				'number'    => $number,
 				'created'   => true,
@@ -640,17 +634,19 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				'post_id'   => null,
 				'period'    => $period,
 			);
+			return array( $record, $at, 0 );
 		}
-		// Stopped part-way: the transaction is open; roll it back first.
+		// Stopped part-way (or answered without its number): the
+		// transaction is open; roll it back first.
 		$this->rollback_quietly();
-		if ( self::hands_over( $at, $errno, self::ONE_TRIP_CHAIN_ENTRY ) ) {
-			return null;
+		if ( ( $repeat_at === $at && self::ER_DUP_ENTRY === $errno ) || self::hands_over( $at, $errno, self::ONE_TRIP_CHAIN_ENTRY ) ) {
+			return array( null, $at, $errno );
 		}
 		if ( 0 === $errno ) {
-			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip completion packet committed but its allocation answered no number' );
+			throw new DatabaseUnavailableException( "unexpected answer from the database: the one-trip packet $name committed but its allocation answered no number" );
 		}
 		$this->check( $this->failure( $errno, $error ) );
-		return null; // Not reached: check() throws on an error.
+		return array( null, $at, $errno ); // Not reached: check() throws on an error.
 	}
 
 	/**

@@ -43,6 +43,20 @@ pub(crate) struct HeldPayment {
     pub(crate) currency: Option<String>,
 }
 
+impl HeldPayment {
+    /// The record of this payment once numbered `number` in its series.
+    pub(crate) fn numbered(&self, number: u64) -> PaymentRecord {
+        PaymentRecord {
+            scope: self.scope.clone(),
+            number,
+            created: true,
+            status: crate::payment::NumberStatus::Reserved,
+            post_id: None,
+            period: self.period.as_deref().and_then(Period::parse_stored),
+        }
+    }
+}
+
 /// A payment row under its lock.
 pub(crate) struct LockedPayment {
     pub(crate) id: u64,

@@ -370,17 +370,7 @@ impl PaymentStatements for MysqlStatements<'_> {
                     Ok(number) => number,
                     Err(e) => return Ok(Err(e)),
                 };
-                return Ok(Ok(OneTrip::Numbered(PaymentRecord {
-                    scope: held.scope.clone(),
-                    number,
-                    created: true,
-                    status: NumberStatus::Reserved,
-                    post_id: None,
-                    period: held
-                        .period
-                        .as_deref()
-                        .and_then(crate::format::Period::parse_stored),
-                })));
+                return Ok(Ok(OneTrip::Numbered(held.numbered(number))));
             }
             Err(stopped) => stopped,
         };

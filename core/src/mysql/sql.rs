@@ -475,11 +475,7 @@ pub fn one_trip_payment(
     vec![
         "START TRANSACTION".to_owned(),
         one_trip_allocation(sequences),
-        format!(
-            "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
-             created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), 'reserved', \
-             'payment', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
-        ),
+        one_trip_payment_number(numbers),
         format!(
             "INSERT INTO `{payments}` (gateway, transaction_id, scope_key, number, amount, currency, period, \
              created_at) VALUES (%gateway%, %txn%, %scope%, @cf_number, %amount%, %currency%, %period%, \
@@ -535,14 +531,20 @@ pub fn one_trip_completion(
              WHERE gateway = %gateway% AND transaction_id = %txn% AND number IS NULL \
              AND scope_key = %scope% AND amount <=> %amount% AND currency <=> %currency%"
         ),
-        format!(
-            "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
-             created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), 'reserved', \
-             'payment', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
-        ),
+        one_trip_payment_number(numbers),
         one_trip_chain_entry(chain, "%gateway%, %txn%, %amount%, %currency%"),
         "COMMIT".to_owned(),
     ]
+}
+
+/// A one-trip packet's registry row for a payment's number, `reserved`: the
+/// number only if the statement before it changed exactly one row.
+fn one_trip_payment_number(numbers: &str) -> String {
+    format!(
+        "INSERT INTO `{numbers}` (scope_key, number, status, source, gateway, transaction_id, \
+         created_at, updated_at) VALUES (%scope%, IF(ROW_COUNT() = 1, @cf_number, NULL), 'reserved', \
+         'payment', %gateway%, %txn%, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+    )
 }
 
 /// A one-trip packet's allocation: takes the number into `@cf_number` and

@@ -394,19 +394,9 @@ impl PaymentStatements for PgStatements<'_> {
         let failed = match self.row(sql, params).await {
             Ok(row) => {
                 return Ok(match row.and_then(|r| r.get::<_, Option<String>>(0)) {
-                    Some(number) => counter_of(&number).map(|number| {
-                        OneTrip::Numbered(PaymentRecord {
-                            scope: held.scope.clone(),
-                            number,
-                            created: true,
-                            status: NumberStatus::Reserved,
-                            post_id: None,
-                            period: held
-                                .period
-                                .as_deref()
-                                .and_then(crate::format::Period::parse_stored),
-                        })
-                    }),
+                    Some(number) => {
+                        counter_of(&number).map(|number| OneTrip::Numbered(held.numbered(number)))
+                    }
                     None => Err(Error::Unexpected(
                         "the one-trip completion statement answered no number".into(),
                     )),
