@@ -73,8 +73,9 @@ pub struct StoreConfig {
     /// the earlier ones again once this long has passed since it moved, so
     /// that every process comes back to the preferred writer.
     pub fail_back_after: Duration,
-    /// Whether a payment's first delivery and a recorded allocation's first
-    /// try are sent in one round trip where the engine allows it (issue 30;
+    /// Whether a payment's first delivery, a held payment's completion and
+    /// a recorded allocation's first try are sent in one round trip where
+    /// the engine allows it (issue 30, never to a Galera node;
     /// default on). Off, they take the flow of several statements: the
     /// benchmarks' baseline.
     pub one_trip_payments: bool,
@@ -103,9 +104,9 @@ impl StoreConfig {
         }
     }
 
-    /// Sends a payment's first delivery and a recorded allocation's first
-    /// try in one round trip (`true`, the default) or as several statements
-    /// (`false`).
+    /// Sends a payment's first delivery, a held payment's completion and a
+    /// recorded allocation's first try in one round trip (`true`, the
+    /// default) or as several statements (`false`).
     pub fn one_trip_payments(mut self, one_trip: bool) -> Self {
         self.one_trip_payments = one_trip;
         self

@@ -120,8 +120,9 @@ pub fn allocate_invoice_number(user_id: i64, year: i64) -> PhpResult<String> {
 /// `database`; `table_prefix`, `timeout_ms`, `format`; `registry` (bool: record
 /// each number of `allocate_invoice_number()` in the registry table, in the
 /// allocation's transaction); `one_trip_payments` (bool, default true: a
-/// payment's first delivery and a recorded allocation's first try as one
-/// multi-statement packet; false: the flow of several statements).
+/// payment's first delivery, a held payment's completion and a recorded
+/// allocation's first try as one multi-statement packet; false: the flow of
+/// several statements).
 ///
 /// @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
 #[php_function]

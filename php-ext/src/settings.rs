@@ -40,8 +40,9 @@ pub struct Settings {
     /// `unsafe_allow_independent_nodes`): only for failover tests between
     /// throw-away servers (docs/design.md §9).
     pub independent_nodes: bool,
-    /// Send a payment's first delivery and a recorded allocation's first
-    /// try as one multi-statement packet (option `one_trip_payments`,
+    /// Send a payment's first delivery, a held payment's completion and a
+    /// recorded allocation's first try as one multi-statement packet
+    /// (option `one_trip_payments`,
     /// default on; off: the flow of several statements, for comparison).
     pub one_trip_payments: bool,
 }

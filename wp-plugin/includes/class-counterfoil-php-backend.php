@@ -221,8 +221,9 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// whole seconds.
 		$this->async = (bool) apply_filters( 'counterfoil_async_statements', true );
 		/**
-		 * Whether a payment's first delivery and a recorded allocation's
-		 * first try are sent in one round trip (mysqli multi_query; the
+		 * Whether a payment's first delivery, a held payment's completion
+		 * and a recorded allocation's first try are sent in one round trip
+		 * (mysqli multi_query; the
 		 * core's one_trip_payments), so the series' lock is held only while
 		 * the server works. Off: the flow of several statements (the
 		 * benchmarks' baseline).
