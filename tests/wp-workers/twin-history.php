@@ -5,9 +5,11 @@
  * until the harness says stop, printing its history in the format of the
  * Rust history-worker (tests/src/history.rs): `start <ns>`, one
  * `op <worker> <invoked> <completed> ok N N -` or `… err - <what was thrown>`
- * line per call, `count <calls>`, `end <ns>`.
+ * line per call, `count <calls>`, `end <ns>`. In mode `payment` each call
+ * records a new payment (`w<WORKER>-<i>`, gateway `galera`) with
+ * record_payment() instead, its transaction id the line's label.
  *
- * Usage (in the site's directory): php twin-history.php SCOPE WORKER.
+ * Usage (in the site's directory): php twin-history.php SCOPE WORKER [payment].
  * COUNTERFOIL_START_DIR holds the start line (ready.<pid>, go, stop).
  * The node list comes from the site's wp-config.php (CF_NODES there).
  *
@@ -19,6 +21,7 @@ require './wp-load.php';
 require __DIR__ . '/start-line.php';
 
 list( , $scope, $worker ) = $argv;
+$payments = isset( $argv[3] ) && 'payment' === $argv[3];
 $dir = getenv( 'COUNTERFOIL_START_DIR' );
 
 $backend = counterfoil_backend();
@@ -33,11 +36,14 @@ $ops   = array();
 $start = cf_now_ns();
 while ( ! ( $dir && file_exists( "$dir/stop" ) ) ) {
 	$invoked = cf_now_ns();
+	$label   = $payments ? "w$worker-" . count( $ops ) : '-';
 	try {
-		$n    = $backend->allocate_recorded( $scope, 'galera' );
-		$line = "ok $n $n";
+		$n    = $payments
+			? $backend->record_payment( $scope, 'galera', $label, '1.00', 'EUR' )['number']
+			: $backend->allocate_recorded( $scope, 'galera' );
+		$line = "ok $n $n $label";
 	} catch ( Throwable $e ) {
-		$line = 'err - ' . get_class( $e ) . ': ' . $e->getMessage();
+		$line = "err $label " . get_class( $e ) . ': ' . $e->getMessage();
 	}
 	$ops[] = "op $worker $invoked " . cf_now_ns() . " $line";
 	if ( 0 !== strpos( $line, 'ok' ) ) {
