@@ -157,6 +157,21 @@ pub struct PaymentRecord {
     pub period: Option<Period>,
 }
 
+impl PaymentRecord {
+    /// A payment this call numbered: `number` of `scope`, reserved for it
+    /// (no invoice yet), received in `period`.
+    pub fn reserved(scope: String, number: u64, period: Option<Period>) -> Self {
+        Self {
+            scope,
+            number,
+            created: true,
+            status: NumberStatus::Reserved,
+            post_id: None,
+            period,
+        }
+    }
+}
+
 /// What claiming a reserved number to create its invoice found (the payment
 /// flow's second phase, on the store's own connection: a claim is a committed
 /// row state, not a lock that a reconnecting client could silently lose).

@@ -480,30 +480,17 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * tests/vectors/one_trip_packets.json): the number, committed with its
 	 * registry row `unconfirmed`; null when the flow of several statements
 	 * decides (the series missing or closed, the request key taken, …;
-
-
+	 * nothing changed).
+	 *
+	 * @return int|null
 	 */
 	private function recorded_in_one_trip( $scope, $source, $call, $request_key ) {
 		if ( ! $this->packet_fits() ) {
 			return null;
 		}
-		$text = self::one_trip_recorded_packet( $this->sql['registry.recorded_one_trip'], $scope, $source, $call, $request_key, gmdate( 'Y-m-d H:i:s' ) );
-		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
-		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
-		if ( null !== $number ) {
-			++$this->stats['one_trip'];
-			return $number;
-		}
-		// Stopped part-way: the transaction is open; roll it back first.
-		$this->rollback_quietly();
-		if ( self::hands_over( $at, $errno, self::ONE_TRIP_RECORDED_CHAIN_ENTRY ) ) {
-			return null;
-		}
-		if ( 0 === $errno ) {
-			throw new DatabaseUnavailableException( 'unexpected answer from the database: the one-trip recorded packet committed but its allocation answered no number' );
-		}
-		$this->check( $this->failure( $errno, $error ) );
-		return null; // Not reached: check() throws on an error.
+		$text           = self::one_trip_recorded_packet( $this->sql['registry.recorded_one_trip'], $scope, $source, $call, $request_key, gmdate( 'Y-m-d H:i:s' ) );
+		list( $number ) = $this->send_one_trip( $text, 'recorded', self::ONE_TRIP_RECORDED_CHAIN_ENTRY, null );
+		return $number;
 	}
 
 	/**
@@ -584,9 +571,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( ! $this->packet_fits() ) {
 			return 'several';
 		}
-		list( $record, $at, $errno ) = $this->send_payment_packet( 'registry.payment_one_trip', self::ONE_TRIP_PAYMENT_ROW, $scope, $gateway, $transaction_id, $amount, $currency, $period );
-		if ( null !== $record ) {
-			return $record;
+		$text                        = self::one_trip_packet( $this->sql['registry.payment_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
+		list( $number, $at, $errno ) = $this->send_one_trip( $text, 'payment', self::ONE_TRIP_CHAIN_ENTRY, self::ONE_TRIP_PAYMENT_ROW );
+		if ( null !== $number ) {
+			return self::reserved_record( $scope, $number, $period );
 		}
 		return self::ONE_TRIP_PAYMENT_ROW === $at && self::ER_DUP_ENTRY === $errno ? 'repeat' : 'several';
 	}
@@ -605,49 +593,60 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( ! $this->packet_fits() ) {
 			return null;
 		}
-		list( $record ) = $this->send_payment_packet( 'registry.complete_one_trip', null, $scope, $gateway, $transaction_id, $amount, $currency, $period );
-		return $record;
+		$text           = self::one_trip_packet( $this->sql['registry.complete_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
+		list( $number ) = $this->send_one_trip( $text, 'completion', self::ONE_TRIP_CHAIN_ENTRY, null );
+		return null === $number ? null : self::reserved_record( $scope, $number, $period );
 	}
 
 	/**
-	 * Sends the one-trip payment packet $name filled with a payment's values
-	 * (one_trip_packet()): [the payment's record, position, 0] when it
-	 * committed; else, its transaction rolled back first, [null, the
-	 * position and errno it stopped at] for a refusal the flow of several
-	 * statements names (hands_over()) or, at $repeat_at, a 1062 (the
-	 * payment recorded before); any other failure is thrown.
+	 * Sends the one-trip packet $text (a transaction ending in COMMIT; the
+	 * core's MysqlStatements::send_one_trip): [the number it took, position,
+	 * 0] when it committed; else, its transaction rolled back first, [null,
+	 * the position and errno it stopped at] for a 1062 at $repeat_at (the
+	 * payment recorded before) or a refusal the flow of several statements
+	 * names (hands_over() up to $last); any other failure is thrown.
 	 *
-	 * @param string   $name      registry.payment_one_trip or registry.complete_one_trip.
+	 * @param string   $text      The filled packet.
+	 * @param string   $name      What it is, for an unexpected answer.
+	 * @param int      $last      The last position whose refusal hands over.
 	 * @param int|null $repeat_at The position where a 1062 is a repeat.
 	 * @return array
 	 */
-	private function send_payment_packet( $name, $repeat_at, $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
-		$text = self::one_trip_packet( $this->sql[ $name ], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
+	private function send_one_trip( $text, $name, $last, $repeat_at ) {
 		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
 		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
 		if ( null !== $number ) {
 			++$this->stats['one_trip'];
-			$record = array(
-				'scope_key' => $scope,
-				'number'    => $number,
-				'created'   => true,
-				'status'    => 'reserved',
-				'post_id'   => null,
-				'period'    => $period,
-			);
-			return array( $record, $at, 0 );
+			return array( $number, $at, 0 );
 		}
 		// Stopped part-way (or answered without its number): the
 		// transaction is open; roll it back first.
 		$this->rollback_quietly();
-		if ( ( $repeat_at === $at && self::ER_DUP_ENTRY === $errno ) || self::hands_over( $at, $errno, self::ONE_TRIP_CHAIN_ENTRY ) ) {
+		if ( ( $repeat_at === $at && self::ER_DUP_ENTRY === $errno ) || self::hands_over( $at, $errno, $last ) ) {
 			return array( null, $at, $errno );
 		}
 		if ( 0 === $errno ) {
-			throw new DatabaseUnavailableException( "unexpected answer from the database: the one-trip packet $name committed but its allocation answered no number" );
+			throw new DatabaseUnavailableException( "unexpected answer from the database: the one-trip $name packet committed but its allocation answered no number" );
 		}
 		$this->check( $this->failure( $errno, $error ) );
 		return array( null, $at, $errno ); // Not reached: check() throws on an error.
+	}
+
+	/**
+	 * A payment this call numbered (the core's PaymentRecord::reserved):
+	 * $number of $scope, reserved for it, received in $period.
+	 *
+	 * @return array
+	 */
+	private static function reserved_record( $scope, $number, $period ) {
+		return array(
+			'scope_key' => $scope,
+			'number'    => $number,
+			'created'   => true,
+			'status'    => 'reserved',
+			'post_id'   => null,
+			'period'    => $period,
+		);
 	}
 
 	/**
@@ -812,14 +811,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			throw new DatabaseUnavailableException( "unexpected answer from the database: the payment's number changed {$r['affected']} rows, not one; nothing was kept" );
 		}
 		$this->chain_append( Counterfoil_Chain::issued( $scope, $number, $gateway, $transaction_id, $amount, $currency ) );
-		return array(
-			'scope_key' => $scope,
-			'number'    => $number,
-			'created'   => true,
-			'status'    => 'reserved',
-			'post_id'   => null,
-			'period'    => $period,
-		);
+		return self::reserved_record( $scope, $number, $period );
 	}
 
 	/**

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use counterfoil_core::mysql::sql::{
-    one_trip_payment_packet, text_literal, OneTripPayment, RegistrySql,
+    bytes_literal, one_trip_payment_packet, text_literal, OneTripPayment, RegistrySql,
 };
 use counterfoil_core::{PaymentRef, ScopeKey, SeriesStore, StoreConfig, TablePrefix};
 use counterfoil_tests::mariadb::block_on;
@@ -122,12 +122,6 @@ fn contenders() -> Vec<(&'static str, Contender)> {
 /// The chain entry's time in every contender.
 const AT: &str = "2019-01-02 03:04:05";
 
-/// `bytes` as a binary string literal.
-fn bytes_literal(bytes: &str) -> String {
-    let hex: String = bytes.bytes().map(|b| format!("{b:02X}")).collect();
-    format!("X'{hex}'")
-}
-
 /// The core's packet as a stored procedure: the same statements, the
 /// payment's transaction id and the chain entry's canonical input (which
 /// holds it) as parameters, the number answered by a closing SELECT.
@@ -198,9 +192,8 @@ fn cpu_ticks(pid: u32) -> Result<u64> {
 
 /// `packet` with this call's transaction id in its slot.
 fn filled(packet: &str, txn: &str) -> String {
-    let hex = |v: &str| v.bytes().map(|b| format!("{b:02X}")).collect::<String>();
     packet
-        .replace(&format!("X'{}'", hex(TXN)), &format!("X'{}'", hex(txn)))
+        .replace(&bytes_literal(TXN), &bytes_literal(txn))
         .replace(TXN, txn)
 }
 

@@ -53,6 +53,17 @@ pub(crate) fn now() -> String {
 /// The entry of a number handed out: to a payment (gateway, transaction,
 /// amount, currency), or by a recorded allocation (none of them).
 pub(crate) fn issued(scope: &str, number: u64, payment: Option<PaymentFacts<'_>>) -> Entry {
+    issued_at(scope, number, payment, now())
+}
+
+/// [`issued`], at `at` (a one-trip packet's entry, whose time goes in its
+/// text as well).
+pub(crate) fn issued_at(
+    scope: &str,
+    number: u64,
+    payment: Option<PaymentFacts<'_>>,
+    at: String,
+) -> Entry {
     let p = payment.unwrap_or_default();
     Entry {
         scope_key: scope.to_owned(),
@@ -64,7 +75,7 @@ pub(crate) fn issued(scope: &str, number: u64, payment: Option<PaymentFacts<'_>>
         currency: p.currency.map(str::to_owned),
         post_id: None,
         reason: None,
-        at: now(),
+        at,
     }
 }
 

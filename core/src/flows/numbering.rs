@@ -122,12 +122,5 @@ pub(crate) async fn number_payment<S: NumberingStatements + Send>(
     if let Err(e) = chain::append(statements, &chain::issued(&scope, number, Some(facts))).await? {
         return Ok(Err(e));
     }
-    Ok(Ok(PaymentRecord {
-        scope,
-        number,
-        created: true,
-        status,
-        post_id: None,
-        period,
-    }))
+    Ok(Ok(PaymentRecord::reserved(scope, number, period)))
 }

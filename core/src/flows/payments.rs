@@ -46,14 +46,8 @@ pub(crate) struct HeldPayment {
 impl HeldPayment {
     /// The record of this payment once numbered `number` in its series.
     pub(crate) fn numbered(&self, number: u64) -> PaymentRecord {
-        PaymentRecord {
-            scope: self.scope.clone(),
-            number,
-            created: true,
-            status: crate::payment::NumberStatus::Reserved,
-            post_id: None,
-            period: self.period.as_deref().and_then(Period::parse_stored),
-        }
+        let period = self.period.as_deref().and_then(Period::parse_stored);
+        PaymentRecord::reserved(self.scope.clone(), number, period)
     }
 }
 

@@ -52,6 +52,38 @@ impl MysqlStatements<'_> {
         })
     }
 
+    /// Sends the one-trip packet `text` (a transaction ending in COMMIT):
+    /// the number it took when it committed; else, its transaction rolled
+    /// back first, `Repeat` for a 1062 at `repeat_at`, `Several` for a
+    /// refusal the flow of several statements names ([`hands_over`] up to
+    /// `last`), or the failure.
+    async fn send_one_trip(
+        &mut self,
+        text: &str,
+        packet: &str,
+        last: usize,
+        repeat_at: Option<usize>,
+    ) -> Answer<PacketEnd, Failure> {
+        let (at, failed) = match self.session.send_transaction(text).await {
+            Ok(ids) => {
+                let number = self.number_of_packet(&ids, packet).await?;
+                return Ok(number.map(PacketEnd::Numbered));
+            }
+            Err(stopped) => stopped,
+        };
+        // Stopped part-way: the transaction is open; roll it back first.
+        let answer = match &failed {
+            mysql_async::Error::Server(e)
+                if Some(at) == repeat_at && e.code == codes::ER_DUP_ENTRY =>
+            {
+                Ok(Ok(PacketEnd::Repeat))
+            }
+            _ if hands_over(&failed, at, last) => Ok(Ok(PacketEnd::Several)),
+            _ => Err(failed),
+        };
+        self.session.roll_back(answer).await
+    }
+
     pub(super) fn conn(&mut self) -> &mut Conn {
         self.session
     }
@@ -239,20 +271,12 @@ impl RecordedStatements for MysqlStatements<'_> {
         };
         let template = &self.sql.registry.recorded_one_trip;
         let text = super::sql::one_trip_recorded_packet(template, &values);
-        let (at, failed) = match self.session.send_transaction(&text).await {
-            Ok(ids) => {
-                let number = self.number_of_packet(&ids, "recorded").await?;
-                return Ok(number.map(RecordedOneTrip::Numbered));
-            }
-            Err(stopped) => stopped,
-        };
-        // Stopped part-way: the transaction is open; roll it back first.
-        let answer = if hands_over(&failed, at, super::sql::ONE_TRIP_RECORDED_CHAIN_ENTRY) {
-            Ok(Ok(RecordedOneTrip::Several))
-        } else {
-            Err(failed)
-        };
-        self.session.roll_back(answer).await
+        let last = super::sql::ONE_TRIP_RECORDED_CHAIN_ENTRY;
+        let end = self.send_one_trip(&text, "recorded", last, None).await?;
+        Ok(end.map(|end| match end {
+            PacketEnd::Numbered(number) => RecordedOneTrip::Numbered(number),
+            PacketEnd::Repeat | PacketEnd::Several => RecordedOneTrip::Several,
+        }))
     }
 
     async fn unconfirmed_of_call(&mut self, scope: &str, call: &str) -> Result<Vec<u64>, Failure> {
@@ -284,34 +308,21 @@ impl PaymentStatements for MysqlStatements<'_> {
         };
         let template = &self.sql.registry.payment_one_trip;
         let text = super::sql::one_trip_payment_packet(template, &values);
-        let (at, failed) = match self.session.send_transaction(&text).await {
-            Ok(ids) => {
-                let number = match self.number_of_packet(&ids, "payment").await? {
-                    Ok(number) => number,
-                    Err(e) => return Ok(Err(e)),
-                };
-                return Ok(Ok(OneTrip::Numbered(PaymentRecord {
-                    scope: scope.to_owned(),
-                    number,
-                    created: true,
-                    status: NumberStatus::Reserved,
-                    post_id: None,
-                    period,
-                })));
+        let end = self
+            .send_one_trip(
+                &text,
+                "payment",
+                ONE_TRIP_CHAIN_ENTRY,
+                Some(ONE_TRIP_PAYMENT_ROW),
+            )
+            .await?;
+        Ok(end.map(|end| match end {
+            PacketEnd::Numbered(number) => {
+                OneTrip::Numbered(PaymentRecord::reserved(scope.to_owned(), number, period))
             }
-            Err(stopped) => stopped,
-        };
-        // Stopped part-way: the transaction is open; roll it back first.
-        let answer = match &failed {
-            mysql_async::Error::Server(e)
-                if at == ONE_TRIP_PAYMENT_ROW && e.code == codes::ER_DUP_ENTRY =>
-            {
-                Ok(Ok(OneTrip::Repeat))
-            }
-            _ if hands_over(&failed, at, ONE_TRIP_CHAIN_ENTRY) => Ok(Ok(OneTrip::Several)),
-            _ => Err(failed),
-        };
-        self.session.roll_back(answer).await
+            PacketEnd::Repeat => OneTrip::Repeat,
+            PacketEnd::Several => OneTrip::Several,
+        }))
     }
 
     async fn payment(
@@ -364,23 +375,12 @@ impl PaymentStatements for MysqlStatements<'_> {
         };
         let template = &self.sql.registry.complete_one_trip;
         let text = super::sql::one_trip_payment_packet(template, &values);
-        let (at, failed) = match self.session.send_transaction(&text).await {
-            Ok(ids) => {
-                let number = match self.number_of_packet(&ids, "completion").await? {
-                    Ok(number) => number,
-                    Err(e) => return Ok(Err(e)),
-                };
-                return Ok(Ok(OneTrip::Numbered(held.numbered(number))));
-            }
-            Err(stopped) => stopped,
-        };
-        // Stopped part-way: the transaction is open; roll it back first.
-        let answer = if hands_over(&failed, at, super::sql::ONE_TRIP_CHAIN_ENTRY) {
-            Ok(Ok(OneTrip::Several))
-        } else {
-            Err(failed)
-        };
-        self.session.roll_back(answer).await
+        let last = super::sql::ONE_TRIP_CHAIN_ENTRY;
+        let end = self.send_one_trip(&text, "completion", last, None).await?;
+        Ok(end.map(|end| match end {
+            PacketEnd::Numbered(number) => OneTrip::Numbered(held.numbered(number)),
+            PacketEnd::Repeat | PacketEnd::Several => OneTrip::Several,
+        }))
     }
 
     async fn insert_payment(
@@ -583,6 +583,16 @@ async fn insert_registry_row(
         }
         Err(e) => Err(e),
     }
+}
+
+/// How a one-trip packet ended ([`MysqlStatements::send_one_trip`]).
+enum PacketEnd {
+    /// Committed; the number it took.
+    Numbered(u64),
+    /// Stopped at the payment's unique key: recorded before; rolled back.
+    Repeat,
+    /// Stopped at a refusal the several statements name; rolled back.
+    Several,
 }
 
 /// Whether a one-trip packet stopped at `at` by a refusal the flow of

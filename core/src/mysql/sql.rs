@@ -329,7 +329,7 @@ pub struct OneTripPayment<'a> {
 }
 
 /// `X'…'`: the bytes of `v` as a binary string literal.
-fn bytes_literal(v: &str) -> String {
+pub fn bytes_literal(v: &str) -> String {
     let mut out = String::with_capacity(3 + 2 * v.len());
     out.push_str("X'");
     for b in v.bytes() {
@@ -357,18 +357,13 @@ pub fn text_literal(v: Option<&str>) -> String {
 /// (`crate::chain::canonical_parts`; the number's line ends the middle
 /// one). The twin fills it alike (`tests/vectors/one_trip_packets.json`).
 pub fn one_trip_payment_packet(template: &str, p: &OneTripPayment<'_>) -> String {
-    let entry = crate::chain::Entry {
-        scope_key: p.scope.to_owned(),
-        number: 0,
-        event: "issued".to_owned(),
-        gateway: Some(p.gateway.to_owned()),
-        transaction_id: Some(p.txn.to_owned()),
-        amount: p.amount.map(str::to_owned),
-        currency: p.currency.map(str::to_owned),
-        post_id: None,
-        reason: None,
-        at: p.at.to_owned(),
+    let facts = crate::flows::chain::PaymentFacts {
+        gateway: Some(p.gateway),
+        txn: Some(p.txn),
+        amount: p.amount,
+        currency: p.currency,
     };
+    let entry = crate::flows::chain::issued_at(p.scope, 0, Some(facts), p.at.to_owned());
     fill_one_trip(
         template,
         &entry,
@@ -404,18 +399,7 @@ pub struct OneTripRecorded<'a> {
 /// (`RegistrySql::recorded_one_trip`) filled with `r`, as
 /// [`one_trip_payment_packet`] (`tests/vectors/one_trip_packets.json`).
 pub fn one_trip_recorded_packet(template: &str, r: &OneTripRecorded<'_>) -> String {
-    let entry = crate::chain::Entry {
-        scope_key: r.scope.to_owned(),
-        number: 0,
-        event: "issued".to_owned(),
-        gateway: None,
-        transaction_id: None,
-        amount: None,
-        currency: None,
-        post_id: None,
-        reason: None,
-        at: r.at.to_owned(),
-    };
+    let entry = crate::flows::chain::issued_at(r.scope, 0, None, r.at.to_owned());
     fill_one_trip(
         template,
         &entry,
@@ -888,6 +872,31 @@ mod tests {
         );
         assert!(statements[ONE_TRIP_CHAIN_ENTRY].starts_with("INSERT INTO `wp_counterfoil_chain`"));
         assert_eq!(statements[5], "COMMIT");
+        let recorded: Vec<&str> = r.recorded_one_trip.split(";\n").collect();
+        assert_eq!(recorded.len(), 5);
+        assert_eq!(
+            recorded[ONE_TRIP_ALLOCATION],
+            statements[ONE_TRIP_ALLOCATION]
+        );
+        assert!(recorded[ONE_TRIP_REGISTRY_ROW].starts_with("INSERT INTO `wp_counterfoil_numbers`"));
+        assert!(recorded[ONE_TRIP_RECORDED_CHAIN_ENTRY]
+            .starts_with("INSERT INTO `wp_counterfoil_chain`"));
+        let completion: Vec<&str> = r.complete_one_trip.split(";\n").collect();
+        assert_eq!(completion.len(), 6);
+        assert_eq!(
+            completion[ONE_TRIP_ALLOCATION],
+            statements[ONE_TRIP_ALLOCATION]
+        );
+        assert!(completion[ONE_TRIP_HELD_ROW]
+            .starts_with("UPDATE `wp_counterfoil_payments` SET number"));
+        assert_eq!(
+            completion[ONE_TRIP_HELD_REGISTRY_ROW],
+            statements[ONE_TRIP_REGISTRY_ROW]
+        );
+        assert_eq!(
+            completion[ONE_TRIP_CHAIN_ENTRY],
+            statements[ONE_TRIP_CHAIN_ENTRY]
+        );
         assert_eq!(text_literal(Some("a'b")), "_utf8mb4 X'612762'");
         assert_eq!(text_literal(Some("")), "_utf8mb4 X''");
         assert_eq!(text_literal(None), "NULL");

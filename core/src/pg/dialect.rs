@@ -83,6 +83,30 @@ impl PgStatements<'_> {
         self.conn.client.execute(&statement, params).await
     }
 
+    /// Runs a one-statement flow (one implicit transaction) whose answer is
+    /// the number it took: the number; `None` when the statement rolled
+    /// back whole at a refusal the flow of several statements names
+    /// ([`hands_over`]); `what` names it in an unexpected answer.
+    async fn one_statement_number(
+        &mut self,
+        sql: &str,
+        params: &Params<'_>,
+        what: &str,
+    ) -> Answer<Option<u64>, Failure> {
+        match self.row(sql, params).await {
+            Ok(row) => Ok(match row.and_then(|r| r.get::<_, Option<String>>(0)) {
+                Some(number) => counter_of(&number).map(Some),
+                None => Err(Error::Unexpected(format!(
+                    "the one-trip {what} statement answered no number"
+                ))),
+            }),
+            Err(failed) => match failed.as_db_error() {
+                Some(db) if hands_over(db) => Ok(Ok(None)),
+                _ => Err(failed),
+            },
+        }
+    }
+
     /// Runs a registry INSERT; a duplicate is the readable alarm of
     /// docs/design.md §2 rule 7.
     async fn insert_number_row(
@@ -309,22 +333,8 @@ impl RecordedStatements for PgStatements<'_> {
             &after,
         ];
         let sql = &self.sql.recorded_one_trip;
-        let failed = match self.row(sql, params).await {
-            Ok(row) => {
-                return Ok(match row.and_then(|r| r.get::<_, Option<String>>(0)) {
-                    Some(number) => counter_of(&number).map(RecordedOneTrip::Numbered),
-                    None => Err(Error::Unexpected(
-                        "the one-trip recorded statement answered no number".into(),
-                    )),
-                })
-            }
-            Err(e) => e,
-        };
-        // The statement rolled back whole (one implicit transaction).
-        match failed.as_db_error() {
-            Some(db) if hands_over(db) => Ok(Ok(RecordedOneTrip::Several)),
-            _ => Err(failed),
-        }
+        let number = self.one_statement_number(sql, params, "recorded").await?;
+        Ok(number.map(|n| n.map_or(RecordedOneTrip::Several, RecordedOneTrip::Numbered)))
     }
 
     async fn unconfirmed_of_call(&mut self, scope: &str, call: &str) -> Result<Vec<u64>, Failure> {
@@ -391,26 +401,8 @@ impl PaymentStatements for PgStatements<'_> {
             &after,
         ];
         let sql = &self.sql.complete_one_trip;
-        let failed = match self.row(sql, params).await {
-            Ok(row) => {
-                return Ok(match row.and_then(|r| r.get::<_, Option<String>>(0)) {
-                    Some(number) => {
-                        counter_of(&number).map(|number| OneTrip::Numbered(held.numbered(number)))
-                    }
-                    None => Err(Error::Unexpected(
-                        "the one-trip completion statement answered no number".into(),
-                    )),
-                })
-            }
-            Err(e) => e,
-        };
-        // The statement rolled back whole (one implicit transaction): the
-        // payment numbered meanwhile, the series missing or closed, … are
-        // named by the flow of several statements.
-        match failed.as_db_error() {
-            Some(db) if hands_over(db) => Ok(Ok(OneTrip::Several)),
-            _ => Err(failed),
-        }
+        let number = self.one_statement_number(sql, params, "completion").await?;
+        Ok(number.map(|n| n.map_or(OneTrip::Several, |n| OneTrip::Numbered(held.numbered(n)))))
     }
 
     async fn record_in_one_trip(
@@ -440,14 +432,7 @@ impl PaymentStatements for PgStatements<'_> {
                     row.map(|r| (r.get::<_, Option<i64>>(0), r.get::<_, Option<String>>(1)));
                 return Ok(match answer {
                     Some((Some(_), Some(number))) => counter_of(&number).map(|number| {
-                        OneTrip::Numbered(PaymentRecord {
-                            scope: scope.to_owned(),
-                            number,
-                            created: true,
-                            status: NumberStatus::Reserved,
-                            post_id: None,
-                            period,
-                        })
+                        OneTrip::Numbered(PaymentRecord::reserved(scope.to_owned(), number, period))
                     }),
                     other => Err(Error::Unexpected(format!(
                         "the one-trip payment statement answered {other:?}, not its number"
@@ -678,11 +663,8 @@ fn chain_input_now(
     facts: Option<crate::flows::chain::PaymentFacts<'_>>,
 ) -> (String, crate::chain::CanonicalParts, String) {
     let at = crate::flows::chain::now();
-    let entry = crate::flows::chain::issued(scope, 0, facts);
-    let parts = crate::chain::canonical_parts(&Entry {
-        at: at.clone(),
-        ..entry
-    });
+    let entry = crate::flows::chain::issued_at(scope, 0, facts, at.clone());
+    let parts = crate::chain::canonical_parts(&entry);
     let after = format!("\n{}", parts.after_number);
     (at, parts, after)
 }
