@@ -164,6 +164,9 @@ pub mod codes {
     pub const ER_NO_SUCH_TABLE: u16 = 1146;
     /// Galera: the node is not ready for application use (not synced).
     pub const ER_WSREP_NOT_READY: u16 = 1047;
+    /// MySQL Group Replication: the transaction failed certification at
+    /// commit and was rolled back (`ER_TRANSACTION_ROLLBACK_DURING_COMMIT`).
+    pub const ER_TRANSACTION_ROLLBACK_DURING_COMMIT: u16 = 3101;
     /// Unknown system variable (a MariaDB-only setting on MySQL).
     pub const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
     /// Access denied to the database (`ER_DBACCESS_DENIED_ERROR`).
@@ -352,6 +355,7 @@ impl Error {
                     | codes::ER_CONNECTION_KILLED
                     | codes::ER_QUERY_INTERRUPTED
                     | codes::ER_WSREP_NOT_READY
+                    | codes::ER_TRANSACTION_ROLLBACK_DURING_COMMIT
             ),
             _ => false,
         }
@@ -442,6 +446,7 @@ mod tests {
         };
         assert!(s(1213).is_retryable());
         assert!(s(1205).is_retryable());
+        assert!(s(3101).is_retryable(), "Group Replication's certification");
         assert!(!s(1062).is_retryable());
         assert!(!Error::SeriesNotFound { scope: "x".into() }.is_retryable());
         assert!(Error::Timeout {

@@ -10,7 +10,7 @@
  *   when exactly one row changed; an unknown series is an error, never a number;
  * - the durability check: innodb_flush_log_at_trx_commit = 0 is refused
  *   (unless COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 is defined true), 2 is logged;
- * - bounded, jittered retries of 1213, 1205, 1317, 1047 (another node) and
+ * - bounded, jittered retries of 1213, 1205, 1317, 3101, 1047 (another node) and
  *   lost connections, each with a fresh transaction and a fresh number;
  * - at connect, wrong credentials or database (1044, 1045, 1049, 1698) stop at
  *   once; any other refusal tries the next node of COUNTERFOIL_DB_NODES; a
@@ -64,6 +64,22 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	const RETRY_RESERVE_MS = 1100;
 	/** In the recorded allocation's packet, the chain entry (no payment row before it). */
 	const ONE_TRIP_RECORDED_CHAIN_ENTRY = 3;
+	/**
+	 * Errors after which nothing of the try remains, retried afresh (the
+	 * core's Error::is_retryable): 1213 deadlock or Galera certification
+	 * conflict, 1205 lock wait timeout, 1317 interrupted, 3101 Group
+	 * Replication's rollback at commit.
+	 */
+	const RETRIED_AFRESH = array( 1213, 1205, 1317, 3101 );
+	/** What a new connection shows before it allocates (the core's vetting::SERVER_CHECK_SQL). */
+	const SERVER_CHECK_SQL = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'wsrep_on', 'read_only', 'super_read_only', 'group_replication_group_name', 'group_replication_single_primary_mode')";
+	/**
+	 * Every session of ours autocommits (the core's vetting::AUTOCOMMIT_SQL):
+	 * a server whose sessions start with autocommit off (my.cnf,
+	 * init_connect) would leave a plain allocation's transaction open, and
+	 * its idle timeout would roll back numbers already handed out.
+	 */
+	const AUTOCOMMIT_SQL = 'SET SESSION autocommit = 1';
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
 	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
 	/** The server a claim was taken on (counterfoil_core::schema::CLAIM_NODE). */
@@ -178,8 +194,13 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 
 	/** @var int The connection's read timeout, in seconds (MYSQLI_OPT_READ_TIMEOUT). */
 	private $read_timeout_s = 0;
-	/** @var bool The connection is to a Galera node (no one-trip packets there). */
-	private $on_galera = false;
+	/**
+	 * @var bool The connection is to a node of a cluster where every node
+	 * writes and conflicts abort transactions from outside (a Galera node, a
+	 * Group Replication member in multi-primary mode): no one-trip packets
+	 * there. Set only by a connection whose checks all passed.
+	 */
+	private $multi_writer = false;
 	/** @var float|null The current call's deadline (microtime), null between calls. */
 	private $deadline;
 	/** @var mysqli|null */
@@ -489,7 +510,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			return null;
 		}
 		$text           = self::one_trip_recorded_packet( $this->sql['registry.recorded_one_trip'], $scope, $source, $call, $request_key, gmdate( 'Y-m-d H:i:s' ) );
-		list( $number ) = $this->send_one_trip( $text, 'recorded', self::ONE_TRIP_RECORDED_CHAIN_ENTRY, null );
+		list( $number ) = $this->send_one_trip( $text, 'recorded', self::ONE_TRIP_RECORDED_CHAIN_ENTRY, null, array( 'call', $scope, $call ) );
 		return $number;
 	}
 
@@ -572,7 +593,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			return 'several';
 		}
 		$text                        = self::one_trip_packet( $this->sql['registry.payment_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
-		list( $number, $at, $errno ) = $this->send_one_trip( $text, 'payment', self::ONE_TRIP_CHAIN_ENTRY, self::ONE_TRIP_PAYMENT_ROW );
+		list( $number, $at, $errno ) = $this->send_one_trip( $text, 'payment', self::ONE_TRIP_CHAIN_ENTRY, self::ONE_TRIP_PAYMENT_ROW, array( 'payment', $scope, $gateway, $transaction_id ) );
 		if ( null !== $number ) {
 			return self::reserved_record( $scope, $number, $period );
 		}
@@ -594,7 +615,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			return null;
 		}
 		$text           = self::one_trip_packet( $this->sql['registry.complete_one_trip'], $scope, $gateway, $transaction_id, $amount, $currency, $period, gmdate( 'Y-m-d H:i:s' ) );
-		list( $number ) = $this->send_one_trip( $text, 'completion', self::ONE_TRIP_CHAIN_ENTRY, null );
+		list( $number ) = $this->send_one_trip( $text, 'completion', self::ONE_TRIP_CHAIN_ENTRY, null, array( 'payment', $scope, $gateway, $transaction_id ) );
 		return null === $number ? null : self::reserved_record( $scope, $number, $period );
 	}
 
@@ -610,11 +631,12 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * @param string   $name      What it is, for an unexpected answer.
 	 * @param int      $last      The last position whose refusal hands over.
 	 * @param int|null $repeat_at The position where a 1062 is a repeat.
+	 * @param array    $owner     Whose number it is (packet_number()).
 	 * @return array
 	 */
-	private function send_one_trip( $text, $name, $last, $repeat_at ) {
+	private function send_one_trip( $text, $name, $last, $repeat_at, array $owner ) {
 		list( $at, $errno, $error, $ids ) = $this->send_packet( $text );
-		$number = 0 === $errno ? $this->packet_number( $ids ) : null;
+		$number = 0 === $errno ? $this->packet_number( $ids, $owner ) : null;
 		if ( null !== $number ) {
 			++$this->stats['one_trip'];
 			return array( $number, $at, 0 );
@@ -659,24 +681,42 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	 * for exactly the time left, use the whole budget.
 	 */
 	private function packet_fits() {
-		return $this->one_trip && ! $this->on_galera && $this->remaining_ms() >= 1000 * max( 1, $this->read_timeout_s ) + self::RETRY_RESERVE_MS;
+		return $this->one_trip && ! $this->multi_writer && $this->remaining_ms() >= 1000 * max( 1, $this->read_timeout_s ) + self::RETRY_RESERVE_MS;
 	}
 
 	/**
 	 * The number a one-trip packet that committed took (the core's
 	 * number_of_packet): its allocation's OK packet carries it; when that
 	 * says 0 (a trigger on the series' table that runs a statement resets
-	 * it), the packet's own user variable. Null when neither has it.
+	 * it), the packet's own user variable, trusted only when the rows the
+	 * packet wrote hold it for $owner: a user variable outlives its packet
+	 * on a persistent connection, and one left by an earlier packet is
+	 * another payment's number. Null when neither has it.
 	 *
-	 * @param int[] $ids Each statement's insert id (send_packet()).
+	 * @param int[] $ids   Each statement's insert id (send_packet()).
+	 * @param array $owner ['payment', series, gateway, transaction id]: the
+	 *                     payment row and its registry row hold the number;
+	 *                     ['call', series, call mark]: the registry holds it
+	 *                     unconfirmed with the call's mark.
 	 * @return int|null
 	 */
-	private function packet_number( array $ids ) {
+	private function packet_number( array $ids, array $owner ) {
 		if ( ! empty( $ids[ self::ONE_TRIP_ALLOCATION ] ) ) {
 			return $ids[ self::ONE_TRIP_ALLOCATION ];
 		}
 		$rows = $this->select( 'SELECT @cf_number' );
-		return isset( $rows[0][0] ) && (int) $rows[0][0] > 0 ? (int) $rows[0][0] : null;
+		if ( ! isset( $rows[0][0] ) || (int) $rows[0][0] <= 0 ) {
+			return null;
+		}
+		$number = (int) $rows[0][0];
+		if ( 'payment' === $owner[0] ) {
+			$found = $this->select( $this->sql['registry.find_payment'], 'ss', array( $owner[2], $owner[3] ) );
+			$holds = $found && $owner[1] === $found[0][0] && null !== $found[0][1] && $number === (int) $found[0][1] && null !== $found[0][2];
+		} else {
+			$found = $this->select( $this->sql['registry.unconfirmed_of_call'], 'ss', array( $owner[1], $owner[2] ) );
+			$holds = in_array( $number, array_map( 'intval', array_column( $found, 0 ) ), true );
+		}
+		return $holds ? $number : null;
 	}
 
 	/**
@@ -1283,11 +1323,9 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		// Covers the server's greeting; statements are awaited with
 		// mysqli_poll() for the time left of their call.
 		$db->options( MYSQLI_OPT_READ_TIMEOUT, $seconds );
-		$this->read_timeout_s = $seconds;
 		$db->options( MYSQLI_OPT_INT_AND_FLOAT_NATIVE, true );
 		try {
-			// The client flags WordPress uses (TLS among them), as wpdb does.
-			$flags = defined( 'MYSQL_CLIENT_FLAGS' ) ? (int) MYSQL_CLIENT_FLAGS : 0;
+			$flags = self::client_flags( defined( 'MYSQL_CLIENT_FLAGS' ) ? (int) MYSQL_CLIENT_FLAGS : 0 );
 			$ok    = @$db->real_connect( $host, DB_USER, DB_PASSWORD, DB_NAME, $port ? (int) $port : null, $socket, $flags ); // phpcs:ignore WordPress.PHP.NoSilencedErrors -- the error is read from connect_error below.
 		} catch ( mysqli_sql_exception $e ) {
 			$ok = false;
@@ -1305,23 +1343,53 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		}
 		$db->set_charset( 'utf8mb4' );
 		++$this->stats['connects'];
+		// The probe runs on $this->db (select() reads it), and every other
+		// field it decides is set only once every check has passed: a node
+		// that answers but is refused (not ready, read-only, …) leaves the
+		// backend as it was, so fail_back() can put its connection back with
+		// the fields that belong to it.
 		$this->db = $db;
-		$vars     = array();
-		foreach ( $this->select( "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'wsrep_on', 'read_only', 'super_read_only', 'group_replication_group_name')" ) as $row ) {
+		try {
+			list( $multi_writer, $cluster ) = $this->probe( $db_host );
+		} catch ( Throwable $e ) {
+			// Refused, or lost while probed: never kept half-checked.
+			$this->disconnect();
+			throw $e;
+		}
+		// Every check passed: this connection's facts become the backend's.
+		$this->read_timeout_s = $seconds;
+		$this->multi_writer   = $multi_writer;
+		if ( null !== $cluster ) {
+			$this->cluster = $cluster;
+		}
+	}
+
+	/**
+	 * The checks of a new connection (on $this->db): the writer rule,
+	 * readiness, durability and the session's settings, as the core's
+	 * vetting. Changes no field of the backend: connect_host() sets them
+	 * from what this returns once it returned.
+	 *
+	 * @param string $db_host DB_HOST-style host, for messages.
+	 * @return array [whether the node is a multi-writer cluster's, the cluster identity to keep or null].
+	 */
+	private function probe( $db_host ) {
+		$cluster = null;
+		$vars    = array();
+		foreach ( $this->select( self::SERVER_CHECK_SQL ) as $row ) {
 			$vars[ strtolower( $row[0] ) ] = $row[1];
 		}
-		$on       = function ( $name ) use ( $vars ) {
+		$on      = function ( $name ) use ( $vars ) {
 			return isset( $vars[ $name ] ) && in_array( strtoupper( (string) $vars[ $name ] ), array( 'ON', '1' ), true );
 		};
-		$identity        = null;
-		$this->on_galera = false;
+		$identity     = null;
+		$multi_writer = false;
 		if ( $on( 'wsrep_on' ) ) {
 			$status = array();
 			foreach ( $this->select( "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_state_uuid')" ) as $row ) {
 				$status[ strtolower( $row[0] ) ] = $row[1];
 			}
 			if ( ! isset( $status['wsrep_ready'] ) || 'ON' !== strtoupper( $status['wsrep_ready'] ) ) {
-				$this->disconnect();
 				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is not ready (wsrep_ready)" ) );
 			}
 			if ( ! empty( $status['wsrep_cluster_state_uuid'] ) ) {
@@ -1336,40 +1404,62 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			// packet runs on, its later statements committing alone, and
 			// answers success (the Galera suite saw numbers handed out
 			// twice). Sent one by one, each statement gets the 1213.
-			$this->on_galera = true;
+			$multi_writer = true;
 		}
 		// The writer rule, as the core's vetting::judge_writer: a writable
 		// primary (judged by its role: a user with SUPER writes on a
 		// read-only server), and in a list of several, a member of one cluster.
 		foreach ( array( 'read_only', 'super_read_only' ) as $setting ) {
 			if ( $on( $setting ) ) {
-				$this->disconnect();
 				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is read-only ($setting = ON): not a writable primary" ) );
 			}
 		}
 		if ( null === $identity && ! empty( $vars['group_replication_group_name'] ) ) {
 			$identity = 'Group Replication group ' . $vars['group_replication_group_name'];
+			// Multi-primary: every member writes and certification aborts
+			// conflicting transactions, as on Galera (the core's
+			// vetting::ServerCheck::multi_writer).
+			$multi_writer = $multi_writer || ! $on( 'group_replication_single_primary_mode' );
 		}
 		$count = count( counterfoil_db_nodes() );
 		if ( $count > 1 && ! counterfoil_allow_independent_nodes() ) {
 			if ( null === $identity ) {
-				$this->disconnect();
 				throw new DatabaseUnavailableException( "refusing the node list: it names $count servers, and $db_host is neither a Galera node nor a Group Replication member: independent servers in one list are independent counters, and failing over between them hands the same numbers out again; list one server, or the nodes of one cluster" );
 			}
 			if ( null !== $this->cluster && $this->cluster !== $identity ) {
-				$this->disconnect();
 				throw new DatabaseUnavailableException( "refusing the node list: $db_host belongs to $identity, the list's other nodes to {$this->cluster}: two clusters are two counters" );
 			}
-			$this->cluster = $identity;
+			$cluster = $identity;
 		}
 		$setting = (int) ( isset( $vars['innodb_flush_log_at_trx_commit'] ) ? $vars['innodb_flush_log_at_trx_commit'] : 1 );
 		if ( 0 === $setting && ! ( defined( 'COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' ) && COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 ) ) {
-			$this->disconnect();
 			throw new DatabaseUnavailableException( 'refusing to use this server: innodb_flush_log_at_trx_commit = 0, so a server crash can roll the counter back and issue numbers twice; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1 and in my.cnf), or define COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' );
 		}
 		if ( 2 === $setting ) {
 			Counterfoil_Log::once( 'durability:2', 'innodb_flush_log_at_trx_commit = 2: numbers survive a server crash but not an OS crash or power loss; set it to 1 for full durability' );
 		}
+		// A server (my.cnf, init_connect) may start sessions with autocommit
+		// off: a plain allocation would then open a transaction that nothing
+		// ends, and the server's idle timeout would roll back numbers already
+		// handed out. Every session of ours autocommits; a server that will
+		// not let us is refused.
+		$this->check( $this->execute( self::AUTOCOMMIT_SQL ) );
+		return array( $multi_writer, $cluster );
+	}
+
+	/**
+	 * The client flags WordPress uses (MYSQL_CLIENT_FLAGS: TLS among them),
+	 * as wpdb passes them, less CLIENT_FOUND_ROWS: with it ROW_COUNT() and
+	 * affected rows report rows matched, not changed, and the one-trip
+	 * packets' guards (IF(ROW_COUNT() = 1, …)) and the allocation's
+	 * exactly-one-row rule read it as changed. The core's connections say
+	 * client_found_rows(false) alike.
+	 *
+	 * @param int $flags MYSQL_CLIENT_FLAGS.
+	 * @return int
+	 */
+	public static function client_flags( $flags ) {
+		return $flags & ~MYSQLI_CLIENT_FOUND_ROWS;
 	}
 
 	private function disconnect() {
@@ -1494,10 +1584,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			$this->disconnect();
 			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database error $errno: $error", $errno ) );
 		}
-		if ( 1213 === $errno || 1205 === $errno || 1317 === $errno ) {
-			// Deadlock or certification conflict, lock wait timeout, or a
-			// statement interrupted (a brute-force abort on Percona XtraDB
-			// Cluster): nothing of this try remains; try again afresh.
+		if ( in_array( $errno, self::RETRIED_AFRESH, true ) ) {
+			// Deadlock or certification conflict (1213 on Galera, 3101 on
+			// Group Replication), lock wait timeout, or a statement
+			// interrupted (a brute-force abort on Percona XtraDB Cluster):
+			// nothing of this try remains; try again afresh.
 			$this->rollback_quietly();
 			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database error $errno: $error", $errno ) );
 		}

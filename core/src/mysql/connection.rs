@@ -53,8 +53,8 @@ impl SeriesStore {
                 return Ok(());
             };
             for node in earlier {
-                if let Ok((conn, galera)) = self.connect_node(node, probe).await {
-                    self.conn = Some(Session::new(conn, galera));
+                if let Ok((conn, multi_writer)) = self.connect_node(node, probe).await {
+                    self.conn = Some(Session::new(conn, multi_writer));
                     self.writer.connected(node);
                     return Ok(());
                 }
@@ -65,8 +65,8 @@ impl SeriesStore {
         let mut last = None;
         for node in 0..self.nodes.len() {
             match self.connect_node(node, self.config.connect_timeout).await {
-                Ok((conn, galera)) => {
-                    self.conn = Some(Session::new(conn, galera));
+                Ok((conn, multi_writer)) => {
+                    self.conn = Some(Session::new(conn, multi_writer));
                     self.writer.connected(node);
                     return Ok(());
                 }
@@ -129,8 +129,11 @@ impl SeriesStore {
             Err(mysql_async::Error::Server(e)) if e.code == codes::ER_UNKNOWN_SYSTEM_VARIABLE => {}
             other => other.map_err(before_any_statement)?,
         }
+        conn.query_drop(vetting::AUTOCOMMIT_SQL)
+            .await
+            .map_err(before_any_statement)?;
         self.durability = Some(check.durability);
-        Ok((conn, check.galera))
+        Ok((conn, check.multi_writer()))
     }
 }
 

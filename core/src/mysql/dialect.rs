@@ -258,7 +258,7 @@ impl RecordedStatements for MysqlStatements<'_> {
         scope: &str,
         call: &RecordedCall,
     ) -> Answer<RecordedOneTrip, Failure> {
-        if self.session.galera() {
+        if self.session.multi_writer() {
             return Ok(Ok(RecordedOneTrip::Several));
         }
         let at = crate::flows::chain::now();
@@ -293,7 +293,7 @@ impl PaymentStatements for MysqlStatements<'_> {
         period: Option<crate::format::Period>,
     ) -> Answer<OneTrip, Failure> {
         use super::sql::{ONE_TRIP_CHAIN_ENTRY, ONE_TRIP_PAYMENT_ROW};
-        if self.session.galera() {
+        if self.session.multi_writer() {
             return Ok(Ok(OneTrip::Several));
         }
         let at = crate::flows::chain::now();
@@ -360,7 +360,7 @@ impl PaymentStatements for MysqlStatements<'_> {
         txn: &str,
         held: &HeldPayment,
     ) -> Answer<OneTrip, Failure> {
-        if self.session.galera() {
+        if self.session.multi_writer() {
             return Ok(Ok(OneTrip::Several));
         }
         let at = crate::flows::chain::now();

@@ -194,7 +194,12 @@ impl AllocationLane {
                     .strip_prefix('[')
                     .and_then(|h| h.strip_suffix(']'))
                     .map(str::to_owned);
-                let mut builder = OptsBuilder::from_opts(opts.clone());
+                // Rows changed, not matched, whatever the URL says (as in the
+                // async store): the allocation's exactly-one-row rule reads it.
+                let capabilities = opts.get_additional_capabilities()
+                    - mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS;
+                let mut builder =
+                    OptsBuilder::from_opts(opts.clone()).additional_capabilities(capabilities);
                 if let Some(address) = bare {
                     builder = builder.ip_or_hostname(Some(address));
                 }
@@ -428,6 +433,7 @@ impl AllocationLane {
         let policy = self.config.node_list;
         let identity = vetting::judge_writer(node, self.nodes.len(), &check, cluster, policy)?;
         self.writer.admit(node, identity, policy)?;
+        conn.query_drop(vetting::AUTOCOMMIT_SQL).map_err(vetted)?;
         self.durability = Some(check.durability);
         let plain = {
             let opts = &self.nodes[node];

@@ -28,29 +28,31 @@ use super::AttemptResult;
 pub(crate) struct Session {
     conn: Conn,
     open: bool,
-    galera: bool,
+    multi_writer: bool,
 }
 
 impl Session {
-    /// A checked connection; `galera`: to a Galera cluster node.
-    pub(crate) fn new(conn: Conn, galera: bool) -> Self {
+    /// A checked connection; `multi_writer`: to a node of a cluster where
+    /// every node writes (`vetting::ServerCheck::multi_writer`).
+    pub(crate) fn new(conn: Conn, multi_writer: bool) -> Self {
         Self {
             conn,
             open: false,
-            galera,
+            multi_writer,
         }
     }
 
-    /// Whether the connection is to a Galera cluster node: no one-trip
-    /// packets there. A transaction that a conflicting write set aborts
+    /// Whether the connection is to a node of a cluster where every node
+    /// writes (a Galera node, a Group Replication member in multi-primary
+    /// mode): no one-trip packets there. A transaction that a conflicting write set aborts
     /// while a statement of a multi-statement packet runs gets no error: the
     /// packet runs on, its later statements each committing alone, and its
     /// answer says every statement succeeded (the Galera suite's
     /// `galera_payments_through_every_node`, with packets: payment rows
     /// committed without their allocation, numbers told twice). Sent one by
     /// one, each statement gets the abort's 1213.
-    pub(crate) fn galera(&self) -> bool {
-        self.galera
+    pub(crate) fn multi_writer(&self) -> bool {
+        self.multi_writer
     }
 
     /// Whether a transaction may be open (its end was not confirmed).

@@ -23,10 +23,18 @@ use crate::config::{Durability, DurabilityPolicy, NodeListPolicy};
 /// on a cluster node.
 /// `read_only` and (MySQL 8) `super_read_only` tell a writable primary;
 /// `group_replication_group_name` exists where the Group Replication plugin
-/// is loaded.
+/// is loaded, and `group_replication_single_primary_mode` says whether one
+/// member writes or all do.
 pub(crate) const SERVER_CHECK_SQL: &str = "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
      ('innodb_flush_log_at_trx_commit', 'wsrep_on', 'read_only', 'super_read_only', \
-     'group_replication_group_name')";
+     'group_replication_group_name', 'group_replication_single_primary_mode')";
+
+/// Every session of ours autocommits: a server whose sessions start with
+/// autocommit off (`autocommit=0` in my.cnf, or `init_connect`) would turn a
+/// plain allocation into a transaction that nothing ends, and the server's
+/// `idle_transaction_timeout` would later roll back numbers already handed
+/// out, to be handed out again. A server that refuses it is refused.
+pub(crate) const AUTOCOMMIT_SQL: &str = "SET SESSION autocommit = 1";
 
 /// Galera readiness and the cluster's identity, asked only of a cluster node.
 pub(crate) const GALERA_READY_SQL: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN \
@@ -47,6 +55,23 @@ pub(crate) struct ServerCheck {
     pub read_only: Option<&'static str>,
     /// The Group Replication group the server belongs to, if any.
     pub group: Option<String>,
+    /// A Group Replication member in multi-primary mode
+    /// (`group_replication_single_primary_mode = OFF`).
+    pub multi_primary: bool,
+}
+
+impl ServerCheck {
+    /// A node of a cluster where every node writes and a transaction can be
+    /// aborted from outside by a conflicting one (a Galera node; a Group
+    /// Replication member in multi-primary mode, whose certification
+    /// rolls back at commit with 3101): no one-trip packets are sent there
+    /// (`Session::multi_writer`). A Galera transaction aborted that way in
+    /// the middle of a multi-statement packet got no error, its later
+    /// statements committing alone (the Galera suite measured it); Group
+    /// Replication is held to the same rule until measured otherwise.
+    pub fn multi_writer(&self) -> bool {
+        self.galera || self.multi_primary
+    }
 }
 
 /// Judges the rows of [`SERVER_CHECK_SQL`] under `policy`.
@@ -68,6 +93,10 @@ pub(crate) fn judge_server(
         .map(str::trim)
         .filter(|g| !g.is_empty())
         .map(str::to_owned);
+    // Only a member knows the mode; where the variable is missing, a member
+    // is taken as multi-primary (the cautious reading).
+    let multi_primary =
+        group.is_some() && !var("group_replication_single_primary_mode").is_some_and(on);
     let setting: Option<u8> = var("innodb_flush_log_at_trx_commit").and_then(|v| v.parse().ok());
     let durability = match (setting, policy) {
         (Some(1), _) => Durability::Full,
@@ -94,6 +123,7 @@ pub(crate) fn judge_server(
         galera,
         read_only,
         group,
+        multi_primary,
     })
 }
 
@@ -258,6 +288,7 @@ mod tests {
                 galera: false,
                 read_only: None,
                 group: None,
+                multi_primary: false,
             }
         );
         assert_eq!(
@@ -267,6 +298,7 @@ mod tests {
                 galera: true,
                 read_only: None,
                 group: None,
+                multi_primary: false,
             }
         );
         assert!(matches!(
@@ -404,6 +436,48 @@ mod tests {
                 .unwrap()
                 .as_deref(),
             Some("Group Replication group g-1")
+        );
+    }
+
+    /// One-trip packets go to no node of a cluster where every node
+    /// writes: a Galera node, or a Group Replication member in
+    /// multi-primary mode (a member that does not report its mode counts as
+    /// multi-primary). A single primary, and a plain server, get them.
+    #[test]
+    fn multi_writer_clusters_get_no_one_trip_packets() {
+        let strict = DurabilityPolicy::Require;
+        let with = |extra: &[(&str, &str)]| {
+            let mut v = self::vars("1", None);
+            v.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+            judge_server(&v, strict).unwrap().multi_writer()
+        };
+        assert!(!with(&[]), "a plain server");
+        assert!(with(&[("wsrep_on", "ON")]), "a Galera node");
+        assert!(!with(&[("wsrep_on", "OFF")]), "Galera off");
+        assert!(
+            with(&[
+                ("group_replication_group_name", "g-1"),
+                ("group_replication_single_primary_mode", "OFF"),
+            ]),
+            "Group Replication, multi-primary"
+        );
+        assert!(
+            with(&[("group_replication_group_name", "g-1")]),
+            "a member that does not say its mode"
+        );
+        assert!(
+            !with(&[
+                ("group_replication_group_name", "g-1"),
+                ("group_replication_single_primary_mode", "ON"),
+            ]),
+            "Group Replication, single primary"
+        );
+        assert!(
+            !with(&[
+                ("group_replication_group_name", ""),
+                ("group_replication_single_primary_mode", "OFF"),
+            ]),
+            "the plugin loaded, no group"
         );
     }
 }
