@@ -17,6 +17,7 @@ APT_PACKAGES=(
   faketime                               # libfaketime: New Year's night under a fake clock
   gettext                                # xgettext: the plugin's translation template
   openssl                                # a certificate for the TLS test server
+  galera-4 rsync                         # the 3-node Galera cluster of the Galera suite (rsync SST)
 )
 CARGO_PHP_VERSION=0.2.2
 

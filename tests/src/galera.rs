@@ -273,6 +273,32 @@ impl Galera {
         self.wait_synced(i)
     }
 
+    /// Cuts node `i` off from the others (`gmcast.isolate=1`): it keeps
+    /// answering, non-primary, and waits until it reports
+    /// `wsrep_ready = OFF`.
+    pub fn isolate(&self, i: usize) -> Result<()> {
+        let url = self.url(i, "mysql");
+        block_on(async {
+            let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url)?).await?;
+            c.query_drop("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'")
+                .await?;
+            let started = Instant::now();
+            loop {
+                let ready: Option<(String, String)> =
+                    c.query_first("SHOW STATUS LIKE 'wsrep_ready'").await?;
+                if ready.is_some_and(|(_, v)| v.eq_ignore_ascii_case("OFF")) {
+                    break;
+                }
+                if started.elapsed() > Duration::from_secs(30) {
+                    bail!("node {} still ready 30 s after its isolation", i + 1);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            c.disconnect().await?;
+            anyhow::Ok(())
+        })
+    }
+
     /// wsrep_cluster_size seen by node `i`.
     pub fn cluster_size(&self, i: usize) -> Result<u64> {
         let url = self.url(i, "mysql");
