@@ -33,6 +33,7 @@ require_once __DIR__ . '/includes/exceptions.php';
 require_once __DIR__ . '/includes/class-counterfoil-log.php';
 require_once __DIR__ . '/includes/class-counterfoil-rules.php';
 require_once __DIR__ . '/includes/class-counterfoil-chain.php';
+require_once __DIR__ . '/includes/class-counterfoil-wpdb-transaction.php';
 require_once __DIR__ . '/includes/interface-counterfoil-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-php-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-extension-backend.php';

@@ -88,35 +88,35 @@ final class Counterfoil_Chain {
 	const MOVE_TYPES = 'isisi';
 
 	/**
-	 * The head of $scope's chain under its series row's lock, with
-	 * WordPress's connection (the shared statement `chain.head`), inside a
-	 * transaction the caller opened.
+	 * The head of $scope's chain under its series row's lock, with a
+	 * WordPress connection (the shared statement `chain.head`), inside a
+	 * transaction the caller opened on it (Counterfoil_Wpdb_Transaction).
 	 *
 	 * @param string $scope Series.
+	 * @param wpdb   $db    The transaction's connection.
 	 * @return array|null [chain_seq, chain_head], or null without a series row.
 	 */
-	public static function head_with_wpdb( $scope ) {
-		global $wpdb;
-		return $wpdb->get_row( self::statement( 'chain.head', 's', array( $scope ) ), ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
+	public static function head_with_wpdb( $scope, wpdb $db ) {
+		return $db->get_row( self::statement( 'chain.head', 's', array( $scope ) ), ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
 	}
 
 	/**
-	 * Appends `$entry` with WordPress's connection, inside the transaction
-	 * the caller opened after reading the head with head_with_wpdb() (the
-	 * plugin's own writes: a void from the books), by the shared statements
-	 * `chain.append` and `chain.move_head`.
+	 * Appends `$entry` with a WordPress connection, inside the transaction
+	 * the caller opened on it after reading the head with head_with_wpdb()
+	 * (the plugin's own writes: a void from the books), by the shared
+	 * statements `chain.append` and `chain.move_head`.
 	 *
 	 * @param array $head  [chain_seq, chain_head] as read under the lock.
 	 * @param array $entry The entry.
+	 * @param wpdb  $db    The transaction's connection.
 	 * @throws RuntimeException When the entry cannot be written; the caller rolls back.
 	 */
-	public static function append_with_wpdb( array $head, array $entry ) {
-		global $wpdb;
+	public static function append_with_wpdb( array $head, array $entry, wpdb $db ) {
 		list( $row, $move ) = self::placed( $head, $entry );
-		if ( 1 !== $wpdb->query( self::statement( 'chain.append', self::APPEND_TYPES, $row ) ) ) { // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
+		if ( 1 !== $db->query( self::statement( 'chain.append', self::APPEND_TYPES, $row ) ) ) { // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
 			throw self::moved( $entry['scope_key'], $move[0] );
 		}
-		if ( 1 !== $wpdb->query( self::statement( 'chain.move_head', self::MOVE_TYPES, $move ) ) ) { // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
+		if ( 1 !== $db->query( self::statement( 'chain.move_head', self::MOVE_TYPES, $move ) ) ) { // phpcs:ignore WordPress.DB.PreparedSQL -- bound by statement().
 			throw self::moved( $entry['scope_key'], $move[0] );
 		}
 	}

@@ -654,38 +654,51 @@ final class Counterfoil_Invoices {
 		}
 		$t = Counterfoil_Schema::tables();
 		// One transaction: the void and its chain entry, under the series
-		// row's lock (Counterfoil_Chain), or neither.
-		$wpdb->query( 'START TRANSACTION' );
+		// row's lock (Counterfoil_Chain), or neither; on a connection that
+		// never reconnects (Counterfoil_Wpdb_Transaction: wpdb's own would
+		// run a statement that met a lost connection again, outside the
+		// transaction, and commit the chain entry without the void).
 		try {
-			$head = Counterfoil_Chain::head_with_wpdb( $scope );
-			$ok   = null === $head ? 0 : $wpdb->query( $wpdb->prepare( "UPDATE {$t['numbers']} SET status = 'void', reason = %s, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d AND status IN ('reserved', 'issued')", $reason, $scope, $number ) );
-			$gap  = false;
-			if ( null !== $head && 1 !== $ok ) {
-				// A number of the series' range that nothing records (a gap):
-				// recorded as void with the reason, so that the books account for it.
-				$gap = true;
-				$ok  = $wpdb->query(
-					$wpdb->prepare(
-						"INSERT IGNORE INTO {$t['numbers']} (scope_key, number, status, reason, source, created_at, updated_at)
-						 SELECT scope_key, %d, 'void', %s, 'gap', UTC_TIMESTAMP(), UTC_TIMESTAMP() FROM {$t['sequences']}
-						 WHERE scope_key = %s AND %d BETWEEN COALESCE(start_value, 1) AND current_value",
-						$number,
-						$reason,
-						$scope,
-						$number
-					)
-				);
-			}
-			if ( 1 !== $ok ) {
-				$wpdb->query( 'ROLLBACK' );
-				return new WP_Error( 'counterfoil_void_missing', __( 'No reserved or issued number matches, and the number is not a gap of the series (it was never handed out, or is already void).', 'counterfoil' ), array( 'status' => 404 ) );
-			}
-			Counterfoil_Chain::append_with_wpdb( $head, Counterfoil_Chain::void( $scope, $number, $reason ) );
-			if ( false === $wpdb->query( 'COMMIT' ) ) {
-				throw new RuntimeException( 'COMMIT failed: ' . $wpdb->last_error );
-			}
+			$gap = Counterfoil_Wpdb_Transaction::run(
+				function ( wpdb $db ) use ( $t, $scope, $number, $reason ) {
+					$head = Counterfoil_Chain::head_with_wpdb( $scope, $db );
+					if ( null === $head && '' !== $db->last_error ) {
+						throw new RuntimeException( 'reading the chain head failed: ' . $db->last_error );
+					}
+					$ok  = null === $head ? 0 : $db->query( $db->prepare( "UPDATE {$t['numbers']} SET status = 'void', reason = %s, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d AND status IN ('reserved', 'issued')", $reason, $scope, $number ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- table names from Counterfoil_Schema.
+					$gap = false;
+					if ( false === $ok ) {
+						throw new RuntimeException( 'the void failed: ' . $db->last_error );
+					}
+					if ( null !== $head && 1 !== $ok ) {
+						// A number of the series' range that nothing records (a gap):
+						// recorded as void with the reason, so that the books account for it.
+						$gap = true;
+						$ok  = $db->query(
+							$db->prepare(
+								"INSERT IGNORE INTO {$t['numbers']} (scope_key, number, status, reason, source, created_at, updated_at)
+								 SELECT scope_key, %d, 'void', %s, 'gap', UTC_TIMESTAMP(), UTC_TIMESTAMP() FROM {$t['sequences']}
+								 WHERE scope_key = %s AND %d BETWEEN COALESCE(start_value, 1) AND current_value", // phpcs:ignore WordPress.DB.PreparedSQL -- table names from Counterfoil_Schema.
+								$number,
+								$reason,
+								$scope,
+								$number
+							)
+						);
+						if ( false === $ok ) {
+							throw new RuntimeException( 'the void failed: ' . $db->last_error );
+						}
+					}
+					if ( 1 !== $ok ) {
+						throw new Counterfoil_Void_Missing();
+					}
+					Counterfoil_Chain::append_with_wpdb( $head, Counterfoil_Chain::void( $scope, $number, $reason ), $db );
+					return $gap;
+				}
+			);
+		} catch ( Counterfoil_Void_Missing $e ) {
+			return new WP_Error( 'counterfoil_void_missing', __( 'No reserved or issued number matches, and the number is not a gap of the series (it was never handed out, or is already void).', 'counterfoil' ), array( 'status' => 404 ) );
 		} catch ( Throwable $e ) {
-			$wpdb->query( 'ROLLBACK' );
 			return new WP_Error( 'counterfoil_unavailable', __( 'The number could not be voided; nothing changed. Try again.', 'counterfoil' ), array( 'status' => 503, 'detail' => $e->getMessage() ) );
 		}
 		if ( $gap ) {
@@ -732,4 +745,10 @@ final class Counterfoil_Timing {
 	public static function get( $name ) {
 		return isset( self::$spent[ $name ] ) ? self::$spent[ $name ] : 0.0;
 	}
+}
+
+/**
+ * A void found no number to void (rolled back; the caller says so).
+ */
+final class Counterfoil_Void_Missing extends RuntimeException {
 }

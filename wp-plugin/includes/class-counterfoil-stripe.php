@@ -362,32 +362,32 @@ final class Counterfoil_Stripe {
 			$refunds = null;
 		}
 		$as_of = isset( $event['created'] ) && is_int( $event['created'] ) && $event['created'] > 0 ? $event['created'] : time();
-		$rows  = array();
 		try {
 			// One delivery at a time per payment: the payment row's lock is
 			// held while the refunded total is read, the refund rows are
 			// written and the total is read again, so a change is seen (and
 			// announced) by exactly one delivery however many arrive at once.
-			self::lock_payment( $intent );
-			try {
-				$before = self::refunded_minor( $intent );
-				if ( null === $refunds ) {
-					$minor = isset( $object['amount_refunded'] ) ? $object['amount_refunded'] : null;
-					$rows[] = self::refund_row( $intent, $charge, 'charge_total', $minor, isset( $object['currency'] ) ? $object['currency'] : null, $as_of );
-				}
-				foreach ( (array) $refunds as $refund ) {
-					$id = is_array( $refund ) ? self::id_of( $refund ) : null;
-					if ( null === $id || ! isset( $refund['status'] ) || ! in_array( $refund['status'], self::REFUND_STATES, true ) ) {
-						throw new InvalidArgumentException( __( 'A refund without an id or a known status.', 'counterfoil' ) );
+			// On a connection that never reconnects, so a lost connection
+			// cannot leave rows written outside the lock.
+			list( $before, $rows, $after ) = Counterfoil_Wpdb_Transaction::run(
+				function ( wpdb $db ) use ( $intent, $refunds, $object, $charge, $as_of ) {
+					self::lock_payment( $db, $intent );
+					$rows   = array();
+					$before = self::refunded_minor( $db, $intent );
+					if ( null === $refunds ) {
+						$minor  = isset( $object['amount_refunded'] ) ? $object['amount_refunded'] : null;
+						$rows[] = self::refund_row( $db, $intent, $charge, 'charge_total', $minor, isset( $object['currency'] ) ? $object['currency'] : null, $as_of );
 					}
-					$rows[] = self::refund_row( $intent, $id, $refund['status'], isset( $refund['amount'] ) ? $refund['amount'] : null, isset( $refund['currency'] ) ? $refund['currency'] : null, $as_of ) + array( 'reason' => isset( $refund['reason'] ) && is_string( $refund['reason'] ) ? $refund['reason'] : '' );
+					foreach ( (array) $refunds as $refund ) {
+						$id = is_array( $refund ) ? self::id_of( $refund ) : null;
+						if ( null === $id || ! isset( $refund['status'] ) || ! in_array( $refund['status'], self::REFUND_STATES, true ) ) {
+							throw new InvalidArgumentException( __( 'A refund without an id or a known status.', 'counterfoil' ) );
+						}
+						$rows[] = self::refund_row( $db, $intent, $id, $refund['status'], isset( $refund['amount'] ) ? $refund['amount'] : null, isset( $refund['currency'] ) ? $refund['currency'] : null, $as_of ) + array( 'reason' => isset( $refund['reason'] ) && is_string( $refund['reason'] ) ? $refund['reason'] : '' );
+					}
+					return array( $before, $rows, self::refunded_minor( $db, $intent ) );
 				}
-				$after = self::refunded_minor( $intent );
-				self::end_transaction( 'COMMIT' );
-			} catch ( Throwable $e ) {
-				self::end_transaction( 'ROLLBACK' );
-				throw $e;
-			}
+			);
 		} catch ( InvalidArgumentException $e ) {
 			return self::bad( $e->getMessage() );
 		} catch ( RuntimeException $e ) {
@@ -494,13 +494,12 @@ final class Counterfoil_Stripe {
 	 * @throws InvalidArgumentException Bad amount, currency or id.
 	 * @throws RuntimeException The database refused.
 	 */
-	private static function refund_row( $intent, $ref, $status, $minor, $currency, $as_of ) {
+	private static function refund_row( wpdb $wpdb, $intent, $ref, $status, $minor, $currency, $as_of ) {
 		list( $amount, $code ) = Counterfoil_Rules::amount_from_minor_units( $minor, $currency );
 		Counterfoil_Rules::payment_ref( self::$gateway, $ref );
 		if ( strlen( $ref ) > 191 ) {
 			throw new InvalidArgumentException( 'invalid argument `refund`: the id is longer than 191 bytes' );
 		}
-		global $wpdb;
 		$t    = Counterfoil_Schema::tables();
 		$now  = current_time( 'mysql', true );
 		$rank = "FIELD(%s, 'charge_total', 'pending', 'requires_action', 'succeeded', 'failed', 'canceled')";
@@ -547,41 +546,18 @@ final class Counterfoil_Stripe {
 	}
 
 	/**
-	 * Begins a transaction on $wpdb and locks the payment row of $intent
-	 * (it exists: refund() answered `not_invoiced` otherwise).
+	 * Locks the payment row of $intent in the transaction open on $wpdb (it
+	 * exists: refund() answered `not_invoiced` otherwise).
 	 *
+	 * @param wpdb   $wpdb   The transaction's connection (Counterfoil_Wpdb_Transaction).
 	 * @param string $intent PaymentIntent id.
-	 * @throws RuntimeException When the database refuses (the transaction is rolled back).
+	 * @throws RuntimeException When the database refuses (the caller rolls back).
 	 */
-	private static function lock_payment( $intent ) {
-		global $wpdb;
-		$t = Counterfoil_Schema::tables();
-		if ( false === $wpdb->query( 'START TRANSACTION' ) ) {
-			throw new RuntimeException( $wpdb->last_error );
-		}
+	private static function lock_payment( wpdb $wpdb, $intent ) {
+		$t      = Counterfoil_Schema::tables();
 		$locked = $wpdb->get_var( $wpdb->prepare( "SELECT id FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s FOR UPDATE", self::$gateway, $intent ) );
 		if ( null === $locked ) {
-			$error = '' !== $wpdb->last_error ? $wpdb->last_error : 'the payment row is gone';
-			self::end_transaction( 'ROLLBACK' );
-			throw new RuntimeException( $error );
-		}
-	}
-
-	/**
-	 * Ends the transaction of lock_payment().
-	 *
-	 * @param string $how COMMIT or ROLLBACK.
-	 * @throws RuntimeException When a COMMIT fails (the transaction is rolled back).
-	 */
-	private static function end_transaction( $how ) {
-		global $wpdb;
-		if ( false !== $wpdb->query( 'COMMIT' === $how ? 'COMMIT' : 'ROLLBACK' ) ) {
-			return;
-		}
-		$error = $wpdb->last_error;
-		if ( 'COMMIT' === $how ) {
-			$wpdb->query( 'ROLLBACK' );
-			throw new RuntimeException( $error );
+			throw new RuntimeException( '' !== $wpdb->last_error ? $wpdb->last_error : 'the payment row is gone' );
 		}
 	}
 
@@ -592,8 +568,7 @@ final class Counterfoil_Stripe {
 	 * @param string $intent PaymentIntent id.
 	 * @return int
 	 */
-	private static function refunded_minor( $intent ) {
-		global $wpdb;
+	private static function refunded_minor( wpdb $wpdb, $intent ) {
 		$t    = Counterfoil_Schema::tables();
 		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT status, amount_minor FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s", self::$gateway, $intent ) );
 		$sum  = 0;

@@ -64,6 +64,58 @@ final class ChainTest extends TestCase {
 	}
 
 	/**
+	 * The void's connection is killed (KILL CONNECTION, from another
+	 * connection) just before its chain entry is written: the void and its
+	 * chain entry commit together or not at all. On $wpdb's connection the
+	 * chain entry was written again on a new connection (wpdb reconnects
+	 * after a 2006 and runs the statement anew, outside the transaction) and
+	 * committed with the head's move, while the void itself was rolled back
+	 * with the killed connection: a void entry for a number still issued.
+	 */
+	public function test_a_void_whose_connection_is_killed_is_all_or_nothing() {
+		global $wpdb;
+		list( $scope ) = $this->series( 2 );
+		$head_before   = $wpdb->get_row( $wpdb->prepare( "SELECT chain_seq, chain_head FROM {$wpdb->prefix}invoice_sequences WHERE scope_key = %s", $scope ), ARRAY_N );
+		$chain         = "INSERT INTO `{$wpdb->prefix}counterfoil_chain`";
+		$killed        = array();
+		$kill          = function ( $query ) use ( $chain, &$killed ) {
+			if ( $killed || 0 !== strpos( $query, $chain ) ) {
+				return $query;
+			}
+			$parsed = $GLOBALS['wpdb']->parse_db_host( DB_HOST );
+			$killer = mysqli_connect( $parsed[0], DB_USER, DB_PASSWORD, DB_NAME, $parsed[1] ? (int) $parsed[1] : 3306 );
+			// The void's transaction holds the series row's lock.
+			$ids = $killer->query( 'SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID()' )->fetch_all();
+			foreach ( $ids as $id ) {
+				$killer->query( 'KILL CONNECTION ' . (int) $id[0] );
+				$killed[] = (int) $id[0];
+			}
+			for ( $i = 0; $i < 100 && $killer->query( 'SELECT 1 FROM information_schema.PROCESSLIST WHERE ID IN (' . implode( ',', array_merge( array( 0 ), $killed ) ) . ')' )->num_rows; $i++ ) {
+				usleep( 20000 );
+			}
+			$killer->close();
+			return $query;
+		};
+		add_filter( 'query', $kill );
+		try {
+			$r = counterfoil_void_number( $scope, 2, 'killed mid-void' );
+		} finally {
+			remove_filter( 'query', $kill );
+		}
+		$this->assertCount( 1, $killed, 'one transaction was open and killed' );
+		$status = $wpdb->get_var( $wpdb->prepare( "SELECT status FROM {$wpdb->prefix}counterfoil_numbers WHERE scope_key = %s AND number = 2", $scope ) );
+		$this->assertSame( array( 'issued', 'issued' ), array_column( self::entries( $scope ), 'event' ), "no void entry without its void (the number is $status)" );
+		$this->assertSame( 'issued', $status, 'the void did not commit' );
+		$this->assertInstanceOf( WP_Error::class, $r );
+		$this->assertSame( 'counterfoil_unavailable', $r->get_error_code() );
+		$this->assertSame( $head_before, $wpdb->get_row( $wpdb->prepare( "SELECT chain_seq, chain_head FROM {$wpdb->prefix}invoice_sequences WHERE scope_key = %s", $scope ), ARRAY_N ), 'the head did not move' );
+		// Tried again, it commits whole.
+		$this->assertTrue( counterfoil_void_number( $scope, 2, 'killed mid-void' ) );
+		$this->assertSame( array( 'issued', 'issued', 'void' ), array_column( self::entries( $scope ), 'event' ) );
+		$this->assertNull( self::walk_to_the_end()['broken'] );
+	}
+
+	/**
 	 * A payment's first delivery goes in one round trip (issue 30), the
 	 * server computing its chain entry's hash: the entries hold when walked.
 	 * On the pure-PHP backend the count of one-trip deliveries shows it.
