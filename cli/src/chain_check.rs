@@ -25,11 +25,9 @@ use anyhow::{Context, Result};
 use counterfoil_core::chain::{Entry, Walk};
 use serde_json::{json, Value};
 
+use crate::chain_facts::{ChainTables, SeriesHead, CHUNK};
 use crate::chain_merge::Merge;
-use crate::verify_cmd::Source;
-
-/// Chain entries read per query.
-pub(crate) const CHUNK: usize = 50_000;
+use crate::verify_source::Source;
 
 /// A series' head: where its chain ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,12 +45,6 @@ impl Head {
     }
 }
 
-/// An entry as stored: its position, the entry and its hash (its stored
-/// previous hash is not read: each entry is hashed after the hash the walk
-/// computed before it, so an edit anywhere breaks the first entry it
-/// touches, and a stored link that was edited alone changes nothing).
-type Stored = (u64, Entry, String);
-
 /// What check 5 found: findings, and each series' head as walked.
 #[derive(Default)]
 pub struct ChainReport {
@@ -61,17 +53,6 @@ pub struct ChainReport {
     /// Entries walked in all.
     pub entries: u64,
 }
-
-/// The names the check reads.
-pub struct ChainTables<'a> {
-    pub sequences: &'a str,
-    pub numbers: &'a str,
-    pub payments: &'a str,
-    pub chain: &'a str,
-}
-
-/// A series' row: its chain position, head and first chained number.
-pub(crate) type SeriesHead = (u64, Option<String>, Option<u64>);
 
 /// Walks every chain and compares it with the registry.
 pub async fn check(src: &mut Source, t: &ChainTables<'_>) -> Result<ChainReport> {
@@ -275,35 +256,4 @@ pub async fn against(src: &mut Source, t: &ChainTables<'_>, kept: &[Head]) -> Re
         }
     }
     Ok(findings)
-}
-
-/// A stored row as an entry.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn stored(
-    scope: &str,
-    seq: u64,
-    number: u64,
-    event: String,
-    texts: [Option<String>; 5],
-    post_id: Option<u64>,
-    at: String,
-    hash: String,
-) -> Stored {
-    let [gateway, transaction_id, amount, currency, reason] = texts;
-    (
-        seq,
-        Entry {
-            scope_key: scope.to_owned(),
-            number,
-            event,
-            gateway,
-            transaction_id,
-            amount,
-            currency,
-            post_id,
-            reason,
-            at,
-        },
-        hash,
-    )
 }

@@ -18,21 +18,13 @@ use std::collections::{BTreeMap, VecDeque};
 use anyhow::Result;
 use counterfoil_core::chain::Entry;
 
-use crate::chain_check::{ChainTables, SeriesHead, CHUNK};
-use crate::verify_cmd::Source;
+use crate::chain_facts::{ChainTables, PaymentRow, RegistryRow, SeriesHead, CHUNK};
+use crate::verify_source::Source;
 
 /// Voided numbers checked against the registry per query.
 pub(crate) const VOID_BATCH: usize = 1_000;
 /// Findings of the merge listed at most.
 const LIMIT: usize = 4_000;
-
-/// A registry row: series, number, status, the row's gateway and
-/// transaction.
-pub(crate) type RegistryRow = (String, u64, String, [Option<String>; 2]);
-
-/// A payment with its number: series, number, gateway, transaction, amount,
-/// currency.
-pub(crate) type PaymentRow = (String, u64, [Option<String>; 4]);
 
 /// An ordered stream read in keyset chunks.
 struct Cursor<R> {

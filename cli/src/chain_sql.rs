@@ -11,10 +11,9 @@
 use anyhow::Result;
 use counterfoil_core::chain::Entry;
 
-use crate::chain_check::{stored, ChainTables, CHUNK};
-use crate::chain_merge::{PaymentRow, RegistryRow};
+use crate::chain_facts::{stored, ChainTables, PaymentRow, RegistryRow, CHUNK};
 use crate::db;
-use crate::verify_cmd::{u64_of, Source};
+use crate::verify_source::{u64_of, Source};
 
 /// Findings of one comparison listed at most.
 const LIMIT: usize = 1_000;

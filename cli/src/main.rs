@@ -7,6 +7,7 @@ mod adopt_cmd;
 mod audit_cmd;
 mod awb_cmd;
 mod chain_check;
+mod chain_facts;
 mod chain_merge;
 mod chain_sql;
 mod cli;
@@ -15,6 +16,7 @@ mod export_cmd;
 mod series_cmd;
 mod stress_cmd;
 mod verify_cmd;
+mod verify_source;
 
 use clap::Parser;
 
