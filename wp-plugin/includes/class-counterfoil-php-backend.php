@@ -441,7 +441,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 							} else {
 								$numbers = $committing;
 								if ( $unanswered ) {
-									// Locked: a packet still committing is waited for.
+									// A locking read: sees a packet that committed; one
+									// still running is waited for under REPEATABLE READ
+									// only (the core's flows::recorded doc), else its
+									// number stays unconfirmed, never handed out again.
 									foreach ( $this->select( $this->sql['registry.unconfirmed_of_call'], 'ss', array( $scope, $call ) ) as $row ) {
 										if ( ! in_array( (int) $row[0], $numbers, true ) ) {
 											$numbers[] = (int) $row[0];

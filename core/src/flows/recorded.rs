@@ -12,8 +12,13 @@
 //! transaction that takes or voids it (`flows::chain`). A call's first
 //! try goes in one round trip where the dialect has one (issue 30); a try
 //! after a packet whose answer was lost looks up what the call's mark holds
-//! unconfirmed (a locking read, so a packet still committing is waited
-//! for) and voids it like a lost COMMIT's number.
+//! unconfirmed (a locking read) and voids it like a lost COMMIT's number.
+//! The read sees a packet that committed before it; one still running is
+//! waited for only under InnoDB's REPEATABLE READ (next-key locks), not
+//! under READ COMMITTED or on PostgreSQL, and a packet the server has not
+//! started yet is never waited for: such a packet's number stays
+//! `unconfirmed` (listed by the books), never handed out again, since the
+//! retry's allocation waits for the series row the packet holds.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,7 +57,9 @@ pub(crate) trait RecordedStatements: Dialect {
     }
 
     /// The numbers the mark `call` holds `unconfirmed` in `scope`, read
-    /// with locks (a transaction still committing one is waited for).
+    /// with locks (the latest committed rows; a transaction still running
+    /// is waited for only where the isolation level locks gaps: see the
+    /// module's doc).
     fn unconfirmed_of_call(
         &mut self,
         scope: &str,

@@ -277,8 +277,8 @@ pub struct RegistrySql {
     pub complete_one_trip: String,
     /// The numbers a call's mark holds still unconfirmed in a series
     /// (scope, the call's mark), locked: what a one-trip packet whose
-    /// answer was lost may have committed (one still committing is waited
-    /// for).
+    /// answer was lost may have committed (one still running is waited for
+    /// under REPEATABLE READ only: `flows::recorded`'s doc).
     pub unconfirmed_of_call: String,
 }
 
