@@ -74,12 +74,21 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	/** What a new connection shows before it allocates (the core's vetting::SERVER_CHECK_SQL). */
 	const SERVER_CHECK_SQL = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit', 'wsrep_on', 'read_only', 'super_read_only', 'group_replication_group_name', 'group_replication_single_primary_mode')";
 	/**
-	 * Every session of ours autocommits (the core's vetting::AUTOCOMMIT_SQL):
-	 * a server whose sessions start with autocommit off (my.cnf,
-	 * init_connect) would leave a plain allocation's transaction open, and
-	 * its idle timeout would roll back numbers already handed out.
+	 * The session's own settings (the core's vetting::session_sql): autocommit
+	 * on (a server whose sessions start with it off, by my.cnf or
+	 * init_connect, would leave a plain allocation's transaction open, and its
+	 * idle timeout would roll back numbers already handed out), and a lock
+	 * wait no longer than the call's deadline in whole seconds, the server's
+	 * own when shorter (a call that gave up at its deadline would otherwise
+	 * leave its statement waiting on the server, holding the series row).
+	 *
+	 * @param int $timeout_ms The call's deadline.
+	 * @return string
 	 */
-	const AUTOCOMMIT_SQL = 'SET SESSION autocommit = 1';
+	public static function session_sql( $timeout_ms ) {
+		$seconds = max( 1, (int) ceil( $timeout_ms / 1000 ) );
+		return "SET SESSION autocommit = 1, innodb_lock_wait_timeout = LEAST(@@GLOBAL.innodb_lock_wait_timeout, $seconds)";
+	}
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
 	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
 	/** The server a claim was taken on (counterfoil_core::schema::CLAIM_NODE). */
@@ -1441,12 +1450,9 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( 2 === $setting ) {
 			Counterfoil_Log::once( 'durability:2', 'innodb_flush_log_at_trx_commit = 2: numbers survive a server crash but not an OS crash or power loss; set it to 1 for full durability' );
 		}
-		// A server (my.cnf, init_connect) may start sessions with autocommit
-		// off: a plain allocation would then open a transaction that nothing
-		// ends, and the server's idle timeout would roll back numbers already
-		// handed out. Every session of ours autocommits; a server that will
-		// not let us is refused.
-		$this->check( $this->execute( self::AUTOCOMMIT_SQL ) );
+		// Autocommit on and lock waits bounded by the deadline (session_sql());
+		// a server that will not let us is refused.
+		$this->check( $this->execute( self::session_sql( $this->timeout_ms ) ) );
 		return array( $multi_writer, $cluster );
 	}
 

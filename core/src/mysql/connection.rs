@@ -129,7 +129,7 @@ impl SeriesStore {
             Err(mysql_async::Error::Server(e)) if e.code == codes::ER_UNKNOWN_SYSTEM_VARIABLE => {}
             other => other.map_err(before_any_statement)?,
         }
-        conn.query_drop(vetting::AUTOCOMMIT_SQL)
+        conn.query_drop(vetting::session_sql(self.config.deadline))
             .await
             .map_err(before_any_statement)?;
         self.durability = Some(check.durability);

@@ -433,7 +433,8 @@ impl AllocationLane {
         let policy = self.config.node_list;
         let identity = vetting::judge_writer(node, self.nodes.len(), &check, cluster, policy)?;
         self.writer.admit(node, identity, policy)?;
-        conn.query_drop(vetting::AUTOCOMMIT_SQL).map_err(vetted)?;
+        conn.query_drop(vetting::session_sql(self.config.deadline))
+            .map_err(vetted)?;
         self.durability = Some(check.durability);
         let plain = {
             let opts = &self.nodes[node];

@@ -29,12 +29,28 @@ pub(crate) const SERVER_CHECK_SQL: &str = "SHOW GLOBAL VARIABLES WHERE Variable_
      ('innodb_flush_log_at_trx_commit', 'wsrep_on', 'read_only', 'super_read_only', \
      'group_replication_group_name', 'group_replication_single_primary_mode')";
 
-/// Every session of ours autocommits: a server whose sessions start with
-/// autocommit off (`autocommit=0` in my.cnf, or `init_connect`) would turn a
-/// plain allocation into a transaction that nothing ends, and the server's
-/// `idle_transaction_timeout` would later roll back numbers already handed
-/// out, to be handed out again. A server that refuses it is refused.
-pub(crate) const AUTOCOMMIT_SQL: &str = "SET SESSION autocommit = 1";
+/// The session's own settings, sent on every new connection (the store, the
+/// lane, and the twin alike):
+/// - autocommit on: a server whose sessions start with autocommit off
+///   (`autocommit=0` in my.cnf, or `init_connect`) would turn a plain
+///   allocation into a transaction that nothing ends, and the server's
+///   `idle_transaction_timeout` would later roll back numbers already handed
+///   out, to be handed out again;
+/// - a lock wait no longer than the call's deadline (whole seconds, at least
+///   one; the server's own setting when shorter): a call that gives up at its
+///   deadline closes its socket, but a statement still waiting for a lock
+///   goes on waiting on the server (50 s by default), holding every lock its
+///   transaction took before (the series row): the next call of the series
+///   would wait behind a call that already failed.
+///
+/// A server that refuses either is refused.
+pub(crate) fn session_sql(deadline: std::time::Duration) -> String {
+    let seconds = deadline.as_millis().div_ceil(1000).max(1);
+    format!(
+        "SET SESSION autocommit = 1, innodb_lock_wait_timeout = \
+         LEAST(@@GLOBAL.innodb_lock_wait_timeout, {seconds})"
+    )
+}
 
 /// Galera readiness and the cluster's identity, asked only of a cluster node.
 pub(crate) const GALERA_READY_SQL: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN \
