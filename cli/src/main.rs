@@ -13,6 +13,7 @@ mod chain_sql;
 mod cli;
 mod db;
 mod export_cmd;
+mod post_check;
 mod series_cmd;
 mod stress_cmd;
 mod verify_cmd;

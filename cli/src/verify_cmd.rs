@@ -12,7 +12,10 @@
 //!
 //! 5. every series' tamper-evident chain holds and tells the registry's
 //!    story (`chain_check`); with `--against FILE`, the heads kept in FILE
-//!    are still in their chains.
+//!    are still in their chains;
+//! 6. every issued number's invoice or credit-note post shows what the
+//!    books hold: its series, number, gateway, transaction, amount and
+//!    currency (`post_check`).
 //!
 //! Exit 0 when all hold, 1 with a listing of every violation. `--heads`
 //! prints each series' chain head instead of the report.
@@ -21,8 +24,8 @@
 //! memory is bounded at any series length.
 //!
 //! On PostgreSQL (a `postgres://` URL: the core's registry, no WordPress)
-//! checks 1–3 run on the same facts, read with PostgreSQL's SQL; check 4 has
-//! no posts to read.
+//! checks 1–3 and 5 run on the same facts, read with PostgreSQL's SQL;
+//! checks 4 and 6 have no posts to read.
 
 use std::time::Duration;
 
@@ -34,6 +37,7 @@ use crate::chain_check;
 use crate::chain_facts::ChainTables;
 use crate::cli::{Global, VerifyArgs};
 use crate::db::{self, Db, Tables};
+use crate::post_check;
 use crate::verify_source::{Source, CHUNK};
 use crate::Outcome;
 
@@ -207,6 +211,17 @@ async fn judge(
     );
     for finding in &chains.findings {
         push("chain", finding.clone());
+    }
+    // 6. Each issued number's post shows what the books hold (MySQL only).
+    if let Source::MySql(db) = &mut src {
+        if db.table_exists(&tables.posts).await? {
+            let started = std::time::Instant::now();
+            let posts = post_check::check(db, tables, &mut push).await?;
+            eprintln!(
+                "verify: {posts} invoice posts held against the registry and payments in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
     }
     if let Some(path) = &args.against {
         let kept = chain_check::read_heads(path)?;

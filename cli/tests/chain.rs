@@ -6,7 +6,9 @@
 //! written into the registry, the chain's start moved, an entry rewritten
 //! with its payment — is named by `counterfoil verify` (exit 1);
 //! a chain cut off at its end and its head set back is found only against
-//! the heads kept earlier (`--heads`, then `--against FILE`).
+//! the heads kept earlier (`--heads`, then `--against FILE`); an invoice's
+//! post edited alone (its amount, currency, number or series, trashed,
+//! gone) is named by check 6.
 //!
 //! Before the chain, `verify` called every one of these books clean.
 
@@ -146,6 +148,55 @@ fn books_with_edits(extension: bool) {
          UPDATE wp_counterfoil_chain SET amount = '7.25' WHERE scope_key = '5:2026' AND number = 3",
         "the chain breaks at number 3 (position 3): the entry no longer gives its hash",
     );
+    // The invoice's post edited alone (the books untouched): its amount,
+    // its currency, its number; trashed; deleted. Before check 6 each of
+    // these passed.
+    let post = wp.scalar(
+        "SELECT post_id FROM wp_counterfoil_numbers WHERE scope_key = '5:2026' AND number = 1",
+    );
+    let which = format!("series 5:2026: number 1 is issued to post #{post}");
+    let meta = |key: &str, value: &str| {
+        format!(
+            "UPDATE wp_postmeta SET meta_value = '{value}' WHERE post_id = {post} AND meta_key = '_counterfoil_{key}'"
+        )
+    };
+    finds(
+        &wp,
+        &meta("amount", "1.00"),
+        &meta("amount", "10.00"),
+        &format!("{which}, which shows 1.00 EUR or another gateway or transaction than its payment (10.00 EUR)"),
+    );
+    finds(
+        &wp,
+        &meta("currency", "USD"),
+        &meta("currency", "EUR"),
+        &format!("{which}, which shows 10.00 USD"),
+    );
+    finds(
+        &wp,
+        &meta("number", "7"),
+        &meta("number", "1"),
+        &format!("{which}, which says it is number 7 of series 5:2026"),
+    );
+    finds(
+        &wp,
+        &meta("scope_key", "6:2026"),
+        &meta("scope_key", "5:2026"),
+        &format!("{which}, which says it is number 1 of series 6:2026"),
+    );
+    finds(
+        &wp,
+        &format!("UPDATE wp_posts SET post_status = 'trash' WHERE ID = {post}"),
+        &format!("UPDATE wp_posts SET post_status = 'publish' WHERE ID = {post}"),
+        &format!("{which}, whose status is `trash`"),
+    );
+    finds(
+        &wp,
+        &format!("UPDATE wp_posts SET ID = 999999 WHERE ID = {post}"),
+        &format!("UPDATE wp_posts SET ID = {post} WHERE ID = 999999"),
+        &format!("{which}, which does not exist"),
+    );
+
     // The end cut off with care: the last number, its payment, its two
     // entries (issued 4, void 2 came after it) gone, the head and counter set
     // back. The chain that is left holds, so only the kept heads tell.
