@@ -423,6 +423,26 @@ impl Postgres {
             .to_owned())
     }
 
+    /// Every row of `sql` on a harness `url`, read with `psql` (as
+    /// [`Postgres::client_scalar`]): each row's `|`-separated values as text.
+    pub fn client_rows(url: &str, sql: &str) -> Result<Vec<Vec<String>>> {
+        let single = url.split('?').next().unwrap_or(url);
+        let out = std::process::Command::new(format!("{BIN}/psql"))
+            .args(["--no-psqlrc", "--tuples-only", "--no-align", "--quiet"])
+            .arg(format!("--dbname={single}"))
+            .arg(format!("--command={sql}"))
+            .output()
+            .context("run psql")?;
+        if !out.status.success() {
+            bail!("psql: {sql}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.split('|').map(str::to_owned).collect())
+            .collect())
+    }
+
     /// Freezes the postmaster and every backend (SIGSTOP to each process of
     /// the server: backends are its children, not threads).
     pub fn pause(&self) -> Result<()> {
@@ -530,7 +550,9 @@ impl Drop for Postgres {
 /// table prefix `wp_`): delivers again every payment whose call got no
 /// answer, then checks the books on `url`: every payment recorded once with
 /// one distinct number, the registry covering 1..counter (a number exists
-/// only with its registry row), and no number used without its payment.
+/// only with its registry row), no number used without its payment, and
+/// every payment that was told a number stored with that number, its
+/// registry row naming it (reserved or issued, never void).
 pub fn redeliver_and_check_payments(url: &str, scope: &str, ops: &[crate::history::Op]) {
     use counterfoil_core::{PaymentRef, ScopeKey, Store, StoreConfig};
     let scope = ScopeKey::new(scope).unwrap();
@@ -565,4 +587,34 @@ pub fn redeliver_and_check_payments(url: &str, scope: &str, ops: &[crate::histor
         "the registry covers 1..counter: a number exists only with its row"
     );
     assert_eq!(counter, payments, "no number used without its payment");
+    // Told = stored: every payment answered with a number holds that number,
+    // and its registry row names that payment and is not void (counts alone
+    // would pass a payment stored with another payment's number).
+    let stored: std::collections::BTreeMap<String, (u64, String, String)> = Postgres::client_rows(
+        url,
+        "SELECT p.transaction_id, p.number, COALESCE(n.status, 'none'), COALESCE(n.transaction_id, '') \
+         FROM wp_counterfoil_payments p LEFT JOIN wp_counterfoil_numbers n \
+         ON n.scope_key = p.scope_key AND n.number = p.number WHERE p.gateway = 'fault'",
+    )
+    .unwrap()
+    .into_iter()
+    .map(|r| (r[0].clone(), (r[1].parse().unwrap(), r[2].clone(), r[3].clone())))
+    .collect();
+    for o in ops {
+        if let crate::history::Completion::Ok(told, _) = o.completion {
+            let (number, status, txn) = stored
+                .get(&o.label)
+                .unwrap_or_else(|| panic!("payment {} was told {told} and is not stored", o.label));
+            assert_eq!(
+                *number, told,
+                "payment {} was told {told}, stored {number}",
+                o.label
+            );
+            assert!(
+                matches!(status.as_str(), "reserved" | "issued") && txn == &o.label,
+                "payment {}: its number {told}'s registry row is {status} for {txn:?}",
+                o.label
+            );
+        }
+    }
 }
