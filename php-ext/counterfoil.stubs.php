@@ -332,7 +332,10 @@ namespace Counterfoil {
      * allocation's transaction); `one_trip_payments` (bool, default true: a
      * payment's first delivery, a held payment's completion and a recorded
      * allocation's first try as one multi-statement packet; false: the flow of
-     * several statements).
+     * several statements); `paused` (a reason: `allocate_invoice_number()`
+     * takes no number and throws `DatabaseUnavailableException` with it; the
+     * WordPress plugin sets it on a copy of its site; empty or absent: not
+     * paused).
      *
      * @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
      *

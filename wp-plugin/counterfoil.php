@@ -61,6 +61,7 @@ add_action( 'plugins_loaded', array( 'Counterfoil_Schema', 'maybe_upgrade' ) );
 // before any other plugin can call it. A backend that cannot be built is an
 // admin notice and 503s on the webhook, never a fatal error for the site.
 add_action( 'plugins_loaded', 'counterfoil_boot_backend', 0 );
+add_action( 'switch_blog', 'counterfoil_follow_site' );
 add_action( 'admin_notices', 'counterfoil_backend_notice' );
 Counterfoil_Invoice_Type::init();
 add_action( 'init', 'counterfoil_load_textdomain' );

@@ -4,7 +4,12 @@
  * unless the site owner opted in to deletion (Settings → Invoice numbers, or
  * the COUNTERFOIL_DELETE_DATA_ON_UNINSTALL constant). The number format and
  * the series settings stay with the data: a re-installed plugin renders new
- * numbers as before. The daily job is always unscheduled.
+ * numbers as before. Always, whatever the owner chose: the daily job is
+ * unscheduled, and the credentials (our webhook's signing secret, Stripe's
+ * signing secret) and the notices kept as transients are deleted, so that no
+ * secret outlives the plugin that used it; a re-installed plugin makes a new
+ * webhook secret, and Stripe's is entered again. With deletion, every option
+ * of ours goes.
  *
  * @package Counterfoil
  */
@@ -23,10 +28,14 @@ function counterfoil_uninstall_site() {
 
 	wp_clear_scheduled_hook( 'counterfoil_prepare_next_year' );
 	delete_option( 'counterfoil_delete_data_on_uninstall' );
+	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_stripe_secret', 'counterfoil_stripe_test_secret' ) as $counterfoil_secret ) {
+		delete_option( $counterfoil_secret );
+	}
+	$wpdb->query( $wpdb->prepare( "DELETE FROM {$wpdb->options} WHERE option_name LIKE %s OR option_name LIKE %s", $wpdb->esc_like( '_transient_counterfoil_' ) . '%', $wpdb->esc_like( '_transient_timeout_counterfoil_' ) . '%' ) );
 
 	if ( ! $counterfoil_delete ) {
-		// The format, the series settings, the secret and the schema version stay
-		// with the data they belong to.
+		// The format, the series settings and the schema version stay with
+		// the data they belong to.
 		return;
 	}
 
@@ -59,7 +68,10 @@ function counterfoil_uninstall_site() {
 			}
 		}
 	}
-	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_schema_version', 'counterfoil_sequences_preexisting', 'counterfoil_format', 'counterfoil_missing_series', 'counterfoil_new_series_start', 'counterfoil_next_year_prepared', 'counterfoil_credit_note_format', 'counterfoil_stripe_test_mode', 'counterfoil_site_identity' ) as $counterfoil_option ) {
+	// Every option of ours (the format, the series settings, Stripe's
+	// account and issuer, the chain's checkpoint, the site's identity, …).
+	$counterfoil_options = $wpdb->get_col( $wpdb->prepare( "SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE %s", $wpdb->esc_like( 'counterfoil_' ) . '%' ) );
+	foreach ( $counterfoil_options as $counterfoil_option ) {
 		delete_option( $counterfoil_option );
 	}
 }

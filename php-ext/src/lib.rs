@@ -103,6 +103,12 @@ pub fn initialize_invoice_sequence(
 pub fn allocate_invoice_number(user_id: i64, year: i64) -> PhpResult<String> {
     let (scope, year) = user_year_scope(user_id, year)?;
     let current = settings::current()?;
+    if let Some(reason) = &current.settings.paused {
+        // A copy of the site: no number of any series is taken here.
+        return Err(to_php(counterfoil_core::Error::Refused(format!(
+            "numbering is paused: {reason}"
+        ))));
+    }
     let period = Period::new(year, sequences::current_month()).map_err(|e| to_php(e.into()))?;
     let settings = &current.settings;
     let number = if settings.registry {
@@ -122,7 +128,10 @@ pub fn allocate_invoice_number(user_id: i64, year: i64) -> PhpResult<String> {
 /// allocation's transaction); `one_trip_payments` (bool, default true: a
 /// payment's first delivery, a held payment's completion and a recorded
 /// allocation's first try as one multi-statement packet; false: the flow of
-/// several statements).
+/// several statements); `paused` (a reason: `allocate_invoice_number()`
+/// takes no number and throws `DatabaseUnavailableException` with it; the
+/// WordPress plugin sets it on a copy of its site; empty or absent: not
+/// paused).
 ///
 /// @throws \Counterfoil\InvalidArgumentException for an unknown or invalid option.
 #[php_function]

@@ -45,6 +45,12 @@ pub struct Settings {
     /// (option `one_trip_payments`,
     /// default on; off: the flow of several statements, for comparison).
     pub one_trip_payments: bool,
+    /// Why numbering is paused in this process (option `paused`: the
+    /// WordPress plugin on a copy of its site, at another address or
+    /// environment): `allocate_invoice_number()` then takes no number and
+    /// throws `DatabaseUnavailableException` with the reason. None: not
+    /// paused (an empty string, or no option).
+    pub paused: Option<String>,
 }
 
 impl Settings {
@@ -107,11 +113,12 @@ impl Settings {
                     NumberFormat::parse(&text).map_err(|e| crate::exceptions::to_php(e.into()))?;
                     out.format = text;
                 }
+                "paused" => out.paused = Some(text).filter(|r| !r.trim().is_empty()),
                 other => {
                     return Err(invalid_argument(format!(
                         "unknown option `{other}`; known options: database_url, host, nodes, \
                          user, password, database, table_prefix, timeout_ms, format, registry, \
-                         one_trip_payments, unsafe_allow_independent_nodes"
+                         one_trip_payments, unsafe_allow_independent_nodes, paused"
                     )))
                 }
             }
@@ -227,6 +234,7 @@ fn from_ini() -> PhpResult<Arc<Current>> {
         registry: false,
         independent_nodes: false,
         one_trip_payments: true,
+        paused: None,
     };
     let current = Current::new(settings)?;
     *cached = Some(Arc::clone(&current));

@@ -25,7 +25,9 @@ try {
 
   // The webhook secret is masked until "Show".
   check(await page.getAttribute('#counterfoil-secret', 'type') === 'password', 'the webhook secret is masked');
+  check((await page.inputValue('#counterfoil-secret')) === '', 'the webhook secret is not in the page');
   await page.click('#counterfoil-secret-reveal');
+  await page.waitForFunction(() => document.getElementById('counterfoil-secret').type === 'text', null, { timeout: 10000 });
   check(await page.getAttribute('#counterfoil-secret', 'type') === 'text', '"Show" reveals it');
   check((await page.inputValue('#counterfoil-secret')).length >= 32, 'the revealed secret is the secret');
   await page.click('#counterfoil-secret-reveal');

@@ -67,15 +67,37 @@ impl Session {
         decoded.split('|').nth(2).unwrap_or_default().to_owned()
     }
 
-    /// A GET request with the session's cookies.
-    pub fn get(&self, path: &str) -> Result<Response> {
-        let cookie = self
-            .cookies
+    fn cookie(&self) -> String {
+        self.cookies
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
             .collect::<Vec<_>>()
-            .join("; ");
-        http(self.port, "GET", path, &[("Cookie", &cookie)], b"")
+            .join("; ")
+    }
+
+    /// A GET request with the session's cookies.
+    pub fn get(&self, path: &str) -> Result<Response> {
+        http(self.port, "GET", path, &[("Cookie", &self.cookie())], b"")
+    }
+
+    /// A form POST (`application/x-www-form-urlencoded`; `fields` are
+    /// encoded here) with the session's cookies.
+    pub fn post_form(&self, path: &str, fields: &[(&str, &str)]) -> Result<Response> {
+        let form = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        http(
+            self.port,
+            "POST",
+            path,
+            &[
+                ("Cookie", &self.cookie()),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            form.as_bytes(),
+        )
     }
 }
 

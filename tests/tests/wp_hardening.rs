@@ -156,9 +156,10 @@ fn uninstall_deletes_only_what_is_ours() {
 
 /// The mu-plugin of the phase-2 test: between the claim and the post insert
 /// of a `kill-…` payment, KILLs `$wpdb`'s connection (which reconnects and
-/// re-runs statements on its own) and waits until the test has sent the
-/// repeated delivery (its `.repeat` mark; at most 20 s), and half a second
-/// more for it to meet the claim.
+/// re-runs statements on its own) and waits until the repeated delivery has
+/// met the claim: the repeat's own `counterfoil_claim_busy` writes the
+/// `.met` mark (at most 20 s; before, a half-second sleep was assumed to be
+/// enough).
 const KILL_WPDB: &str = r#"<?php
 add_action('counterfoil_before_invoice_post', function ($record, $payment) {
     if (strpos($payment['transaction_id'], 'kill-') !== 0) {
@@ -172,11 +173,16 @@ add_action('counterfoil_before_invoice_post', function ($record, $payment) {
     $mark = getenv('COUNTERFOIL_KILL_MARK');
     file_put_contents($mark, "killed $id\n", FILE_APPEND);
     $waited = microtime(true);
-    while (!file_exists("$mark.repeat") && microtime(true) - $waited < 20) {
+    while (!file_exists("$mark.met") && microtime(true) - $waited < 20) {
         usleep(5000);
     }
-    usleep(500000);
 }, 10, 2);
+add_action('counterfoil_claim_busy', function () {
+    $mark = getenv('COUNTERFOIL_KILL_MARK');
+    if (!file_exists("$mark.met")) {
+        file_put_contents("$mark.met", "met\n");
+    }
+});
 "#;
 
 /// Phase 2 cannot create two posts for one number: `$wpdb`'s connection is
@@ -218,10 +224,15 @@ fn killed_wpdb_between_claim_and_insert(extension: bool) {
         let repeat = deliver(port, &secret, body, 0).unwrap();
         let (first, answered) = first.join().unwrap();
         // Proven, not assumed: the repeat was sent while the first delivery
-        // was still held between its claim and its post.
+        // was still held between its claim and its post, and met its claim
+        // (its own busy hook wrote the mark the first one waited for).
         assert!(
             mark.exists() && sent < answered,
             "the repeat did not overlap the first delivery"
+        );
+        assert!(
+            mark.with_extension("met").exists(),
+            "the repeat never met the first delivery's claim"
         );
         (first, repeat)
     });
@@ -381,13 +392,57 @@ fn errors_to_gateways_say_nothing_internal() {
         ]),
         deliver(port, &secret, signed.as_bytes(), 900).unwrap(),
     ];
+    // The signature binds the method, the host and the route (v2): a
+    // delivery signed for /payments and sent to /refunds, or signed for
+    // another host sharing the secret, is refused (before, the HMAC covered
+    // the timestamp and body alone, and both were accepted).
+    let v2 = |host: &str, route: &str| {
+        counterfoil_tests::webhook::sign_v2(&secret, &ts, "POST", host, route, signed.as_bytes())
+    };
+    let here = format!("127.0.0.1:{port}");
+    let for_payments = v2(&here, counterfoil_tests::webhook::ROUTE);
+    let to_refunds = counterfoil_tests::php::http(
+        port,
+        "POST",
+        "/wp-json/counterfoil/v1/refunds",
+        &[
+            ("X-Counterfoil-Timestamp", &ts),
+            ("X-Counterfoil-Signature", &for_payments),
+        ],
+        signed.as_bytes(),
+    )
+    .unwrap();
+    let other_host = v2("shop.example.com", counterfoil_tests::webhook::ROUTE);
+    let answers: Vec<_> = answers
+        .into_iter()
+        .chain([
+            to_refunds,
+            post(&[
+                ("X-Counterfoil-Timestamp", &ts),
+                ("X-Counterfoil-Signature", &other_host),
+            ]),
+        ])
+        .collect();
     for a in &answers {
-        assert_eq!(a.status, 401);
+        assert_eq!(a.status, 401, "{}", a.body);
         assert_eq!(
             a.body, answers[0].body,
             "one message for every signature failure"
         );
     }
+    // The first form (sha256=, timestamp and body) is still accepted in
+    // this release, and so is the v2 signature of this host and route.
+    let old_form = counterfoil_tests::webhook::sign(&secret, &ts, signed.as_bytes());
+    let r = post(&[
+        ("X-Counterfoil-Timestamp", &ts),
+        ("X-Counterfoil-Signature", &old_form),
+    ]);
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = post(&[
+        ("X-Counterfoil-Timestamp", &ts),
+        ("X-Counterfoil-Signature", &for_payments),
+    ]);
+    assert_eq!(r.status, 200, "the repeat, signed v2: {}", r.body);
     // An oversized body is refused before any signature work (even unsigned).
     let huge = "x".repeat(70_000);
     let r = counterfoil_tests::php::http(
@@ -439,6 +494,65 @@ fn a_backend_that_cannot_be_built_is_a_notice_and_503_not_a_fatal_error() {
     .unwrap();
     assert_eq!(r.status, 503, "{}", r.body);
     assert!(r.body.contains("request_id"), "{}", r.body);
+}
+
+/// The webhook secret is not in the settings page's HTML (before, it stood
+/// in the masked field's value): "Show" asks admin-ajax for it, with the
+/// page's nonce, as an administrator; without the nonce, or as another
+/// user, it is refused.
+#[test]
+fn the_webhook_secret_is_revealed_on_request_only() {
+    let wp = WordPress::install(MariaDb::shared(), "secret_reveal", None).unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    wp.eval(
+        false,
+        "wp_insert_user(array('user_login' => 'editor', 'user_pass' => 'editor-password', 'role' => 'editor'));",
+    )
+    .unwrap();
+    let site = wp.serve(false, 2).unwrap();
+    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
+    let page = admin
+        .get("/wp-admin/options-general.php?page=counterfoil")
+        .unwrap();
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains(r#"id="counterfoil-secret""#));
+    assert!(!page.body.contains(&secret), "the secret is in the page");
+    let nonce = page
+        .body
+        .split(r#"data-nonce=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the field carries its nonce")
+        .to_owned();
+    let ajax = "/wp-admin/admin-ajax.php";
+    let action = ("action", "counterfoil_reveal_secret");
+    let r = admin.post_form(ajax, &[action]).unwrap();
+    assert_eq!(r.status, 403, "no nonce: {}", r.body);
+    assert!(!r.body.contains(&secret));
+    let r = admin
+        .post_form(ajax, &[action, ("_wpnonce", "0123456789")])
+        .unwrap();
+    assert_eq!(r.status, 403, "a wrong nonce: {}", r.body);
+    let r = admin
+        .post_form(ajax, &[action, ("_wpnonce", &nonce)])
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let answer: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(answer["success"], true, "{}", r.body);
+    assert_eq!(answer["data"]["secret"], secret.as_str());
+    assert!(
+        r.header("Cache-Control")
+            .iter()
+            .any(|v| v.contains("no-store") || v.contains("no-cache")),
+        "{:?}",
+        r.headers
+    );
+    let editor = Session::login(site.port(), "editor", "editor-password").unwrap();
+    let r = editor
+        .post_form(ajax, &[action, ("_wpnonce", &nonce)])
+        .unwrap();
+    assert_eq!(r.status, 403, "an editor: {}", r.body);
+    assert!(!r.body.contains(&secret));
 }
 
 /// A secret from the COUNTERFOIL_WEBHOOK_SECRET constant is never shown on
@@ -788,7 +902,7 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
     let tables = || {
         MariaDb::scalar(
             wp.database_url(),
-            "SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME LIKE '%counterfoil_numbers' OR TABLE_NAME LIKE '%counterfoil_payments' OR TABLE_NAME LIKE '%invoice_sequences')",
+            "SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND (TABLE_NAME LIKE '%counterfoil_numbers' OR TABLE_NAME LIKE '%counterfoil_payments' OR TABLE_NAME LIKE '%invoice_sequences' OR TABLE_NAME LIKE '%counterfoil_chain')",
         )
         .unwrap()
         .unwrap_or_default()
@@ -812,9 +926,9 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
     );
     assert_eq!(
         tables(),
-        "wp_2_counterfoil_numbers,wp_2_counterfoil_payments,wp_2_invoice_sequences,\
-         wp_3_counterfoil_numbers,wp_3_counterfoil_payments,wp_3_invoice_sequences,\
-         wp_counterfoil_numbers,wp_counterfoil_payments,wp_invoice_sequences"
+        "wp_2_counterfoil_chain,wp_2_counterfoil_numbers,wp_2_counterfoil_payments,wp_2_invoice_sequences,\
+         wp_3_counterfoil_chain,wp_3_counterfoil_numbers,wp_3_counterfoil_payments,wp_3_invoice_sequences,\
+         wp_counterfoil_chain,wp_counterfoil_numbers,wp_counterfoil_payments,wp_invoice_sequences"
     );
     // Each site numbers in its own tables.
     for extension in [false, true] {
@@ -829,13 +943,31 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
         );
         assert_eq!(out, if extension { "2026-0002" } else { "2026-0001" });
     }
+    // The extension's own allocate_invoice_number() follows
+    // switch_to_blog() (its settings are the process's: before, it went on
+    // numbering in the tables of the site the request began with).
+    let out = network_eval(
+        &wp,
+        true,
+        "initialize_invoice_sequence(1, 2027, 1);
+         switch_to_blog(3);
+         initialize_invoice_sequence(1, 2027, 500);
+         echo allocate_invoice_number(1, 2027);
+         restore_current_blog();
+         echo ' ', allocate_invoice_number(1, 2027);",
+    );
+    assert_eq!(out, "2027-0500 2027-0001", "each site's own series");
     let q = |sql: &str| wp.scalar(sql);
     assert_eq!(
-        q("SELECT COUNT(*) FROM wp_3_counterfoil_numbers WHERE status = 'issued'"),
+        q("SELECT COUNT(*) FROM wp_3_counterfoil_numbers WHERE status = 'issued' AND scope_key = '1:2026'"),
         "2"
     );
-    assert_eq!(q("SELECT COUNT(*) FROM wp_counterfoil_numbers"), "0");
-    // A deleted site's tables go with it.
+    assert_eq!(
+        q("SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE scope_key = '1:2026'"),
+        "0"
+    );
+    // A deleted site's tables go with it, its chain among them (before:
+    // wp_2_counterfoil_chain stayed).
     network_eval(&wp, false, "wpmu_delete_blog(2, true);");
     assert!(!tables().contains("wp_2_"), "{}", tables());
     // Uninstall: site 1 opted in, site 3 did not.
@@ -848,7 +980,7 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
     );
     assert_eq!(
         tables(),
-        "wp_3_counterfoil_numbers,wp_3_counterfoil_payments,wp_3_invoice_sequences"
+        "wp_3_counterfoil_chain,wp_3_counterfoil_numbers,wp_3_counterfoil_payments,wp_3_invoice_sequences"
     );
     assert_eq!(
         q("SELECT COUNT(*) FROM wp_3_posts WHERE post_type = 'counterfoil_invoice'"),

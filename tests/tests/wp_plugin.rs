@@ -269,7 +269,7 @@ fn webhook_security_over_http() {
 /// out with no trace) is an unexplained gap; a counter raised past the
 /// registry is one too.
 #[test]
-fn the_site_check_finds_a_planted_duplicate_and_a_planted_gap() {
+fn the_site_check_finds_a_planted_duplicate_a_second_invoice_and_a_planted_gap() {
     let wp = WordPress::install(MariaDb::shared(), "sitecheck", None).unwrap();
     wp.eval(
         false,
@@ -296,6 +296,20 @@ fn the_site_check_finds_a_planted_duplicate_and_a_planted_gap() {
     MariaDb::query(url, "DELETE FROM wp_postmeta WHERE post_id = (SELECT MAX(ID) FROM wp_posts WHERE post_title = 'copy')").unwrap();
     assert!(burst::check_site(url).unwrap().is_clean());
 
+    // A second invoice of one payment: another number's post that names
+    // payment sc2's transaction (what two racing callbacks would make).
+    wp.eval(
+        false,
+        "$id = wp_insert_post(['post_type' => 'counterfoil_invoice', 'post_status' => 'publish', 'post_title' => 'second']);
+         add_post_meta($id, '_counterfoil_transaction_id', 'sc2');",
+    )
+    .unwrap();
+    let twice = burst::check_site(url).unwrap();
+    assert_eq!(twice.transactions_with_several_invoices, 1, "{twice:?}");
+    assert!(!twice.is_clean());
+    MariaDb::query(url, "DELETE FROM wp_postmeta WHERE post_id = (SELECT MAX(ID) FROM wp_posts WHERE post_title = 'second')").unwrap();
+    assert!(burst::check_site(url).unwrap().is_clean());
+
     // Number 4's registry row gone: 1..5 handed out, 4 rows.
     MariaDb::query(url, "DELETE FROM wp_counterfoil_numbers WHERE number = 4").unwrap();
     let holed = burst::check_site(url).unwrap();
@@ -319,9 +333,34 @@ fn the_site_check_finds_a_planted_duplicate_and_a_planted_gap() {
 fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
     let wp = WordPress::install(MariaDb::shared(), "uninstall", None).unwrap();
     let uninstall = "define('WP_UNINSTALL_PLUGIN', 'counterfoil/counterfoil.php'); include WP_PLUGIN_DIR . '/counterfoil/uninstall.php';";
-    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1); counterfoil_create_invoice_for_payment(['gateway'=>'stripe','transaction_id'=>'u1','user_id'=>1,'year'=>2026]); update_option('counterfoil_format', 'INV-{year}-{seq:05}'); update_option('counterfoil_missing_series', 'hold');")
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1); counterfoil_create_invoice_for_payment(['gateway'=>'stripe','transaction_id'=>'u1','user_id'=>1,'year'=>2026]); update_option('counterfoil_format', 'INV-{year}-{seq:05}'); update_option('counterfoil_missing_series', 'hold'); update_option(Counterfoil_Stripe::SECRET_OPTION, 'whsec_kept_nowhere'); set_transient('counterfoil_notice_1', array('error', 'database error at db.internal'), 60);")
         .unwrap();
-    wp.eval(false, uninstall).unwrap();
+    // Another plugin's uninstall lifts no protection: an invoice cannot be
+    // deleted while it runs (before, WP_UNINSTALL_PLUGIN alone let it go).
+    let out = wp
+        .eval(
+            false,
+            "define('WP_UNINSTALL_PLUGIN', 'hello.php');
+             $id = (int) $GLOBALS['wpdb']->get_var(\"SELECT ID FROM wp_posts WHERE post_type = 'counterfoil_invoice'\");
+             var_export(wp_delete_post($id, true)); echo ' ', get_post_status($id);",
+        )
+        .unwrap();
+    assert_eq!(out, "false publish", "the invoice stays");
+    // Credentials and notices go at every uninstall, whatever the owner
+    // chose (read before the plugin, loaded again, makes a new secret).
+    let out = wp
+        .eval(
+            false,
+            &format!(
+                "{uninstall} var_export(array(get_option('counterfoil_webhook_secret'), get_option(Counterfoil_Stripe::SECRET_OPTION), get_transient('counterfoil_notice_1')));"
+            ),
+        )
+        .unwrap();
+    assert_eq!(
+        out.split_whitespace().collect::<String>(),
+        "array(0=>false,1=>false,2=>false,)",
+        "no secret outlives the plugin"
+    );
     // The format and the series settings stay with the data they numbered.
     assert_eq!(
         wp.eval(
@@ -357,6 +396,18 @@ fn uninstall_keeps_the_data_unless_the_owner_opted_in() {
             .unwrap(),
         "false"
     );
+    // Every option of ours went, read in the uninstall's own process (the
+    // plugin, loaded again, would write some anew).
+    let out = wp
+        .eval(
+            false,
+            &format!(
+                "update_option('counterfoil_delete_data_on_uninstall', 1); update_option(Counterfoil_Stripe::ACCOUNT_OPTION, 'acct_1'); {uninstall} \
+                 echo $GLOBALS['wpdb']->get_var(\"SELECT COUNT(*) FROM wp_options WHERE option_name LIKE 'counterfoil\\\\_%'\");"
+            ),
+        )
+        .unwrap();
+    assert_eq!(out, "0", "every counterfoil_ option deleted");
 }
 
 #[test]
@@ -426,12 +477,23 @@ fn a_staging_copy_takes_no_live_number_until_the_move_is_confirmed() {
         let txn = format!("pi_on_the_copy_{extension}");
         let r = deliver(site.port(), &secret, payment(&txn).as_bytes(), 0).unwrap();
         assert_eq!(r.status, 503, "{}", r.body);
+        // The reason (addresses, database names) is the site's own: the
+        // sender gets the code and a request id, the log the reason.
         assert!(
             r.body.contains("counterfoil_numbering_paused")
-                && r.body.contains("staging.example.com"),
+                && r.body.contains("request_id")
+                && !r.body.contains("staging.example.com"),
             "{}",
             r.body
         );
+        if !extension {
+            // Logged once per cause (the first site of the loop).
+            let logs = site.logs();
+            assert!(
+                logs.contains("numbering is paused: ") && logs.contains("staging.example.com"),
+                "{logs}"
+            );
+        }
         assert!(
             r.headers.iter().any(|h| h.starts_with("Retry-After")),
             "{:?}",
@@ -446,6 +508,33 @@ fn a_staging_copy_takes_no_live_number_until_the_move_is_confirmed() {
         // The payment numbered before the copy is still answered with its invoice.
         let r = deliver(site.port(), &secret, payment("pi_before").as_bytes(), 0).unwrap();
         assert_eq!(r.status, 200, "{}", r.body);
+        // Every other path that takes a number is paused too: the
+        // article's allocate_invoice_number() (the plugin's function, and
+        // the extension's own, told by its option `paused`), and a refund's
+        // credit note for the invoice numbered before the copy.
+        let out = copy
+            .eval(
+                extension,
+                &format!(
+                    "try {{ echo allocate_invoice_number(7, 2026); }} catch (Throwable $e) {{ echo get_class($e), ': ', $e->getMessage(); }}
+                     echo \"\\n\";
+                     $note = counterfoil_create_credit_note_for_refund(array('gateway' => 'stripe', 'refund_id' => 're_copy_{extension}', 'transaction_id' => 'pi_before', 'amount' => '1.00'));
+                     echo is_wp_error($note) ? $note->get_error_code() : 'credit note ' . $note->post_title;"
+                ),
+            )
+            .unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(
+            lines[0].starts_with("Counterfoil\\DatabaseUnavailableException: ")
+                && lines[0].contains("numbering is paused")
+                && lines[0].contains("staging.example.com"),
+            "extension {extension}: {out}"
+        );
+        assert_eq!(
+            lines[1], "counterfoil_numbering_paused",
+            "extension {extension}: {out}"
+        );
+        assert_eq!(counters(), before, "the copy took a number");
     }
     // Meanwhile the live site numbers on.
     let r = deliver(

@@ -59,11 +59,18 @@ fn post(port: u16, body: &[u8], signature: Option<&str>) -> Response {
 
 /// Delivers `event` signed now with the site's secret.
 fn deliver(port: u16, event: &Value) -> Response {
+    deliver_signed(port, event, SECRET)
+}
+
+/// The test endpoint's signing secret (test-mode events).
+const TEST_SECRET: &str = "whsec_counterfoilTestEndpoint42";
+
+fn deliver_signed(port: u16, event: &Value, secret: &str) -> Response {
     let body = serde_json::to_vec(event).unwrap();
     post(
         port,
         &body,
-        Some(&stripe_signature(&body, now(), &[SECRET])),
+        Some(&stripe_signature(&body, now(), &[secret])),
     )
 }
 
@@ -373,7 +380,32 @@ fn not_the_shops(extension: bool) {
         o["payment_intent"] = json!("pi_3TESTMODE");
         o["metadata"] = json!({"counterfoil_user_id": "5"});
     });
+    // `livemode` is believed only with its own endpoint's secret: a test
+    // event signed with the live secret, before the test secret is set,
+    // is refused; so is a live event signed with the test secret once it
+    // is (before: believed, a live number for whoever holds the test
+    // set-up's secret).
     let r = deliver(port, &test_session);
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(r.body.contains("counterfoil_mode_mismatch"), "{}", r.body);
+    wp.eval(
+        false,
+        &format!("update_option('counterfoil_stripe_test_secret', '{TEST_SECRET}');"),
+    )
+    .unwrap();
+    let forged_live = event("checkout.session.completed", |v| {
+        v["data"]["object"]["payment_intent"] = json!("pi_3FORGEDLIVE");
+        v["data"]["object"]["metadata"] = json!({"counterfoil_user_id": "5"});
+    });
+    let r = deliver_signed(port, &forged_live, TEST_SECRET);
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(r.body.contains("counterfoil_mode_mismatch"), "{}", r.body);
+    assert_eq!(
+        wp.scalar("SELECT GROUP_CONCAT(scope_key, '=', current_value ORDER BY scope_key) FROM wp_invoice_sequences"),
+        live,
+        "a forged live event took a number"
+    );
+    let r = deliver_signed(port, &test_session, TEST_SECRET);
     assert_eq!(r.status, 201, "{}", r.body);
     let t = body(&r);
     let year = year_of(&t);
@@ -384,7 +416,7 @@ fn not_the_shops(extension: bool) {
         "never mistaken for a live number"
     );
     assert_eq!(t["gateway"], "stripe_test");
-    let r = deliver(
+    let r = deliver_signed(
         port,
         &event("refund.updated", |v| {
             v["livemode"] = json!(false);
@@ -392,6 +424,7 @@ fn not_the_shops(extension: bool) {
             o["id"] = json!("re_3TESTMODE");
             o["payment_intent"] = json!("pi_3TESTMODE");
         }),
+        TEST_SECRET,
     );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(
@@ -407,7 +440,7 @@ fn not_the_shops(extension: bool) {
     );
     wp.eval(false, "update_option('counterfoil_stripe_test_mode', 0);")
         .unwrap();
-    let r = deliver(port, &test_session);
+    let r = deliver_signed(port, &test_session, TEST_SECRET);
     assert_eq!(
         body(&r)["ignored"],
         "test_mode",
@@ -926,6 +959,60 @@ fn stripe_refunds(extension: bool) {
     )
     .unwrap();
     assert_eq!(unsigned.status, 401);
+    // On our webhook, a payment may not take the Stripe integration's name
+    // while its endpoint is set up (a bridge would take the key of a
+    // PaymentIntent that Stripe's own event numbers), and a refund that
+    // names the invoice by its post must come from the gateway that took
+    // the payment (before: both accepted).
+    let signed_post = |path: &str, value: &Value| {
+        let bytes = serde_json::to_vec(value).unwrap();
+        let ts = now().to_string();
+        let host = format!("127.0.0.1:{port}");
+        let route = path.trim_start_matches("/wp-json");
+        let sig = counterfoil_tests::webhook::sign_v2(&secret, &ts, "POST", &host, route, &bytes);
+        http(
+            port,
+            "POST",
+            path,
+            &[
+                ("Content-Type", "application/json"),
+                ("X-Counterfoil-Timestamp", ts.as_str()),
+                ("X-Counterfoil-Signature", sig.as_str()),
+            ],
+            &bytes,
+        )
+        .unwrap()
+    };
+    let before = wp.scalar("SELECT COUNT(*) FROM wp_counterfoil_payments");
+    for gateway in ["stripe", "stripe_test", "woocommerce"] {
+        let r = signed_post(
+            "/wp-json/counterfoil/v1/payments",
+            &json!({"gateway": gateway, "transaction_id": "pi_3BRIDGED", "user_id": 7, "amount": "1.00", "currency": "EUR"}),
+        );
+        assert_eq!(r.status, 400, "{gateway}: {}", r.body);
+        assert_eq!(
+            body(&r)["code"],
+            "counterfoil_reserved_gateway",
+            "{}",
+            r.body
+        );
+    }
+    assert_eq!(
+        wp.scalar("SELECT COUNT(*) FROM wp_counterfoil_payments"),
+        before,
+        "nothing recorded"
+    );
+    let r = signed_post(
+        "/wp-json/counterfoil/v1/refunds",
+        &json!({"gateway": "paypal", "refund_id": "re_OTHERGATEWAY", "invoice_id": invoice["invoice_id"], "amount": "0.01"}),
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert_eq!(
+        body(&r)["code"],
+        "counterfoil_refund_gateway_mismatch",
+        "{}",
+        r.body
+    );
 
     // The books: three credit notes in the issuer's credit-note series, each
     // naming the invoice; the invoice and its series untouched.

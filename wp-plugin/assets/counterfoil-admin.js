@@ -19,15 +19,30 @@ const t = (key, ...args) => {
   return (strings[key] ?? key).replace(/%(?:(\d+)\$)?s/g, (_, n) => String(args[n ? Number(n) - 1 : i++]));
 };
 
-// The webhook secret is masked; "Show" reveals it (no wasm needed).
+// The webhook secret is not in the page: "Show" asks the server for it
+// (admin-ajax, the page's nonce), "Hide" forgets it again (no wasm needed).
 const reveal = $('counterfoil-secret-reveal');
 if (reveal) {
   const show = reveal.textContent;
-  reveal.addEventListener('click', () => {
+  reveal.addEventListener('click', async () => {
     const field = $('counterfoil-secret');
-    const hidden = field.type === 'password';
-    field.type = hidden ? 'text' : 'password';
-    reveal.textContent = hidden ? reveal.dataset.hide : show;
+    if (field.type === 'text') {
+      field.type = 'password';
+      field.value = '';
+      reveal.textContent = show;
+      return;
+    }
+    const body = new URLSearchParams({ action: 'counterfoil_reveal_secret', _wpnonce: field.dataset.nonce });
+    const answer = await fetch(field.dataset.url, { method: 'POST', credentials: 'same-origin', body })
+      .then((r) => r.json())
+      .catch(() => null);
+    if (!answer || !answer.success) {
+      field.placeholder = answer?.data?.message ?? field.placeholder;
+      return;
+    }
+    field.value = answer.data.secret;
+    field.type = 'text';
+    reveal.textContent = reveal.dataset.hide;
   });
 }
 

@@ -27,6 +27,27 @@ final class Counterfoil_Admin {
 		foreach ( array( 'create_series', 'advance_series', 'save_settings', 'void_number', 'create_next_year', 'complete_waiting' ) as $action ) {
 			add_action( 'admin_post_counterfoil_' . $action, array( __CLASS__, 'handle_' . $action ) );
 		}
+		add_action( 'wp_ajax_' . self::REVEAL_ACTION, array( __CLASS__, 'reveal_secret' ) );
+	}
+
+	/** The admin-ajax action that reveals the webhook secret, and its nonce's action. */
+	const REVEAL_ACTION = 'counterfoil_reveal_secret';
+
+	/**
+	 * The webhook secret, on request (the settings page's "Show"): never in
+	 * the page's HTML, where a cached copy, a screenshot of the source or a
+	 * browser extension reading the DOM would keep it. Capability and nonce
+	 * as every form; not cached; a secret from the constant is never shown.
+	 */
+	public static function reveal_secret() {
+		if ( ! current_user_can( self::CAPABILITY ) || ! check_ajax_referer( self::REVEAL_ACTION, '_wpnonce', false ) ) {
+			wp_send_json_error( array( 'message' => __( 'The page has expired, or you are not allowed to see the secret. Reload the page and try again.', 'counterfoil' ) ), 403 );
+		}
+		if ( Counterfoil_Rest::secret_from_constant() ) {
+			wp_send_json_error( array( 'message' => __( 'The secret is set by the COUNTERFOIL_WEBHOOK_SECRET constant in wp-config.php and is not shown here.', 'counterfoil' ) ), 403 );
+		}
+		nocache_headers();
+		wp_send_json_success( array( 'secret' => Counterfoil_Rest::secret() ) );
 	}
 
 	/** @var string[] The hook suffixes of the plugin's own admin pages. */
@@ -294,14 +315,19 @@ final class Counterfoil_Admin {
 	private static function save_stripe_settings() {
 		// phpcs:disable WordPress.Security.NonceVerification -- checked in guard().
 		$secret = isset( $_POST['stripe_secret'] ) ? trim( (string) wp_unslash( $_POST['stripe_secret'] ) ) : ''; // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- validated by is_secret(): whsec_ and letters/digits only.
+		$test   = isset( $_POST['stripe_test_secret'] ) ? trim( (string) wp_unslash( $_POST['stripe_test_secret'] ) ) : ''; // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- validated by is_secret().
+		$clear_test = ! empty( $_POST['stripe_clear_test_secret'] );
 		$issuer = isset( $_POST['stripe_default_issuer'] ) ? trim( (string) wp_unslash( $_POST['stripe_default_issuer'] ) ) : ''; // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- digits only, checked below.
 		$clear  = ! empty( $_POST['stripe_clear_secret'] );
 		// phpcs:enable
 		if ( '' !== $issuer && ! preg_match( '/^[0-9]{1,18}$/', $issuer ) ) {
 			return __( 'The Stripe settings were not saved: the default issuer is a user id (digits), or empty for none.', 'counterfoil' );
 		}
-		if ( '' !== $secret && ! Counterfoil_Stripe::is_secret( $secret ) ) {
+		if ( ( '' !== $secret && ! Counterfoil_Stripe::is_secret( $secret ) ) || ( '' !== $test && ! Counterfoil_Stripe::is_secret( $test ) ) ) {
 			return __( 'The Stripe signing secret was not saved: it starts with whsec_ (Stripe → Developers → Webhooks → your endpoint → Signing secret).', 'counterfoil' );
+		}
+		if ( '' !== $secret && $secret === $test ) {
+			return __( 'The Stripe settings were not saved: the live and the test endpoints have secrets of their own; the same secret in both would let a test set-up sign live events.', 'counterfoil' );
 		}
 		update_option( Counterfoil_Stripe::ISSUER_OPTION, '' === $issuer ? '' : (string) (int) $issuer );
 		update_option( Counterfoil_Stripe::TEST_MODE_OPTION, ! empty( $_POST['stripe_test_mode'] ) ? 1 : 0 ); // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
@@ -310,6 +336,13 @@ final class Counterfoil_Admin {
 				update_option( Counterfoil_Stripe::SECRET_OPTION, $secret, false );
 			} elseif ( $clear ) {
 				update_option( Counterfoil_Stripe::SECRET_OPTION, '', false );
+			}
+		}
+		if ( ! Counterfoil_Stripe::test_secret_from_constant() ) {
+			if ( '' !== $test ) {
+				update_option( Counterfoil_Stripe::TEST_SECRET_OPTION, $test, false );
+			} elseif ( $clear_test ) {
+				update_option( Counterfoil_Stripe::TEST_SECRET_OPTION, '', false );
 			}
 		}
 		return null;
@@ -618,7 +651,7 @@ final class Counterfoil_Admin {
 						<span id="counterfoil-secret-constant"><?php esc_html_e( 'set by the COUNTERFOIL_WEBHOOK_SECRET constant in wp-config.php (not shown here; change it there).', 'counterfoil' ); ?></span>
 						<label><input type="checkbox" name="regenerate_secret" value="1" disabled> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
 					<?php else : ?>
-						<input type="password" id="counterfoil-secret" class="regular-text code" readonly autocomplete="off" value="<?php echo esc_attr( Counterfoil_Rest::secret() ); ?>">
+						<input type="password" id="counterfoil-secret" class="regular-text code" readonly autocomplete="off" value="" placeholder="••••••••" data-url="<?php echo esc_url( admin_url( 'admin-ajax.php' ) ); ?>" data-nonce="<?php echo esc_attr( wp_create_nonce( self::REVEAL_ACTION ) ); ?>">
 						<button type="button" class="button" id="counterfoil-secret-reveal" data-hide="<?php esc_attr_e( 'Hide', 'counterfoil' ); ?>"><?php esc_html_e( 'Show', 'counterfoil' ); ?></button>
 						<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
 					<?php endif; ?>
@@ -637,6 +670,14 @@ final class Counterfoil_Admin {
 						<input type="text" inputmode="numeric" name="stripe_default_issuer" value="<?php echo esc_attr( (string) get_option( Counterfoil_Stripe::ISSUER_OPTION, '' ) ); ?>"></label></p>
 					<p><label><input type="checkbox" name="stripe_test_mode" value="1" <?php checked( (int) get_option( Counterfoil_Stripe::TEST_MODE_OPTION, 0 ), 1 ); ?>>
 						<?php esc_html_e( 'Number Stripe test-mode payments too, in test series of their own (test:{issuer}:{year}) that never take a live number. Off: test-mode events are acknowledged and ignored.', 'counterfoil' ); ?></label></p>
+					<p><?php esc_html_e( 'Test endpoint\'s signing secret (test-mode events are believed only with it; a live event signed with it is refused):', 'counterfoil' ); ?>
+					<?php if ( Counterfoil_Stripe::test_secret_from_constant() ) : ?>
+						<span id="counterfoil-stripe-test-secret-constant"><?php esc_html_e( 'set by the COUNTERFOIL_STRIPE_TEST_SECRET constant in wp-config.php (not shown here; change it there).', 'counterfoil' ); ?></span></p>
+					<?php else : ?>
+						<span id="counterfoil-stripe-test-secret-state"><?php echo '' === Counterfoil_Stripe::test_secret() ? esc_html__( 'not set.', 'counterfoil' ) : esc_html( sprintf( /* translators: %s: last four characters of the secret */ __( 'set (…%s).', 'counterfoil' ), substr( Counterfoil_Stripe::test_secret(), -4 ) ) ); ?></span><br>
+						<label><?php esc_html_e( 'New test signing secret', 'counterfoil' ); ?> <input type="password" name="stripe_test_secret" class="regular-text code" autocomplete="off" value="" placeholder="whsec_…"></label>
+						<label><input type="checkbox" name="stripe_clear_test_secret" value="1"> <?php esc_html_e( 'Remove the test secret', 'counterfoil' ); ?></label></p>
+					<?php endif; ?>
 				</fieldset>
 				<p><label><input type="checkbox" name="period_confirm" value="1"> <?php esc_html_e( 'I have read what changes (when a new numbering year moves today into another year)', 'counterfoil' ); ?></label></p>
 				<p><label><?php esc_html_e( 'Credit note number format', 'counterfoil' ); ?>

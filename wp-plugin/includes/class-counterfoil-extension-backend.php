@@ -42,6 +42,13 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		if ( counterfoil_allow_independent_nodes() ) {
 			$options['unsafe_allow_independent_nodes'] = true;
 		}
+		// A copy of the site: the extension's own allocate_invoice_number()
+		// takes no number either (passed only when paused, so an older
+		// extension is not refused an option it does not know elsewhere).
+		$paused = Counterfoil_Site_Identity::paused_reason();
+		if ( null !== $paused ) {
+			$options['paused'] = $paused;
+		}
 		if ( '' === (string) ini_get( 'counterfoil.database_url' ) ) {
 			$options += array(
 				'user'     => DB_USER,

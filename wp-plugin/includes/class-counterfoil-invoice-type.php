@@ -178,17 +178,23 @@ final class Counterfoil_Invoice_Type {
 
 	/**
 	 * Stops wp_trash_post() and wp_delete_post() on an invoice, whoever
-	 * calls them (uninstall with the owner's opt-in excepted).
+	 * calls them (this plugin's own uninstall, with the owner's opt-in,
+	 * excepted: another plugin's uninstall lifts nothing).
 	 *
 	 * @param mixed   $check Null to go on.
 	 * @param WP_Post $post  Post.
 	 * @return mixed
 	 */
 	public static function refuse_removal( $check, $post ) {
-		if ( $post && self::is_ours( $post->post_type ) && ! self::$removing_orphan && ! defined( 'WP_UNINSTALL_PLUGIN' ) ) {
+		if ( $post && self::is_ours( $post->post_type ) && ! self::$removing_orphan && ! self::uninstalling_counterfoil() ) {
 			return false;
 		}
 		return $check;
+	}
+
+	/** Whether this request is this plugin's own uninstall. */
+	private static function uninstalling_counterfoil() {
+		return defined( 'WP_UNINSTALL_PLUGIN' ) && plugin_basename( COUNTERFOIL_FILE ) === WP_UNINSTALL_PLUGIN;
 	}
 
 	/**

@@ -148,14 +148,17 @@ final class Counterfoil_Invoices {
 			Counterfoil_Timing::add( 'allocate', microtime( true ) - $started );
 		}
 		if ( isset( $record['paused'] ) ) {
+			// The reason names addresses and databases: for the site's own
+			// people (the admin notice, the log), not for the sender.
 			return new WP_Error(
 				'counterfoil_numbering_paused',
-				/* translators: %s: why */
-				sprintf( __( 'The payment is recorded and waits without a number: numbering is paused because %s. An administrator confirms the move on the site, or leaves it paused on a copy.', 'counterfoil' ), $record['paused'] ),
+				__( 'The payment is recorded and waits without a number: numbering is paused on this copy of the site (another address, database or environment than where its invoices are numbered). An administrator confirms the move on the site, or leaves it paused on a copy.', 'counterfoil' ),
 				array(
 					'status'      => 503,
 					'retry_after' => self::HOLD_RETRY_AFTER,
 					'held'        => true,
+					'detail'      => 'numbering is paused: ' . $record['paused'],
+					'cause'       => 'paused',
 				)
 			);
 		}
@@ -513,6 +516,16 @@ final class Counterfoil_Invoices {
 					break;
 				}
 				// Busy: another delivery is creating this invoice right now.
+				/**
+				 * Fires each time a delivery finds another one creating the
+				 * invoice of its payment (the claim is busy) and waits for it
+				 * (every 50 ms, up to CLAIM_WAIT_SECONDS): for monitoring, and
+				 * for tests that prove two deliveries overlapped.
+				 *
+				 * @param string $scope  The series.
+				 * @param int    $number The number being issued.
+				 */
+				do_action( 'counterfoil_claim_busy', $scope, $number );
 				if ( microtime( true ) - $waited > self::CLAIM_WAIT_SECONDS ) {
 					throw new RuntimeException( 'another delivery of this payment is still creating its invoice' );
 				}

@@ -6,10 +6,16 @@
  * invoice_id, optional amount, currency, reason; see
  * Counterfoil_Credit_Notes::for_refund). Both are signed alike.
  *
- * Authentication: an HMAC-SHA256 of "{timestamp}.{raw body}" with the site's
- * webhook secret, sent as `X-Counterfoil-Signature: sha256=<hex>`, and the
- * Unix time as `X-Counterfoil-Timestamp`, which must be within 5 minutes of
- * the server's clock (an older or replayed request is refused).
+ * Authentication: an HMAC-SHA256 with the site's webhook secret of
+ * "{timestamp}.{METHOD}.{host}.{route}.{raw body}" (the request's method,
+ * its Host header in lower case, the REST route such as
+ * `/counterfoil/v1/payments`), sent as `X-Counterfoil-Signature:
+ * v2=<hex>`, and the Unix time as `X-Counterfoil-Timestamp`, which must be
+ * within 5 minutes of the server's clock (an older or replayed request is
+ * refused). Binding the method, host and route means a delivery cannot be
+ * replayed to another site or route that shares the secret. The first form,
+ * `sha256=<hex>` of "{timestamp}.{raw body}", is still accepted in this
+ * release, with a notice in the log, and goes in the next.
  *
  * Answers: 201 created; 200 a repeated delivery, with the first answer's
  * invoice; 400 invalid input or a body over 64 KiB (checked before the
@@ -66,6 +72,18 @@ final class Counterfoil_Rest {
 		if ( ! is_array( $refund ) ) {
 			return self::respond( new WP_Error( 'counterfoil_invalid_json', __( 'The body must be a JSON object.', 'counterfoil' ), array( 'status' => 400 ) ), array() );
 		}
+		// A gateway's refund comes from the gateway that took the payment:
+		// an invoice named by its post must have been paid through it (by
+		// transaction id, the lookup itself matches the gateway). The
+		// books' own credit notes (Counterfoil_Credit_Note_Admin) are not
+		// refunds of a gateway and do not come this way.
+		if ( isset( $refund['invoice_id'] ) && is_int( $refund['invoice_id'] ) ) {
+			$paid_with = (string) get_post_meta( $refund['invoice_id'], '_counterfoil_gateway', true );
+			$gateway   = isset( $refund['gateway'] ) && is_string( $refund['gateway'] ) ? $refund['gateway'] : '';
+			if ( '' !== $paid_with && $paid_with !== $gateway ) {
+				return self::respond( new WP_Error( 'counterfoil_refund_gateway_mismatch', __( 'The refund\'s gateway is not the one the invoice was paid through.', 'counterfoil' ), array( 'status' => 409 ) ), $refund );
+			}
+		}
 		return self::respond_credit_note( Counterfoil_Credit_Notes::for_refund( $refund ), $refund );
 	}
 
@@ -116,7 +134,8 @@ final class Counterfoil_Rest {
 	}
 
 	/**
-	 * The signature a sender must send for $body at $timestamp.
+	 * The first form of the signature (deprecated: accepted in this release
+	 * only): over the timestamp and the body alone.
 	 *
 	 * @param string $timestamp Unix time, as sent.
 	 * @param string $body      Raw body.
@@ -125,6 +144,22 @@ final class Counterfoil_Rest {
 	 */
 	public static function sign( $timestamp, $body, $secret ) {
 		return 'sha256=' . hash_hmac( 'sha256', $timestamp . '.' . $body, $secret );
+	}
+
+	/**
+	 * The signature a sender must send: over the timestamp, the method, the
+	 * host, the route and the body.
+	 *
+	 * @param string $timestamp Unix time, as sent.
+	 * @param string $method    HTTP method (POST).
+	 * @param string $host      The Host header (case does not matter).
+	 * @param string $route     The REST route, e.g. /counterfoil/v1/payments.
+	 * @param string $body      Raw body.
+	 * @param string $secret    Secret.
+	 * @return string
+	 */
+	public static function sign_v2( $timestamp, $method, $host, $route, $body, $secret ) {
+		return 'v2=' . hash_hmac( 'sha256', implode( '.', array( $timestamp, strtoupper( $method ), strtolower( $host ), $route, $body ) ), $secret );
 	}
 
 	/**
@@ -148,14 +183,46 @@ final class Counterfoil_Rest {
 		}
 		$timestamp = (string) $request->get_header( 'x_counterfoil_timestamp' );
 		$signature = (string) $request->get_header( 'x_counterfoil_signature' );
+		$old_form  = 0 === strpos( $signature, 'sha256=' );
+		$expected  = $old_form
+			? self::sign( $timestamp, $request->get_body(), $secret )
+			: self::sign_v2( $timestamp, $request->get_method(), (string) $request->get_header( 'host' ), $request->get_route(), $request->get_body(), $secret );
 		$valid     = '' !== $signature
 			&& preg_match( '/^[0-9]{1,12}$/', $timestamp )
 			&& abs( time() - (int) $timestamp ) <= self::MAX_CLOCK_SKEW
-			&& hash_equals( self::sign( $timestamp, $request->get_body(), $secret ), $signature );
+			&& hash_equals( $expected, $signature );
+		if ( $valid && $old_form ) {
+			Counterfoil_Log::once( 'webhook:sha256', 'a payment callback was signed in the first form (sha256=, over the timestamp and body only), which the next release refuses: sign with v2= over the timestamp, method, host, route and body (docs/wordpress.md)' );
+		}
 		if ( ! $valid ) {
 			return new WP_Error( 'counterfoil_unauthorized', __( 'The request is not signed with this site\'s webhook secret, or its timestamp is more than 5 minutes off.', 'counterfoil' ), array( 'status' => 401 ) );
 		}
 		return true;
+	}
+
+	/**
+	 * A payment that names a gateway whose payments reach the site through
+	 * an integration of its own, which verifies them: `stripe` and
+	 * `stripe_test` while the Stripe endpoint is set up (a signing secret),
+	 * `woocommerce` always. On this webhook such a name would let a bridge
+	 * take the key (gateway, transaction id) of a payment the integration
+	 * numbers: 400, nothing recorded.
+	 *
+	 * @param array $payment The payment.
+	 * @return WP_Error|null
+	 */
+	private static function reserved_gateway( array $payment ) {
+		$gateway  = isset( $payment['gateway'] ) && is_string( $payment['gateway'] ) ? $payment['gateway'] : '';
+		$reserved = array( 'woocommerce' );
+		if ( '' !== Counterfoil_Stripe::secret() || '' !== Counterfoil_Stripe::test_secret() ) {
+			$reserved[] = Counterfoil_Stripe::GATEWAY;
+			$reserved[] = Counterfoil_Stripe::TEST_GATEWAY;
+		}
+		if ( ! in_array( $gateway, $reserved, true ) ) {
+			return null;
+		}
+		/* translators: %s: the gateway name */
+		return new WP_Error( 'counterfoil_reserved_gateway', sprintf( __( 'The gateway name `%s` belongs to an integration that receives its own payments on this site; use another name for payments sent to this webhook.', 'counterfoil' ), $gateway ), array( 'status' => 400 ) );
 	}
 
 	/**
@@ -169,6 +236,10 @@ final class Counterfoil_Rest {
 		$payment = json_decode( $request->get_body(), true );
 		if ( ! is_array( $payment ) ) {
 			return new WP_Error( 'counterfoil_invalid_json', __( 'The body must be a JSON object.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		$reserved = self::reserved_gateway( $payment );
+		if ( null !== $reserved ) {
+			return self::respond( $reserved, $payment );
 		}
 		$result = Counterfoil_Invoices::for_payment( $payment );
 		$resp   = self::respond( $result, $payment );

@@ -17,6 +17,14 @@
  * `test:{issuer}:cn:{year}`) under the gateway name `stripe_test`: they
  * never take a live number and never meet a live payment.
  *
+ * Live and test endpoints have secrets of their own: the live one
+ * (`counterfoil_stripe_secret`, or COUNTERFOIL_STRIPE_SECRET) and the test
+ * one (`counterfoil_stripe_test_secret`, or COUNTERFOIL_STRIPE_TEST_SECRET).
+ * An event's `livemode` is believed only with its own secret: a live event
+ * signed with the test secret (which test set-ups share widely) is refused
+ * (401 `counterfoil_mode_mismatch`), and so is a test event signed with the
+ * live secret on a site that numbers test events.
+ *
  * Events:
  * - `checkout.session.completed` when its `payment_status` is `paid`, and
  *   `checkout.session.async_payment_succeeded`, for a session in `payment`
@@ -64,6 +72,8 @@ final class Counterfoil_Stripe {
 	const TOLERANCE      = 300;
 	const MAX_BODY       = 262144;
 	const SECRET_OPTION  = 'counterfoil_stripe_secret';
+	/** The test endpoint's signing secret (test-mode events only). */
+	const TEST_SECRET_OPTION = 'counterfoil_stripe_test_secret';
 	const ISSUER_OPTION  = 'counterfoil_stripe_default_issuer';
 	const ACCOUNT_OPTION = 'counterfoil_stripe_account';
 	/** Whether test-mode events are numbered (in test series); off by default. */
@@ -83,6 +93,8 @@ final class Counterfoil_Stripe {
 	private static $gateway = self::GATEWAY;
 	/** @var string The series prefix of the event being handled ('' or TEST_SERIES). */
 	private static $series = '';
+	/** @var string|null Which secret signed the request: 'live', 'test' (verify_signature()). */
+	private static $signed_with = null;
 	const MARKER         = 'counterfoil_user_id';
 	/** The placeholder series of payments that name no issuer yet (`…:{year}`). */
 	const UNASSIGNED     = 'stripe-no-issuer';
@@ -109,7 +121,7 @@ final class Counterfoil_Stripe {
 		return rest_url( Counterfoil_Rest::NAMESPACE_V1 . self::ROUTE );
 	}
 
-	/** The signing secret: the COUNTERFOIL_STRIPE_SECRET constant, else the option. */
+	/** The live endpoint's signing secret: the COUNTERFOIL_STRIPE_SECRET constant, else the option. */
 	public static function secret() {
 		if ( self::secret_from_constant() ) {
 			return (string) COUNTERFOIL_STRIPE_SECRET;
@@ -117,9 +129,22 @@ final class Counterfoil_Stripe {
 		return (string) get_option( self::SECRET_OPTION, '' );
 	}
 
-	/** Whether the secret comes from the COUNTERFOIL_STRIPE_SECRET constant. */
+	/** Whether the live secret comes from the COUNTERFOIL_STRIPE_SECRET constant. */
 	public static function secret_from_constant() {
 		return defined( 'COUNTERFOIL_STRIPE_SECRET' ) && COUNTERFOIL_STRIPE_SECRET;
+	}
+
+	/** The test endpoint's signing secret: the COUNTERFOIL_STRIPE_TEST_SECRET constant, else the option. */
+	public static function test_secret() {
+		if ( self::test_secret_from_constant() ) {
+			return (string) COUNTERFOIL_STRIPE_TEST_SECRET;
+		}
+		return (string) get_option( self::TEST_SECRET_OPTION, '' );
+	}
+
+	/** Whether the test secret comes from the COUNTERFOIL_STRIPE_TEST_SECRET constant. */
+	public static function test_secret_from_constant() {
+		return defined( 'COUNTERFOIL_STRIPE_TEST_SECRET' ) && COUNTERFOIL_STRIPE_TEST_SECRET;
 	}
 
 	/** Whether $secret looks like a Stripe signing secret. */
@@ -163,7 +188,9 @@ final class Counterfoil_Stripe {
 	/**
 	 * permission_callback: the body's size, a configured secret (503: the
 	 * site is not set up yet, Stripe delivers again), a well-formed header
-	 * (400), a fresh timestamp and a matching v1 (401).
+	 * (400), a fresh timestamp and a v1 matching the live or the test secret
+	 * (401); which one matched is kept for receive(), which believes the
+	 * event's `livemode` only with its own secret.
 	 *
 	 * @param WP_REST_Request $request Request.
 	 * @return true|WP_Error
@@ -173,8 +200,14 @@ final class Counterfoil_Stripe {
 		if ( strlen( $body ) > self::MAX_BODY ) {
 			return new WP_Error( 'counterfoil_too_large', __( 'The body is larger than 256 KiB.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
-		$secret = self::secret();
-		if ( '' === $secret ) {
+		self::$signed_with = null;
+		$secrets           = array_filter(
+			array(
+				'live' => self::secret(),
+				'test' => self::test_secret(),
+			)
+		);
+		if ( array() === $secrets ) {
 			Counterfoil_Log::once( 'stripe:no-secret', 'a Stripe event arrived but no Stripe signing secret is set (Settings → Invoice numbers)' );
 			return new WP_Error( 'counterfoil_not_configured', __( 'The Stripe endpoint is not configured yet.', 'counterfoil' ), array( 'status' => 503 ) );
 		}
@@ -183,13 +216,19 @@ final class Counterfoil_Stripe {
 			return new WP_Error( 'counterfoil_bad_signature_header', __( 'The Stripe-Signature header is missing or malformed.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
 		list( $timestamp, $signatures ) = $parsed;
-		$expected                       = hash_hmac( 'sha256', $timestamp . '.' . $body, $secret );
-		$matches                        = false;
-		foreach ( $signatures as $signature ) {
-			$matches = hash_equals( $expected, $signature ) || $matches;
+		foreach ( $secrets as $mode => $secret ) {
+			$expected = hash_hmac( 'sha256', $timestamp . '.' . $body, $secret );
+			$matches  = false;
+			foreach ( $signatures as $signature ) {
+				$matches = hash_equals( $expected, $signature ) || $matches;
+			}
+			if ( $matches && null === self::$signed_with ) {
+				self::$signed_with = $mode;
+			}
 		}
-		if ( ! $matches || abs( time() - $timestamp ) > self::TOLERANCE ) {
-			return new WP_Error( 'counterfoil_unauthorized', __( 'No signature matches this site\'s Stripe signing secret, or the timestamp is more than 5 minutes off.', 'counterfoil' ), array( 'status' => 401 ) );
+		if ( null === self::$signed_with || abs( time() - $timestamp ) > self::TOLERANCE ) {
+			self::$signed_with = null;
+			return new WP_Error( 'counterfoil_unauthorized', __( 'No signature matches this site\'s Stripe signing secrets, or the timestamp is more than 5 minutes off.', 'counterfoil' ), array( 'status' => 401 ) );
 		}
 		return true;
 	}
@@ -206,8 +245,20 @@ final class Counterfoil_Stripe {
 		if ( null === $object || ! isset( $event['type'] ) || ! is_string( $event['type'] ) ) {
 			return self::bad( __( 'The body is not a Stripe event.', 'counterfoil' ) );
 		}
-		$type          = $event['type'];
-		$test          = empty( $event['livemode'] );
+		$type = $event['type'];
+		$test = empty( $event['livemode'] );
+		// `livemode` is believed only with its own endpoint's secret: a live
+		// event signed with the test secret would take live numbers for
+		// whoever holds a test set-up's secret.
+		if ( ( ! $test && 'live' !== self::$signed_with ) || ( $test && 'test' !== self::$signed_with && get_option( self::TEST_MODE_OPTION ) ) ) {
+			return new WP_Error(
+				'counterfoil_mode_mismatch',
+				$test
+					? __( 'A test-mode event must be signed with the test endpoint\'s signing secret.', 'counterfoil' )
+					: __( 'A live event must be signed with the live endpoint\'s signing secret.', 'counterfoil' ),
+				array( 'status' => 401 )
+			);
+		}
 		self::$gateway = $test ? self::TEST_GATEWAY : self::GATEWAY;
 		self::$series  = $test ? self::TEST_SERIES : '';
 		$not_ours      = self::not_this_books( $event );

@@ -169,6 +169,7 @@ function counterfoil_drop_site_tables( $tables, $site_id ) {
 	$tables[] = $prefix . 'counterfoil_numbers';
 	$tables[] = $prefix . 'counterfoil_payments';
 	$tables[] = $prefix . 'counterfoil_refunds';
+	$tables[] = $prefix . 'counterfoil_chain';
 	if ( 1 !== (int) get_blog_option( $site_id, 'counterfoil_sequences_preexisting', 1 ) ) {
 		$tables[] = $prefix . 'invoice_sequences';
 	}
@@ -286,7 +287,26 @@ function counterfoil_backend_error() {
 	}
 }
 
-/** admin_notices: the backend cannot be built (to those who manage the site). */
+/**
+ * switch_blog: the extension's settings are its process's, so its own
+ * functions (allocate_invoice_number()) would go on numbering in the site
+ * the request began with; the backend of the site switched to configures
+ * them again (its table prefix, format and nodes), as the request's first
+ * site did at plugins_loaded.
+ */
+function counterfoil_follow_site() {
+	if ( extension_loaded( 'counterfoil' ) && did_action( 'plugins_loaded' ) ) {
+		counterfoil_backend_error();
+	}
+}
+
+/**
+ * admin_notices: the backend cannot be built (to those who manage the site).
+ * The reason (the database's words: host, user, database name) is shown to
+ * those who manage the server's settings only (a super admin on a network,
+ * an administrator of a single site); a site's own admin on a network sees
+ * that it failed and a request id, the detail being in the server's log.
+ */
 function counterfoil_backend_notice() {
 	if ( ! current_user_can( 'manage_options' ) ) {
 		return;
@@ -296,6 +316,14 @@ function counterfoil_backend_notice() {
 	}
 	$error = counterfoil_backend_error();
 	if ( null !== $error ) {
+		if ( ! is_super_admin() ) {
+			$error = sprintf(
+				/* translators: %s: a request id */
+				__( 'the database could not be reached (request %s; the network\'s administrator finds the reason in the server log)', 'counterfoil' ),
+				Counterfoil_Log::request_id()
+			);
+			error_log( sprintf( 'counterfoil [%s]: the backend cannot be built: %s', Counterfoil_Log::request_id(), counterfoil_backend_error() ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log -- the detail kept from the page goes to the log.
+		}
 		/* translators: %s: the reason */
 		echo '<div class="notice notice-error" id="counterfoil-backend-error"><p>' . esc_html( sprintf( __( 'Counterfoil cannot number invoices: %s. Payment callbacks are answered 503 (the gateway delivers them again) until this is fixed.', 'counterfoil' ), $error ) ) . '</p></div>';
 	}
@@ -370,6 +398,12 @@ if ( ! function_exists( 'allocate_invoice_number' ) ) {
 	 */
 	function allocate_invoice_number( $user_id, $year ) {
 		counterfoil_require_ints( __FUNCTION__, compact( 'user_id', 'year' ) );
+		$paused = Counterfoil_Site_Identity::paused_reason();
+		if ( null !== $paused ) {
+			// A copy of the site: no number of any series is taken here (the
+			// extension's function says the same: its option `paused`).
+			throw new Counterfoil\DatabaseUnavailableException( 'refused: numbering is paused: ' . $paused );
+		}
 		$backend = counterfoil_backend();
 		$number  = $backend->allocate_recorded( Counterfoil_Rules::user_year_scope( $user_id, $year ), 'api' );
 		return $backend->format( $number, $year, counterfoil_local_period()[1] );

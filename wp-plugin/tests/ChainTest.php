@@ -85,7 +85,8 @@ final class ChainTest extends TestCase {
 			$parsed = $GLOBALS['wpdb']->parse_db_host( DB_HOST );
 			$killer = mysqli_connect( $parsed[0], DB_USER, DB_PASSWORD, DB_NAME, $parsed[1] ? (int) $parsed[1] : 3306 );
 			// The void's transaction holds the series row's lock.
-			$ids = $killer->query( 'SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID()' )->fetch_all();
+			// (Of this site's database: the server is shared with other tests.)
+			$ids = $killer->query( 'SELECT t.trx_mysql_thread_id FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE p.DB = DATABASE() AND t.trx_mysql_thread_id <> CONNECTION_ID()' )->fetch_all();
 			foreach ( $ids as $id ) {
 				$killer->query( 'KILL CONNECTION ' . (int) $id[0] );
 				$killed[] = (int) $id[0];

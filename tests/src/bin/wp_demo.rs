@@ -135,7 +135,7 @@ fn main() -> Result<()> {
     );
     println!("Secret:   {secret}");
     println!(
-        "Sign:     X-Counterfoil-Timestamp: <unix time>; X-Counterfoil-Signature: sha256=<HMAC-SHA256(secret, \"<timestamp>.<body>\")>"
+        "Sign:     X-Counterfoil-Timestamp: <unix time>; X-Counterfoil-Signature: v2=<HMAC-SHA256(secret, \"<timestamp>.POST.<host>./counterfoil/v1/payments.<body>\")>"
     );
     println!(
         "Stripe:   POST {}/wp-json/counterfoil/v1/stripe (Stripe's own signed events; paste the endpoint's whsec_ secret in the settings)",
