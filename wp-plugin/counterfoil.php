@@ -3,7 +3,7 @@
  * Plugin Name:       Counterfoil
  * Plugin URI:        https://example.invalid/counterfoil
  * Description:       Sequential invoice numbers that are never issued twice: one invoice per payment, every number accounted for.
- * Version:           0.2.0
+ * Version:           0.3.0
  * Requires at least: 6.1
  * Requires PHP:      8.0
  * Author:            The Counterfoil team
@@ -16,7 +16,7 @@
 
 defined( 'ABSPATH' ) || exit;
 
-define( 'COUNTERFOIL_VERSION', '0.2.0' );
+define( 'COUNTERFOIL_VERSION', '0.3.0' );
 define( 'COUNTERFOIL_FILE', __FILE__ );
 
 if ( ! extension_loaded( 'mysqli' ) ) {

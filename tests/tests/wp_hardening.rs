@@ -1070,3 +1070,53 @@ fn node_refusals_fail_over_and_bad_credentials_stop_on_both_backends() {
         );
     }
 }
+
+/// On a network, a backend that cannot be built (here the extension refuses
+/// the timeout filter's -5) is named with its reason to a super admin only:
+/// a site's own administrator sees that numbering is down and a request id,
+/// the reason (the database's words: host, user, database) going to the
+/// server's log (before: the reason for every admin).
+#[test]
+fn a_site_admin_on_a_network_sees_no_backend_detail() {
+    let wp = WordPress::install_with(MariaDb::shared(), "ms_notice", None, false).unwrap();
+    make_network(&wp);
+    network_eval(
+        &wp,
+        false,
+        "$two = wpmu_create_blog('example.test', '/two/', 'Two', 1);
+         $r = activate_plugin('counterfoil/counterfoil.php', '', true);
+         if (is_wp_error($r)) { echo $r->get_error_message(); exit(1); }
+         $u = wpmu_create_user('siteadmin', 'siteadmin-password', 'siteadmin@example.invalid');
+         add_user_to_blog($two, $u, 'administrator');",
+    );
+    wp.mu_plugin(
+        "counterfoil-test-bad-timeout",
+        "<?php add_filter('counterfoil_timeout_ms', function () { return -5; });\n",
+    )
+    .unwrap();
+    let notice = |login: &str| {
+        network_eval(
+            &wp,
+            true,
+            &format!(
+                "switch_to_blog(2); wp_set_current_user(get_user_by('login', '{login}')->ID);
+                 echo is_super_admin() ? 'super ' : 'site ';
+                 counterfoil_backend_notice();"
+            ),
+        )
+    };
+    let detail = "timeout";
+    let site_admin = notice("siteadmin");
+    assert!(site_admin.starts_with("site "), "{site_admin}");
+    assert!(
+        site_admin.contains("counterfoil-backend-error"),
+        "{site_admin}"
+    );
+    assert!(
+        site_admin.contains("request ") && !site_admin.contains(detail),
+        "{site_admin}"
+    );
+    let super_admin = notice("admin");
+    assert!(super_admin.starts_with("super "), "{super_admin}");
+    assert!(super_admin.contains(detail), "{super_admin}");
+}
