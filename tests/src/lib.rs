@@ -32,6 +32,15 @@ pub mod wp_session;
 pub use check::{check_contiguous, Allocation};
 pub use mariadb::MariaDb;
 
+/// A current-thread tokio runtime for a test's store: one per call, idling
+/// between calls as a PHP worker's does.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
 /// The workspace's `target/` directory.
 pub fn target_dir() -> std::path::PathBuf {
     if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {

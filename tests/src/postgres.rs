@@ -406,21 +406,11 @@ impl Postgres {
     /// with the database's own client (`psql`), not through any Rust driver:
     /// what checkers read to judge the code under test.
     pub fn client_scalar(url: &str, sql: &str) -> Result<String> {
-        let single = url.split('?').next().unwrap_or(url);
-        let out = std::process::Command::new(format!("{BIN}/psql"))
-            .args(["--no-psqlrc", "--tuples-only", "--no-align", "--quiet"])
-            .arg(format!("--dbname={single}"))
-            .arg(format!("--command={sql}"))
-            .output()
-            .context("run psql")?;
-        if !out.status.success() {
-            bail!("psql: {sql}: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
+        Ok(Self::client_rows(url, sql)?
+            .into_iter()
             .next()
-            .unwrap_or_default()
-            .to_owned())
+            .map(|row| row.join("|"))
+            .unwrap_or_default())
     }
 
     /// Every row of `sql` on a harness `url`, read with `psql` (as

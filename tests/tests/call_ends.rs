@@ -21,12 +21,7 @@ fn key(s: &str) -> ScopeKey {
     ScopeKey::new(s).unwrap()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
+use counterfoil_tests::runtime;
 
 /// Open transactions of connections to `url`'s database other than
 /// `except`'s, read with the server's own client (the server is shared by

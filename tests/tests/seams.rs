@@ -22,12 +22,7 @@ fn key(s: &str) -> ScopeKey {
     ScopeKey::new(s).unwrap()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
+use counterfoil_tests::runtime;
 
 /// Plants trigger `name`, `BEFORE {event} ON {table} FOR EACH ROW`, whose
 /// body is `mysql` on MySQL/MariaDB and the plpgsql `pg` on PostgreSQL.

@@ -26,12 +26,7 @@ fn key(s: &str) -> ScopeKey {
     ScopeKey::new(s).unwrap()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
+use counterfoil_tests::runtime;
 
 /// Open transactions on the server, read with its own client.
 fn open_transactions(url: &str) -> u64 {

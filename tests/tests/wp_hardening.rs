@@ -496,6 +496,18 @@ fn a_backend_that_cannot_be_built_is_a_notice_and_503_not_a_fatal_error() {
     assert!(r.body.contains("request_id"), "{}", r.body);
 }
 
+/// The administrator's session on `site` and its settings page (200).
+fn admin_settings_page(
+    site: &counterfoil_tests::php::FpmSite,
+) -> (Session, counterfoil_tests::php::Response) {
+    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
+    let page = admin
+        .get("/wp-admin/options-general.php?page=counterfoil")
+        .unwrap();
+    assert_eq!(page.status, 200);
+    (admin, page)
+}
+
 /// The webhook secret is not in the settings page's HTML (before, it stood
 /// in the masked field's value): "Show" asks admin-ajax for it, with the
 /// page's nonce, as an administrator; without the nonce, or as another
@@ -510,11 +522,7 @@ fn the_webhook_secret_is_revealed_on_request_only() {
     )
     .unwrap();
     let site = wp.serve(false, 2).unwrap();
-    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
-    let page = admin
-        .get("/wp-admin/options-general.php?page=counterfoil")
-        .unwrap();
-    assert_eq!(page.status, 200);
+    let (admin, page) = admin_settings_page(&site);
     assert!(page.body.contains(r#"id="counterfoil-secret""#));
     assert!(!page.body.contains(&secret), "the secret is in the page");
     let nonce = page
@@ -569,11 +577,7 @@ fn a_secret_from_the_constant_is_never_displayed() {
     )
     .unwrap();
     let site = wp.serve(false, 2).unwrap();
-    let admin = Session::login(site.port(), "admin", "admin-password").unwrap();
-    let page = admin
-        .get("/wp-admin/options-general.php?page=counterfoil")
-        .unwrap();
-    assert_eq!(page.status, 200);
+    let (_admin, page) = admin_settings_page(&site);
     assert!(
         !page.body.contains(constant),
         "the constant's secret is shown"
