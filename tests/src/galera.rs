@@ -105,7 +105,18 @@ impl Galera {
             cluster.boot(i, false)?;
         }
         for i in 1..3 {
-            cluster.wait_synced(i)?;
+            // A joiner that aborts while it joins (seen once on a loaded
+            // 2-core machine: a partitioned view at start, SIGABRT) is
+            // started once more: the harness's set-up, not the code under
+            // test; a second failure fails the test.
+            if let Err(first) = cluster.wait_synced(i) {
+                eprintln!(
+                    "galera: node {} did not join ({first}); starting it again",
+                    i + 1
+                );
+                cluster.crash(i)?;
+                cluster.rejoin(i)?;
+            }
         }
         Ok(cluster)
     }
