@@ -13,18 +13,25 @@
 //! - a plugin post's series (its issuer and period) and number are the
 //!   registry row's, and its gateway, transaction, amount and currency are
 //!   the payment's that took the number (where a payment did);
+//! - its title shows its number: a title in the shape of the site's number
+//!   template in force (`counterfoil_format`, `counterfoil_credit_note_format`,
+//!   read back with the core's `NumberFormat::parse_rendered`) must read
+//!   back as that number; a title in another shape (an earlier template)
+//!   must at least hold the number's digits (a template holds exactly one
+//!   `{seq}`, rendered in decimal);
 //! - posts of other types (numbers adopted from an older plugin) are held
 //!   to existence only: their meta is not the plugin's;
 //! - the registry is read in keyset chunks of [`CHUNK`] rows in its
 //!   primary key's order, and at most [`LIMIT`] findings are listed.
 //!
-//! Not judged: the post's title (the number rendered with the template in
-//! force when it was issued, which no table keeps; docs/cli.md says so).
+//! Not judged: that the title is exactly the number as rendered when it was
+//! issued (the template in force then is kept in no table; docs/cli.md).
 //! MySQL/MariaDB only: WordPress keeps no posts on PostgreSQL.
 
 use anyhow::Result;
 
 use counterfoil_core::credit_note::Kind;
+use counterfoil_core::NumberFormat;
 
 use crate::db::{Db, Tables};
 
@@ -40,8 +47,8 @@ const CREDIT_NOTE: &str = "counterfoil_cnote";
 /// One issued number and its post, as read: series, number, post id, the
 /// post's type and status (None: no such post), its meta (series, number,
 /// amount, currency), the payment's amount and currency (None: no payment
-/// took the number), and whether the post's gateway, transaction, amount or
-/// currency differ from the payment's.
+/// took the number), whether the post's gateway, transaction, amount or
+/// currency differ from the payment's, and its title.
 type PostRow = (
     String,
     u64,
@@ -54,6 +61,7 @@ type PostRow = (
     Option<String>,
     Option<String>,
     Option<i64>,
+    Option<String>,
 );
 
 /// The statement reading one chunk after (scope, number).
@@ -80,7 +88,8 @@ fn chunk_sql(t: &Tables) -> String {
          CASE WHEN pay.id IS NULL THEN NULL \
               WHEN {gateway} <=> pay.gateway AND {txn} <=> pay.transaction_id \
                    AND NULLIF({amount}, '') <=> pay.amount \
-                   AND NULLIF({currency}, '') <=> pay.currency THEN 0 ELSE 1 END \
+                   AND NULLIF({currency}, '') <=> pay.currency THEN 0 ELSE 1 END, \
+         p.post_title \
          FROM `{numbers}` n \
          LEFT JOIN `{posts}` p ON p.ID = n.post_id \
          LEFT JOIN `{payments}` pay ON pay.scope_key = n.scope_key AND pay.number = n.number \
@@ -93,10 +102,58 @@ fn chunk_sql(t: &Tables) -> String {
     )
 }
 
+/// The site's number templates in force that read back (the invoices' and
+/// the credit notes'; the plugin's defaults where an option is missing or
+/// does not parse).
+async fn templates(db: &mut Db, t: &Tables) -> Result<Vec<NumberFormat>> {
+    let options = t.posts.replace("posts", "options");
+    let mut out = Vec::new();
+    for (name, default) in [
+        ("counterfoil_format", counterfoil_core::DEFAULT_TEMPLATE),
+        (
+            "counterfoil_credit_note_format",
+            counterfoil_core::credit_note::DEFAULT_TEMPLATE,
+        ),
+    ] {
+        let set: Vec<String> = db
+            .rows(
+                &format!("SELECT option_value FROM `{options}` WHERE option_name = ?"),
+                (name,),
+            )
+            .await?;
+        let format = set
+            .first()
+            .and_then(|t| NumberFormat::parse(t).ok())
+            .or_else(|| NumberFormat::parse(default).ok());
+        out.extend(format.filter(NumberFormat::reads_back));
+    }
+    Ok(out)
+}
+
+/// Whether `title` shows `number` (see the module's doc).
+fn shows(title: &str, number: u64, templates: &[NumberFormat]) -> bool {
+    match templates.iter().find_map(|f| f.parse_rendered(title)) {
+        Some(read) => read.seq == number,
+        None => title.contains(&number.to_string()),
+    }
+}
+
 /// What one row says is wrong, if anything.
-fn judge(row: &PostRow) -> Option<String> {
-    let (scope, number, post, kind, status, m_scope, m_number, m_amount, m_currency, paid, differ) =
-        row;
+fn judge(row: &PostRow, templates: &[NumberFormat]) -> Option<String> {
+    let (
+        scope,
+        number,
+        post,
+        kind,
+        status,
+        m_scope,
+        m_number,
+        m_amount,
+        m_currency,
+        paid,
+        differ,
+        title,
+    ) = row;
     let which = format!("series {scope}: number {number} is issued to post #{post}");
     let Some(kind) = kind else {
         return Some(format!("{which}, which does not exist"));
@@ -123,6 +180,12 @@ fn judge(row: &PostRow) -> Option<String> {
             "{which}, which says it is number {} of series {}",
             m_number.as_deref().unwrap_or("(none)"),
             m_scope.as_deref().unwrap_or("(none)")
+        ));
+    }
+    let title = title.as_deref().unwrap_or_default();
+    if !shows(title, *number, templates) {
+        return Some(format!(
+            "{which}, whose title {title:?} does not show that number"
         ));
     }
     if *differ == Some(1) {
@@ -155,6 +218,7 @@ pub async fn check(
     push: &mut impl FnMut(&'static str, String),
 ) -> Result<u64> {
     let sql = chunk_sql(tables);
+    let templates = templates(db, tables).await?;
     let mut after = (String::new(), 0u64);
     let mut checked = 0u64;
     let mut found = 0usize;
@@ -164,7 +228,7 @@ pub async fn check(
             .await?;
         for row in &rows {
             checked += 1;
-            if let Some(finding) = judge(row) {
+            if let Some(finding) = judge(row, &templates) {
                 found += 1;
                 if found <= LIMIT {
                     push("posts", finding);
@@ -205,32 +269,62 @@ mod tests {
             Some("EUR".into()),
             Some("10.00 EUR".into()),
             differ,
+            Some("2026-0003".into()),
+        )
+    }
+
+    fn judge_default(row: &PostRow) -> Option<String> {
+        judge(
+            row,
+            &[NumberFormat::parse(counterfoil_core::DEFAULT_TEMPLATE).unwrap()],
         )
     }
 
     #[test]
     fn each_difference_is_named() {
-        assert_eq!(judge(&row(Some(INVOICE), "3", Some(0))), None);
-        assert_eq!(judge(&row(Some(INVOICE), "3", None)), None, "no payment");
-        assert!(judge(&row(None, "3", Some(0)))
+        assert_eq!(judge_default(&row(Some(INVOICE), "3", Some(0))), None);
+        assert_eq!(
+            judge_default(&row(Some(INVOICE), "3", None)),
+            None,
+            "no payment"
+        );
+        assert!(judge_default(&row(None, "3", Some(0)))
             .unwrap()
             .contains("does not exist"));
-        assert!(judge(&row(Some(INVOICE), "4", Some(0)))
+        assert!(judge_default(&row(Some(INVOICE), "4", Some(0)))
             .unwrap()
             .contains("says it is number 4"));
-        assert!(judge(&row(Some(INVOICE), "3", Some(1)))
+        assert!(judge_default(&row(Some(INVOICE), "3", Some(1)))
             .unwrap()
             .contains("than its payment (10.00 EUR)"));
-        assert!(judge(&row(Some(CREDIT_NOTE), "3", Some(0)))
+        assert!(judge_default(&row(Some(CREDIT_NOTE), "3", Some(0)))
             .unwrap()
             .contains("a `counterfoil_cnote` post"));
         assert_eq!(
-            judge(&row(Some("shop_invoice"), "9", Some(1))),
+            judge_default(&row(Some("shop_invoice"), "9", Some(1))),
             None,
             "an adopted post's meta is not ours"
         );
+        let mut retitled = row(Some(INVOICE), "3", Some(0));
+        retitled.11 = Some("2026-0004".into());
+        assert!(judge_default(&retitled)
+            .unwrap()
+            .contains("whose title \"2026-0004\" does not show that number"));
+        retitled.11 = Some("2026-0013".into());
+        assert!(
+            judge_default(&retitled).is_some(),
+            "the template in force reads it back as 13"
+        );
+        retitled.11 = Some("INV-2026-3".into());
+        assert_eq!(
+            judge_default(&retitled),
+            None,
+            "an earlier template's rendering holds the number"
+        );
         let mut trashed = row(Some(INVOICE), "3", Some(0));
         trashed.4 = Some("trash".into());
-        assert!(judge(&trashed).unwrap().contains("status is `trash`"));
+        assert!(judge_default(&trashed)
+            .unwrap()
+            .contains("status is `trash`"));
     }
 }

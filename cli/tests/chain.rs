@@ -7,8 +7,8 @@
 //! with its payment — is named by `counterfoil verify` (exit 1);
 //! a chain cut off at its end and its head set back is found only against
 //! the heads kept earlier (`--heads`, then `--against FILE`); an invoice's
-//! post edited alone (its amount, currency, number or series, trashed,
-//! gone) is named by check 6.
+//! post edited alone (its amount, currency, number, series or title,
+//! trashed, gone) is named by check 6.
 //!
 //! Before the chain, `verify` called every one of these books clean.
 
@@ -183,6 +183,12 @@ fn books_with_edits(extension: bool) {
         &meta("scope_key", "6:2026"),
         &meta("scope_key", "5:2026"),
         &format!("{which}, which says it is number 1 of series 6:2026"),
+    );
+    finds(
+        &wp,
+        &format!("UPDATE wp_posts SET post_title = '2026-0007' WHERE ID = {post}"),
+        &format!("UPDATE wp_posts SET post_title = '2026-0001' WHERE ID = {post}"),
+        &format!("{which}, whose title \"2026-0007\" does not show that number"),
     );
     finds(
         &wp,
