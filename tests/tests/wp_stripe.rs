@@ -736,7 +736,10 @@ fn stripe_refunds_and_credit_notes_on_the_extension() {
 /// a refund row for 300 ms (the `query` filter), so the three deliveries
 /// read the total before any of them writes, on every run: failed before
 /// the fix with 3 announcements; the total is now read and written under
-/// the refund rows' locks, one delivery at a time.
+/// the refund rows' locks, one delivery at a time. That they overlapped is
+/// shown by the server, not assumed: its process list shows a delivery's
+/// lock of the payment row running for 100 ms or more, waiting for
+/// another's.
 fn a_refund_delivered_at_once_is_announced_once(extension: bool) {
     let (wp, fpm) = serving("refund_once", extension);
     let port = fpm.port();
@@ -750,7 +753,38 @@ fn a_refund_delivered_at_once_is_announced_once(extension: bool) {
     )
     .unwrap();
     let succeeded = refund_event("refund.updated", "re_A", 500, "succeeded", 20);
-    let answers = deliver_together(port, &[&succeeded, &succeeded, &succeeded]);
+    // A watcher reads the server's process list while they run: the longest
+    // a delivery's lock of the payment row (the refund transaction's first
+    // statement, a unique-key lookup that takes well under a millisecond
+    // alone) was seen running is how long it waited for another delivery.
+    let url = wp.database_url().to_owned();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (answers, longest_wait_ms) = std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            let mut longest = 0.0f64;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let ms = counterfoil_tests::MariaDb::scalar(
+                    &url,
+                    "SELECT COALESCE(MAX(TIME_MS), 0) FROM information_schema.PROCESSLIST \
+                     WHERE DB = DATABASE() AND INFO LIKE 'SELECT id FROM wp_counterfoil_payments%FOR UPDATE'",
+                )
+                .ok()
+                .flatten()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0);
+                longest = longest.max(ms);
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            longest
+        });
+        let answers = deliver_together(port, &[&succeeded, &succeeded, &succeeded]);
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        (answers, watcher.join().unwrap())
+    });
+    assert!(
+        longest_wait_ms >= 100.0,
+        "the server never showed a delivery waiting for another's lock (longest: {longest_wait_ms} ms)"
+    );
     for r in &answers {
         assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(body(r)["refund"]["amount_refunded"], "5.00", "{}", r.body);
