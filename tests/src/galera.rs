@@ -310,6 +310,39 @@ impl Galera {
         })
     }
 
+    /// Waits until every running node has applied what it received
+    /// (`wsrep_local_recv_queue` 0 on each, read twice in a row): between
+    /// two phases of a test, so that a phase does not start with nodes still
+    /// applying the last one's write sets (on 2 cores they can lag by
+    /// seconds, and causal reads then wait past the calls' deadlines).
+    pub fn wait_caught_up(&self) -> Result<()> {
+        let started = Instant::now();
+        let mut quiet = 0;
+        while quiet < 2 {
+            let mut queued = 0u64;
+            for i in 0..self.nodes.len() {
+                if self.nodes[i].child.lock().unwrap().is_none() {
+                    continue;
+                }
+                let url = self.url(i, "mysql");
+                queued += block_on(async {
+                    let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url)?).await?;
+                    let q: Option<(String, u64)> = c
+                        .query_first("SHOW STATUS LIKE 'wsrep_local_recv_queue'")
+                        .await?;
+                    c.disconnect().await?;
+                    anyhow::Ok(q.map_or(0, |(_, v)| v))
+                })?;
+            }
+            quiet = if queued == 0 { quiet + 1 } else { 0 };
+            if started.elapsed() > Duration::from_secs(60) {
+                bail!("the nodes did not catch up within 60 s ({queued} write sets queued)");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(())
+    }
+
     /// wsrep_cluster_size seen by node `i`.
     pub fn cluster_size(&self, i: usize) -> Result<u64> {
         let url = self.url(i, "mysql");

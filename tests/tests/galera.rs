@@ -174,6 +174,7 @@ fn galera_routing_on_off_and_writer_failover() {
     let on = run_load(6, |_| g.urls(&db), 3.0, || {});
     let after = counter(&g, 1);
     report("routing on", &on, before + 1, after);
+    g.wait_caught_up().unwrap();
 
     // Routing off: worker w writes through node w % 3.
     let before = after;
@@ -382,6 +383,7 @@ fn galera_with_the_php_backend() {
     let before = counter(0);
     let on = run_workers(6, |w| worker(w, all.clone()), 3.0, || {});
     let after = judge("routing on", &on, before + 1, 1);
+    g.wait_caught_up().unwrap();
 
     let off = run_workers(
         6,
@@ -392,6 +394,7 @@ fn galera_with_the_php_backend() {
     let retried_conflicts = value(0, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_CERT_FAILURES'");
     let after = judge("routing off", &off, after + 1, 2);
     println!("certification failures seen by node 1: {retried_conflicts}");
+    g.wait_caught_up().unwrap();
 
     // Payments through every node (routing off): each payment told a number
     // is stored with that number, none told twice. On a Galera node the
@@ -429,6 +432,7 @@ fn galera_with_the_php_backend() {
         "payments told a number the cluster does not hold: {lost:?}"
     );
     let after = judge("payments, routing off", &pay, after + 1, 1);
+    g.wait_caught_up().unwrap();
 
     let kill = WriterKill::new();
     let failover = run_workers(
