@@ -64,7 +64,6 @@ final class Counterfoil_Wpdb_Transaction {
 	 * @throws RuntimeException When the connection cannot be opened or the COMMIT fails.
 	 */
 	public static function run( callable $work ) {
-		global $wpdb;
 		$db = self::connect();
 		try {
 			if ( false === $db->query( 'START TRANSACTION' ) ) {
