@@ -48,6 +48,10 @@ require_once __DIR__ . '/includes/class-counterfoil-site-identity.php';
 require_once __DIR__ . '/includes/class-counterfoil-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-credit-note-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-books.php';
+require_once __DIR__ . '/includes/class-counterfoil-woocommerce.php';
+require_once __DIR__ . '/includes/class-counterfoil-woocommerce-display.php';
+require_once __DIR__ . '/includes/class-counterfoil-woocommerce-pdf.php';
+require_once __DIR__ . '/includes/class-counterfoil-woocommerce-backfill.php';
 require_once __DIR__ . '/includes/functions.php';
 
 register_activation_hook( __FILE__, 'counterfoil_activate' );
@@ -73,6 +77,8 @@ add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_paym
 Counterfoil_Series_Life::init();
 Counterfoil_Site_Identity::init();
 Counterfoil_Chain::init();
+// WooCommerce may load after this plugin: hooked in once every plugin is loaded.
+add_action( 'plugins_loaded', array( 'Counterfoil_WooCommerce', 'init' ), 20 );
 if ( is_admin() ) {
 	require_once __DIR__ . '/includes/class-counterfoil-list-tables.php';
 	Counterfoil_Admin::init();

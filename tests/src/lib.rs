@@ -25,6 +25,7 @@ pub mod php;
 pub mod postgres;
 pub mod waiting;
 pub mod webhook;
+pub mod woocommerce;
 pub mod wordpress;
 pub mod workers;
 pub mod wp_session;

@@ -332,19 +332,35 @@ impl SiteServer for crate::galera::Galera {
     }
 }
 
-/// A site's files in `dir`: WordPress (Debian's package, copied), its
-/// wp-config.php for database `db` on `port`, and the plugin (without its
-/// tests).
+/// The environment variable naming another WordPress (an unpacked release)
+/// for the suites, instead of Debian's package.
+pub const WORDPRESS_ENV: &str = "COUNTERFOIL_WORDPRESS";
+
+/// The WordPress the suites install: [`WORDPRESS_ENV`], else Debian's
+/// `/usr/share/wordpress`.
+pub fn wordpress_source() -> PathBuf {
+    match std::env::var_os(WORDPRESS_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from("/usr/share/wordpress"),
+    }
+}
+
+/// A site's files in `dir`: WordPress (Debian's package or
+/// [`WORDPRESS_ENV`], copied), its wp-config.php for database `db` on
+/// `port`, and the plugin (without its tests).
 fn lay_out_files(dir: &Path, db: &str, port: u16) -> Result<()> {
+    let source = wordpress_source();
     let cp = Command::new("cp")
         .arg("-rL")
-        .arg("/usr/share/wordpress")
+        .arg(&source)
         .arg(dir)
         .status()
-        .context("copy /usr/share/wordpress (apt-get install wordpress)")?;
+        .with_context(|| format!("copy {} (apt-get install wordpress)", source.display()))?;
     if !cp.success() {
-        bail!("cp -rL /usr/share/wordpress failed");
+        bail!("cp -rL {} failed", source.display());
     }
+    // Debian's package keeps its configuration in /etc/wordpress; a release
+    // has a sample: either way this site's own wp-config.php is written below.
     let _ = std::fs::remove_file(dir.join(".htaccess"));
     std::fs::write(dir.join("wp-config.php"), wp_config(db, port))?;
     let plugins = dir.join("wp-content/plugins");

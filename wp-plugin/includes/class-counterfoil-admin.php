@@ -265,6 +265,10 @@ final class Counterfoil_Admin {
 		if ( null !== $stripe ) {
 			self::back( 'error', $stripe );
 		}
+		$woocommerce = Counterfoil_WooCommerce::active() ? Counterfoil_WooCommerce_Backfill::save_settings() : null;
+		if ( null !== $woocommerce ) {
+			self::back( 'error', $woocommerce );
+		}
 		self::back( 'success', __( 'Settings saved.', 'counterfoil' ) );
 	}
 
@@ -679,6 +683,11 @@ final class Counterfoil_Admin {
 						<label><input type="checkbox" name="stripe_clear_test_secret" value="1"> <?php esc_html_e( 'Remove the test secret', 'counterfoil' ); ?></label></p>
 					<?php endif; ?>
 				</fieldset>
+				<?php
+				if ( Counterfoil_WooCommerce::active() ) {
+					Counterfoil_WooCommerce_Backfill::settings_fields();
+				}
+				?>
 				<p><label><input type="checkbox" name="period_confirm" value="1"> <?php esc_html_e( 'I have read what changes (when a new numbering year moves today into another year)', 'counterfoil' ); ?></label></p>
 				<p><label><?php esc_html_e( 'Credit note number format', 'counterfoil' ); ?>
 					<input type="text" name="credit_note_format" class="regular-text code" value="<?php echo esc_attr( counterfoil_credit_note_format() ); ?>"></label></p>
@@ -686,6 +695,11 @@ final class Counterfoil_Admin {
 					<?php esc_html_e( 'Delete all invoice numbers, payments and invoices when the plugin is uninstalled (otherwise they are kept).', 'counterfoil' ); ?></label></p>
 				<?php submit_button( __( 'Save settings', 'counterfoil' ) ); ?>
 			</form>
+			<?php
+			if ( Counterfoil_WooCommerce::active() ) {
+				Counterfoil_WooCommerce_Backfill::backfill_form();
+			}
+			?>
 		</div>
 		<?php
 		self::live_checks();

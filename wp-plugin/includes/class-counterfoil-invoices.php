@@ -111,16 +111,30 @@ final class Counterfoil_Invoices {
 	 * (wp_timezone()). A missing series is handled by the site's plan
 	 * (counterfoil_missing_series_plan()): created, or the payment held.
 	 *
-	 * @param array  $payment See validate_payment().
-	 * @param string $series  What the series' key starts with: '' (the
-	 *                        issuer's `{user}:{year}`), or `test:` (test
-	 *                        payments: a series of their own).
+	 * @param array    $payment See validate_payment().
+	 * @param string   $series  What the series' key starts with: '' (the
+	 *                          issuer's `{user}:{year}`), or `test:` (test
+	 *                          payments: a series of their own).
+	 * @param int|null $at      When the payment was made (Unix time), when
+	 *                          it is known and earlier than now (an order's
+	 *                          paid date): its local day decides the period
+	 *                          and {month}; default now.
 	 * @return array|WP_Error post, number (as issued: the post's title),
 	 *                        sequence, scope_key, created; or an error with
 	 *                        an HTTP status (503 + Retry-After while held).
 	 */
-	public static function for_payment( $payment, $series = '' ) {
-		$now     = counterfoil_local_period();
+	public static function for_payment( $payment, $series = '', $at = null ) {
+		if ( null !== $at && is_array( $payment ) && ! isset( $payment['year'] ) ) {
+			$day  = counterfoil_local_day_at( (int) $at );
+			$when = Counterfoil_Rules::period_of( counterfoil_period_rule(), $day[0], $day[1], $day[2] );
+			$payment['year'] = $when[0];
+			if ( null !== $when[1] ) {
+				$payment['month'] = $when[1];
+			}
+			$now = array( $day[0], $day[1] );
+		} else {
+			$now = counterfoil_local_period();
+		}
 		$payment = self::validate_payment( $payment, $now );
 		if ( is_wp_error( $payment ) ) {
 			return $payment;

@@ -66,7 +66,18 @@ function counterfoil_local_day() {
 	 * @param int $now time().
 	 */
 	$now = (int) apply_filters( 'counterfoil_now', time() );
-	return array( (int) wp_date( 'Y', $now ), (int) wp_date( 'n', $now ), (int) wp_date( 'j', $now ) );
+	return counterfoil_local_day_at( $now );
+}
+
+/**
+ * The site's local day at Unix time $time: [year, month, day] (wp_timezone()).
+ *
+ * @param int $time Unix time.
+ * @return int[]
+ */
+function counterfoil_local_day_at( $time ) {
+	$time = (int) $time;
+	return array( (int) wp_date( 'Y', $time ), (int) wp_date( 'n', $time ), (int) wp_date( 'j', $time ) );
 }
 
 /**

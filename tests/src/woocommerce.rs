@@ -1,0 +1,97 @@
+//! WooCommerce for the suites: by default the stand-in under
+//! `tests/woocommerce-stand-in/` (not WooCommerce: only what the Counterfoil
+//! integration and its tests call, with WooCommerce's names and signatures),
+//! or a real WooCommerce when `COUNTERFOIL_WOOCOMMERCE` names an unpacked
+//! plugin directory (the one holding `woocommerce.php`). With a real one,
+//! `COUNTERFOIL_WOOCOMMERCE_HPOS=1` stores orders in its own tables (HPOS),
+//! else in posts.
+//!
+//! Invariants: the suites call only WooCommerce's public API (through the
+//! must-use plugin `tests/woocommerce/helpers.php`), so the same test runs
+//! against the stand-in and the real plugin; which one ran is printed.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+use crate::php::repo_root;
+use crate::wordpress::{SiteServer, WordPress};
+
+/// The environment variable naming a real, unpacked WooCommerce.
+pub const ENV: &str = "COUNTERFOIL_WOOCOMMERCE";
+/// With a real WooCommerce: `1` for its order tables (HPOS).
+pub const HPOS_ENV: &str = "COUNTERFOIL_WOOCOMMERCE_HPOS";
+
+/// Which WooCommerce a suite runs against.
+pub struct Source {
+    /// The directory copied into `wp-content/plugins/<folder>`.
+    pub dir: PathBuf,
+    /// Its folder name under `wp-content/plugins/`.
+    pub folder: &'static str,
+    /// Its main file in that folder.
+    pub main: &'static str,
+    /// Whether it is the real WooCommerce.
+    pub real: bool,
+}
+
+/// The stand-in, or the real WooCommerce that [`ENV`] names.
+pub fn source() -> Source {
+    match std::env::var_os(ENV) {
+        Some(dir) if !dir.is_empty() => Source {
+            dir: PathBuf::from(dir),
+            folder: "woocommerce",
+            main: "woocommerce.php",
+            real: true,
+        },
+        _ => Source {
+            dir: repo_root().join("tests/woocommerce-stand-in"),
+            folder: "woocommerce-stand-in",
+            main: "woocommerce-stand-in.php",
+            real: false,
+        },
+    }
+}
+
+/// A WordPress site with Counterfoil and WooCommerce (stand-in or real)
+/// active, the test helpers as a must-use plugin, and prices in `currency`.
+pub fn install(server: &dyn SiteServer, name: &str) -> Result<WordPress> {
+    let src = source();
+    let wp = WordPress::install(server, name, None)?;
+    let dest = wp.dir().join("wp-content/plugins").join(src.folder);
+    let cp = Command::new("cp")
+        .arg("-r")
+        .arg(&src.dir)
+        .arg(&dest)
+        .status()
+        .with_context(|| format!("copy {}", src.dir.display()))?;
+    if !cp.success() {
+        bail!("copy {} failed", src.dir.display());
+    }
+    let helpers = std::fs::read_to_string(repo_root().join("tests/woocommerce/helpers.php"))?;
+    wp.mu_plugin("counterfoil-woocommerce-helpers", &helpers)?;
+    let hpos = std::env::var(HPOS_ENV).map(|v| v == "1").unwrap_or(false);
+    let out = wp.eval(
+        false,
+        &format!(
+            "require_once ABSPATH . 'wp-admin/includes/plugin.php';
+             $r = activate_plugin('{}/{}');
+             if (is_wp_error($r)) {{ echo $r->get_error_message(); exit(1); }}
+             cf_test_woocommerce_ready({});
+             echo 'active ', WC()->version;",
+            src.folder,
+            src.main,
+            if hpos { "true" } else { "false" }
+        ),
+    )?;
+    if !out.contains("active") {
+        bail!("WooCommerce not active: {out}");
+    }
+    println!(
+        "WooCommerce: {} ({}, {})",
+        out.trim().trim_start_matches("active "),
+        if src.real { "real" } else { "STAND-IN" },
+        if hpos { "HPOS" } else { "posts" }
+    );
+    Ok(wp)
+}

@@ -1,0 +1,330 @@
+<?php
+/**
+ * STAND-IN orders: WC_Order and WC_Order_Refund on posts storage, with
+ * WooCommerce's method names and the hooks its order fires.
+ *
+ * @package Counterfoil\Tests
+ */
+
+// phpcs:disable -- test code: a stand-in, not shipped.
+
+defined( 'ABSPATH' ) || exit;
+
+/** WooCommerce's date class. */
+class WC_DateTime extends DateTime {
+}
+
+require_once __DIR__ . '/features-util.php';
+
+/** The common part of orders and refunds. */
+abstract class WC_Abstract_Order {
+	protected $id = 0;
+	/** @var array Props (status without wc-, total, currency, date_paid, …). */
+	protected $data = array();
+	/** @var array Meta to write: key => value|null (null deletes). */
+	protected $meta_changes = array();
+	/** @var array The status change the next save() announces. */
+	protected $transition = null;
+	/** @var array Meta as read when the object was loaded: key => value. */
+	protected $meta = array();
+
+	public function __construct( $id = 0 ) {
+		$this->id = (int) $id;
+		if ( $this->id ) {
+			$post = get_post( $this->id );
+			$this->read_meta_data();
+			$this->data = array(
+				'status'         => 0 === strpos( $post->post_status, 'wc-' ) ? substr( $post->post_status, 3 ) : $post->post_status,
+				'total'          => (string) ( $this->meta['_order_total'] ?? '' ),
+				'currency'       => (string) ( $this->meta['_order_currency'] ?? '' ),
+				'date_paid'      => (string) ( $this->meta['_date_paid'] ?? '' ),
+				'transaction_id' => (string) ( $this->meta['_transaction_id'] ?? '' ),
+				'customer_id'    => (int) ( $this->meta['_customer_user'] ?? 0 ),
+				'billing_email'  => (string) ( $this->meta['_billing_email'] ?? '' ),
+				'parent_id'      => (int) $post->post_parent,
+				'date_created'   => strtotime( $post->post_date_gmt . ' UTC' ),
+			);
+		}
+	}
+
+	/** As WooCommerce's data stores: meta read from the database, not WordPress's per-process cache. */
+	protected function read_meta_data() {
+		global $wpdb;
+		$this->meta = array();
+		foreach ( $wpdb->get_results( $wpdb->prepare( "SELECT meta_key, meta_value FROM {$wpdb->postmeta} WHERE post_id = %d ORDER BY meta_id", $this->id ) ) as $row ) {
+			$this->meta[ $row->meta_key ] = maybe_unserialize( $row->meta_value );
+		}
+	}
+
+	public function get_id() { return $this->id; }
+	public function get_status() { return $this->data['status'] ?? 'pending'; }
+	public function has_status( $status ) { return in_array( $this->get_status(), (array) $status, true ); }
+	public function get_total() { return $this->data['total'] ?? '0'; }
+	public function get_currency() { return $this->data['currency'] ?? 'EUR'; }
+	public function get_parent_id() { return $this->data['parent_id'] ?? 0; }
+	public function get_order_number() { return (string) $this->id; }
+
+	public function get_meta( $key = '', $single = true, $context = 'view' ) {
+		if ( array_key_exists( $key, $this->meta_changes ) ) {
+			return null === $this->meta_changes[ $key ] ? '' : $this->meta_changes[ $key ];
+		}
+		return array_key_exists( $key, $this->meta ) ? $this->meta[ $key ] : '';
+	}
+	public function update_meta_data( $key, $value, $meta_id = 0 ) { $this->meta_changes[ $key ] = $value; }
+	public function delete_meta_data( $key ) { $this->meta_changes[ $key ] = null; }
+	public function save_meta_data() {
+		foreach ( $this->meta_changes as $key => $value ) {
+			if ( null === $value ) {
+				delete_post_meta( $this->id, $key );
+				unset( $this->meta[ $key ] );
+			} else {
+				update_post_meta( $this->id, $key, $value );
+				$this->meta[ $key ] = $value;
+			}
+		}
+		$this->meta_changes = array();
+	}
+
+	abstract public function get_type();
+
+	/** Writes the order (a post and its meta), then announces a status change. */
+	public function save() {
+		$post = array(
+			'post_type'   => $this->get_type(),
+			'post_status' => 'wc-' . $this->get_status(),
+			'post_title'  => 'Order',
+			'post_parent' => $this->get_parent_id(),
+		);
+		if ( $this->id ) {
+			$post['ID'] = $this->id;
+			wp_update_post( $post );
+		} else {
+			$this->id = (int) wp_insert_post( $post );
+		}
+		foreach ( array( '_order_total' => 'total', '_order_currency' => 'currency', '_date_paid' => 'date_paid', '_transaction_id' => 'transaction_id', '_customer_user' => 'customer_id', '_billing_email' => 'billing_email' ) as $meta => $prop ) {
+			if ( isset( $this->data[ $prop ] ) ) {
+				update_post_meta( $this->id, $meta, $this->data[ $prop ] );
+			}
+		}
+		$this->save_meta_data();
+		clean_post_cache( $this->id );
+		$this->status_transition();
+		return $this->id;
+	}
+
+	protected function status_transition() {
+	}
+}
+
+/** An order. */
+class WC_Order extends WC_Abstract_Order {
+	public function get_type() { return 'shop_order'; }
+	public function get_transaction_id() { return $this->data['transaction_id'] ?? ''; }
+	public function get_customer_id() { return $this->data['customer_id'] ?? 0; }
+	public function get_billing_email() { return $this->data['billing_email'] ?? ''; }
+	public function get_date_paid( $context = 'view' ) {
+		$paid = $this->data['date_paid'] ?? '';
+		return '' === $paid ? null : new WC_DateTime( '@' . (int) $paid );
+	}
+	public function set_date_paid( $time ) { $this->data['date_paid'] = (string) (int) $time; }
+	public function set_transaction_id( $id ) { $this->data['transaction_id'] = (string) $id; }
+	public function set_total( $total ) { $this->data['total'] = (string) $total; }
+	public function set_currency( $currency ) { $this->data['currency'] = (string) $currency; }
+	public function set_customer_id( $id ) { $this->data['customer_id'] = (int) $id; }
+	public function set_billing_email( $email ) { $this->data['billing_email'] = (string) $email; }
+	public function is_paid() { return $this->has_status( wc_get_is_paid_statuses() ); }
+
+	/** As WooCommerce: a paid status sets the paid date when there is none. */
+	public function set_status( $new_status ) {
+		$new_status = 0 === strpos( $new_status, 'wc-' ) ? substr( $new_status, 3 ) : $new_status;
+		$old        = $this->get_status();
+		$this->data['status'] = $new_status;
+		if ( $old !== $new_status && $this->id ) {
+			$this->transition = array( 'from' => $old, 'to' => $new_status );
+		}
+		if ( in_array( $new_status, wc_get_is_paid_statuses(), true ) && '' === ( $this->data['date_paid'] ?? '' ) ) {
+			$this->set_date_paid( (int) apply_filters( 'cf_stand_in_now', time() ) );
+		}
+	}
+
+	public function update_status( $new_status, $note = '' ) {
+		$this->set_status( $new_status );
+		$this->save();
+		return true;
+	}
+
+	/** As WooCommerce's status_transition(): the hooks, in its order. */
+	protected function status_transition() {
+		$t = $this->transition;
+		$this->transition = null;
+		if ( ! $t ) {
+			return;
+		}
+		do_action( 'woocommerce_order_status_' . $t['to'], $this->id, $this, $t );
+		do_action( 'woocommerce_order_status_' . $t['from'] . '_to_' . $t['to'], $this->id, $this );
+		do_action( 'woocommerce_order_status_changed', $this->id, $t['from'], $t['to'], $this );
+	}
+
+	/** As WooCommerce's payment_complete(). */
+	public function payment_complete( $transaction_id = '' ) {
+		do_action( 'woocommerce_pre_payment_complete', $this->id, $transaction_id );
+		if ( $this->has_status( apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $this ) ) ) {
+			if ( ! empty( $transaction_id ) ) {
+				$this->set_transaction_id( $transaction_id );
+			}
+			if ( ! $this->get_date_paid( 'edit' ) ) {
+				$this->set_date_paid( (int) apply_filters( 'cf_stand_in_now', time() ) );
+			}
+			$this->set_status( apply_filters( 'woocommerce_payment_complete_order_status', 'processing', $this->id, $this ) );
+			$this->save();
+			do_action( 'woocommerce_payment_complete', $this->id, $transaction_id );
+		} else {
+			do_action( 'woocommerce_payment_complete_order_status_' . $this->get_status(), $this->id, $transaction_id );
+		}
+		return true;
+	}
+
+	/** A note (a comment, as WooCommerce keeps them). */
+	public function add_order_note( $note, $is_customer_note = 0, $added_by_user = false ) {
+		return wp_insert_comment(
+			array(
+				'comment_post_ID'  => $this->id,
+				'comment_author'   => 'WooCommerce',
+				'comment_content'  => $note,
+				'comment_type'     => 'order_note',
+				'comment_approved' => 1,
+			)
+		);
+	}
+
+	public function get_refunds() {
+		$ids = get_posts( array( 'post_type' => 'shop_order_refund', 'post_parent' => $this->id, 'post_status' => 'any', 'fields' => 'ids', 'numberposts' => -1 ) );
+		return array_map( 'wc_get_order', $ids );
+	}
+
+	public function get_total_refunded() {
+		$sum = 0.0;
+		foreach ( $this->get_refunds() as $refund ) {
+			$sum += (float) $refund->get_amount();
+		}
+		return $sum;
+	}
+
+	public function get_remaining_refund_amount() {
+		return (float) $this->get_total() - $this->get_total_refunded();
+	}
+}
+
+/** A refund. */
+class WC_Order_Refund extends WC_Abstract_Order {
+	public function get_type() { return 'shop_order_refund'; }
+	public function get_amount() { return (string) $this->get_meta( '_refund_amount' ); }
+	public function get_reason() { return (string) $this->get_meta( '_refund_reason' ); }
+	public function set_parent_id( $id ) { $this->data['parent_id'] = (int) $id; }
+	public function get_status() { return 'completed'; }
+	public function get_date_paid( $context = 'view' ) { return null; }
+}
+
+/** The paid statuses. */
+function wc_get_is_paid_statuses() {
+	return apply_filters( 'woocommerce_order_is_paid_statuses', array( 'processing', 'completed' ) );
+}
+
+/** An order or refund by id, or false. */
+function wc_get_order( $the_order = false ) {
+	$id   = is_object( $the_order ) ? $the_order->get_id() : (int) $the_order;
+	$post = $id ? get_post( $id ) : null;
+	if ( ! $post ) {
+		return false;
+	}
+	if ( 'shop_order' === $post->post_type ) {
+		return new WC_Order( $id );
+	}
+	if ( 'shop_order_refund' === $post->post_type ) {
+		return new WC_Order_Refund( $id );
+	}
+	return false;
+}
+
+/** A new pending order: total, currency, customer_id. */
+function wc_create_order( $args = array() ) {
+	$order = new WC_Order();
+	$order->set_status( $args['status'] ?? 'pending' );
+	$order->set_total( $args['total'] ?? '0' );
+	$order->set_currency( $args['currency'] ?? 'EUR' );
+	$order->set_customer_id( $args['customer_id'] ?? 0 );
+	$order->set_billing_email( $args['billing_email'] ?? 'customer@example.invalid' );
+	$order->save();
+	return $order;
+}
+
+/** As WooCommerce's wc_create_refund(): amount, reason, order_id. */
+function wc_create_refund( $args = array() ) {
+	$order = wc_get_order( $args['order_id'] ?? 0 );
+	if ( ! $order ) {
+		return new WP_Error( 'error', 'Invalid order ID.' );
+	}
+	$amount = (float) ( $args['amount'] ?? 0 );
+	if ( $amount <= 0 || $amount > $order->get_remaining_refund_amount() + 0.000001 ) {
+		return new WP_Error( 'error', 'Invalid refund amount.' );
+	}
+	$id = (int) wp_insert_post( array( 'post_type' => 'shop_order_refund', 'post_status' => 'wc-completed', 'post_parent' => $order->get_id(), 'post_title' => 'Refund' ) );
+	update_post_meta( $id, '_refund_amount', (string) $args['amount'] );
+	update_post_meta( $id, '_refund_reason', (string) ( $args['reason'] ?? '' ) );
+	update_post_meta( $id, '_order_currency', $order->get_currency() );
+	do_action( 'woocommerce_refund_created', $id, $args );
+	$remaining = $order->get_remaining_refund_amount();
+	if ( $remaining <= 0.000001 ) {
+		$order->update_status( 'refunded' );
+		do_action( 'woocommerce_order_fully_refunded', $order->get_id(), $id );
+	} else {
+		do_action( 'woocommerce_order_partially_refunded', $order->get_id(), $id );
+	}
+	do_action( 'woocommerce_order_refunded', $order->get_id(), $id );
+	return wc_get_order( $id );
+}
+
+/** As wc_get_orders(), for: type, status, date_paid ("a...b"), limit, page, orderby, order, return ids. */
+function wc_get_orders( $args ) {
+	$query = array(
+		'post_type'      => $args['type'] ?? 'shop_order',
+		'post_status'    => isset( $args['status'] ) ? (array) $args['status'] : 'any',
+		'posts_per_page' => $args['limit'] ?? 10,
+		'paged'          => $args['page'] ?? 1,
+		'orderby'        => $args['orderby'] ?? 'ID',
+		'order'          => $args['order'] ?? 'DESC',
+		'fields'         => 'ids',
+	);
+	if ( isset( $args['date_paid'] ) && preg_match( '/^(\d+)\.\.\.(\d+)$/', (string) $args['date_paid'], $m ) ) {
+		$query['meta_query'] = array(
+			array( 'key' => '_date_paid', 'value' => array( (int) $m[1], (int) $m[2] ), 'compare' => 'BETWEEN', 'type' => 'NUMERIC' ),
+		);
+	}
+	$ids = get_posts( $query );
+	return 'ids' === ( $args['return'] ?? 'objects' ) ? array_map( 'intval', $ids ) : array_map( 'wc_get_order', $ids );
+}
+
+/** WC_Data_Store::load( 'order' ): search_orders() by the meta keys WooCommerce searches. */
+class WC_Data_Store {
+	public static function load( $object_type ) {
+		return new self();
+	}
+	public function search_orders( $term ) {
+		global $wpdb;
+		$fields = apply_filters( 'woocommerce_shop_order_search_fields', array( '_billing_address_index', '_shipping_address_index', '_billing_last_name', '_billing_email' ) );
+		if ( empty( $fields ) ) {
+			return array();
+		}
+		$in = implode( ',', array_fill( 0, count( $fields ), '%s' ) );
+		return array_map(
+			'intval',
+			$wpdb->get_col(
+				$wpdb->prepare( "SELECT DISTINCT p1.post_id FROM {$wpdb->postmeta} p1 WHERE p1.meta_value LIKE %s AND p1.meta_key IN ($in)", array_merge( array( '%' . $wpdb->esc_like( wc_clean( $term ) ) . '%' ), $fields ) )
+			)
+		);
+	}
+}
+
+function wc_clean( $var ) {
+	return is_array( $var ) ? array_map( 'wc_clean', $var ) : ( is_scalar( $var ) ? sanitize_text_field( $var ) : $var );
+}

@@ -1,0 +1,104 @@
+<?php
+/**
+ * Must-use plugin of the WooCommerce suites (tests/src/woocommerce.rs):
+ * helpers written only against WooCommerce's public API, so the same suite
+ * runs on the stand-in and on a real WooCommerce.
+ *
+ * - cf_test_woocommerce_ready( $hpos ): after activation (real WooCommerce:
+ *   its tables, the order storage, the currency);
+ * - cf_test_order( $total, $currency, $customer ): a new pending order;
+ * - cf_test_run_actions( $force ): runs Counterfoil's pending Action
+ *   Scheduler actions (due ones, or all with $force) as WP-Cron would;
+ * - every e-mail WordPress sends is written to wp-content/cf-mails/ (no mail
+ *   leaves the machine).
+ *
+ * @package Counterfoil\Tests
+ */
+
+// phpcs:disable -- test code.
+
+/** Makes the activated WooCommerce ready for orders. */
+function cf_test_woocommerce_ready( $hpos ) {
+	update_option( 'woocommerce_currency', 'EUR' );
+	if ( class_exists( 'WC_Install' ) && defined( 'WC_VERSION' ) && '0.0.0-stand-in' !== WC()->version ) {
+		WC_Install::install();
+		if ( class_exists( '\Automattic\WooCommerce\Internal\DataStores\Orders\DataSynchronizer' ) ) {
+			$sync = wc_get_container()->get( \Automattic\WooCommerce\Internal\DataStores\Orders\DataSynchronizer::class );
+			$sync->create_database_tables();
+		}
+		update_option( 'woocommerce_custom_orders_table_enabled', $hpos ? 'yes' : 'no' );
+		update_option( 'woocommerce_custom_orders_table_data_sync_enabled', 'no' );
+	}
+}
+
+/** A new pending order of $total $currency for user $customer (0: a guest). */
+function cf_test_order( $total, $currency = 'EUR', $customer = 0 ) {
+	$order = wc_create_order( array( 'customer_id' => (int) $customer ) );
+	$order->set_currency( $currency );
+	$order->set_billing_email( 'customer@example.invalid' );
+	$order->set_total( $total );
+	$order->save();
+	return $order->get_id();
+}
+
+/**
+ * Runs Counterfoil's pending actions (due now, or all with $force), as
+ * Action Scheduler's runner does; returns how many ran.
+ */
+function cf_test_run_actions( $force = false ) {
+	$ran = 0;
+	foreach ( array( 'counterfoil_woocommerce_number_order', 'counterfoil_woocommerce_credit_refund' ) as $hook ) {
+		$actions = as_get_scheduled_actions(
+			array(
+				'hook'     => $hook,
+				'status'   => 'pending',
+				'group'    => 'counterfoil',
+				'per_page' => 500,
+			)
+		);
+		foreach ( $actions as $id => $action ) {
+			if ( ! $force && $action->get_schedule()->get_date()->getTimestamp() > time() ) {
+				continue;
+			}
+			ActionScheduler::runner()->process_action( $id, 'counterfoil-test' );
+			++$ran;
+		}
+	}
+	return $ran;
+}
+
+/** Counterfoil's pending actions: "hook args-json due-in-seconds" lines. */
+function cf_test_pending_actions() {
+	$out = array();
+	foreach ( array( 'counterfoil_woocommerce_number_order', 'counterfoil_woocommerce_credit_refund' ) as $hook ) {
+		foreach ( as_get_scheduled_actions( array( 'hook' => $hook, 'status' => 'pending', 'group' => 'counterfoil', 'per_page' => 500 ) ) as $action ) {
+			$out[] = $hook . ' ' . wp_json_encode( $action->get_args() ) . ' ' . ( $action->get_schedule()->get_date()->getTimestamp() - time() );
+		}
+	}
+	return $out;
+}
+
+/** An order's notes, oldest first. */
+function cf_test_notes( $order_id ) {
+	if ( function_exists( 'wc_get_order_notes' ) && '0.0.0-stand-in' !== WC()->version ) {
+		return array_reverse( array_map( function ( $n ) { return $n->content; }, wc_get_order_notes( array( 'order_id' => $order_id ) ) ) );
+	}
+	return array_map(
+		function ( $c ) {
+			return $c->comment_content;
+		},
+		get_comments( array( 'post_id' => $order_id, 'type' => 'order_note', 'orderby' => 'comment_ID', 'order' => 'ASC' ) )
+	);
+}
+
+add_filter(
+	'pre_wp_mail',
+	function ( $short, $atts ) {
+		$dir = WP_CONTENT_DIR . '/cf-mails';
+		wp_mkdir_p( $dir );
+		file_put_contents( $dir . '/' . microtime( true ) . '-' . getmypid() . '.html', 'To: ' . ( is_array( $atts['to'] ) ? implode( ',', $atts['to'] ) : $atts['to'] ) . "\nSubject: " . $atts['subject'] . "\n\n" . $atts['message'] );
+		return true;
+	},
+	10,
+	2
+);

@@ -1,0 +1,183 @@
+<?php
+/**
+ * WooCommerce: where the invoice number shows — both orders screens (HPOS
+ * and posts), the order page, the customer's e-mails, My Account, order
+ * search and the REST order response.
+ *
+ * Invariants: read only (nothing here numbers an order or writes to it);
+ * what is shown is the number as issued (the order's meta), "pending" for a
+ * paid order still waiting for its number, nothing for an unpaid one; every
+ * value is escaped where it is printed.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * The number on the order's screens and messages.
+ */
+final class Counterfoil_WooCommerce_Display {
+	/** The orders screens' column. */
+	const COLUMN = 'counterfoil_invoice';
+
+	/** Hooks. */
+	public static function init() {
+		add_filter( 'manage_edit-shop_order_columns', array( __CLASS__, 'columns' ), 20 );
+		add_action( 'manage_shop_order_posts_custom_column', array( __CLASS__, 'posts_column' ), 10, 2 );
+		add_filter( 'woocommerce_shop_order_list_table_columns', array( __CLASS__, 'columns' ), 20 );
+		add_action( 'woocommerce_shop_order_list_table_custom_column', array( __CLASS__, 'orders_table_column' ), 10, 2 );
+		add_action( 'woocommerce_admin_order_data_after_order_details', array( __CLASS__, 'order_page' ) );
+		add_action( 'woocommerce_email_order_meta', array( __CLASS__, 'email' ), 10, 3 );
+		add_action( 'woocommerce_order_details_after_order_table', array( __CLASS__, 'customer_view' ) );
+		add_filter( 'woocommerce_shop_order_search_fields', array( __CLASS__, 'search_fields' ) );
+		add_filter( 'woocommerce_order_table_search_query_meta_keys', array( __CLASS__, 'search_fields' ) );
+		add_filter( 'woocommerce_rest_prepare_shop_order_object', array( __CLASS__, 'rest' ), 10, 2 );
+	}
+
+	/**
+	 * What an order shows: [state, text], state `issued`, `pending` or `none`.
+	 *
+	 * @param WC_Order $order Order.
+	 * @return array
+	 */
+	public static function state( $order ) {
+		$number = Counterfoil_WooCommerce::number_of( $order );
+		if ( '' !== $number ) {
+			return array( 'issued', $number );
+		}
+		if ( Counterfoil_WooCommerce::is_paid( $order ) || '' !== (string) $order->get_meta( Counterfoil_WooCommerce::META_PENDING, true ) ) {
+			return array( 'pending', __( 'Invoice number pending', 'counterfoil' ) );
+		}
+		return array( 'none', '' );
+	}
+
+	/**
+	 * Adds the column after the order number.
+	 *
+	 * @param array $columns Columns.
+	 * @return array
+	 */
+	public static function columns( $columns ) {
+		$out = array();
+		foreach ( (array) $columns as $key => $label ) {
+			$out[ $key ] = $label;
+			if ( 'order_number' === $key ) {
+				$out[ self::COLUMN ] = __( 'Invoice', 'counterfoil' );
+			}
+		}
+		if ( ! isset( $out[ self::COLUMN ] ) ) {
+			$out[ self::COLUMN ] = __( 'Invoice', 'counterfoil' );
+		}
+		return $out;
+	}
+
+	/** The posts screen's cell. */
+	public static function posts_column( $column, $post_id ) {
+		if ( self::COLUMN === $column ) {
+			self::cell( wc_get_order( (int) $post_id ) );
+		}
+	}
+
+	/** The order tables' (HPOS) cell. */
+	public static function orders_table_column( $column, $order ) {
+		if ( self::COLUMN === $column ) {
+			self::cell( is_object( $order ) ? $order : wc_get_order( (int) $order ) );
+		}
+	}
+
+	/** One cell. */
+	private static function cell( $order ) {
+		if ( ! $order ) {
+			return;
+		}
+		list( $state, $text ) = self::state( $order );
+		if ( 'none' === $state ) {
+			echo '<span aria-hidden="true">–</span>';
+			return;
+		}
+		printf( '<span class="counterfoil-invoice counterfoil-invoice-%s">%s</span>', esc_attr( $state ), esc_html( $text ) );
+	}
+
+	/** The order page, under the order's details. */
+	public static function order_page( $order ) {
+		list( $state, $text ) = self::state( $order );
+		if ( 'none' === $state ) {
+			return;
+		}
+		echo '<p class="form-field form-field-wide counterfoil-order-invoice"><strong>' . esc_html__( 'Invoice number:', 'counterfoil' ) . '</strong> ';
+		if ( 'issued' === $state ) {
+			$post = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
+			$link = $post ? get_edit_post_link( $post ) : '';
+			echo $link ? '<a href="' . esc_url( $link ) . '">' . esc_html( $text ) . '</a>' : esc_html( $text );
+		} else {
+			echo '<span class="counterfoil-invoice-pending">' . esc_html( $text ) . '</span>';
+		}
+		echo '</p>';
+	}
+
+	/**
+	 * The customer's (and the shop's) order e-mails.
+	 *
+	 * @param WC_Order $order         Order.
+	 * @param bool     $sent_to_admin Whether to the shop.
+	 * @param bool     $plain_text    Plain text e-mail.
+	 */
+	public static function email( $order, $sent_to_admin = false, $plain_text = false ) {
+		unset( $sent_to_admin );
+		$number = Counterfoil_WooCommerce::number_of( $order );
+		if ( '' === $number ) {
+			return;
+		}
+		if ( $plain_text ) {
+			/* translators: %s: invoice number */
+			echo esc_html( sprintf( __( 'Invoice number: %s', 'counterfoil' ), $number ) ) . "\n\n";
+			return;
+		}
+		echo '<p class="counterfoil-email-invoice"><strong>' . esc_html__( 'Invoice number:', 'counterfoil' ) . '</strong> ' . esc_html( $number ) . '</p>';
+	}
+
+	/** My Account's order view (and the thank-you page). */
+	public static function customer_view( $order ) {
+		$number = Counterfoil_WooCommerce::number_of( $order );
+		if ( '' === $number ) {
+			return;
+		}
+		echo '<section class="counterfoil-customer-invoice"><p><strong>' . esc_html__( 'Invoice number:', 'counterfoil' ) . '</strong> ' . esc_html( $number ) . '</p></section>';
+	}
+
+	/**
+	 * Order search by invoice number (posts and HPOS: meta keys searched).
+	 *
+	 * @param array $keys Meta keys.
+	 * @return array
+	 */
+	public static function search_fields( $keys ) {
+		$keys   = (array) $keys;
+		$keys[] = Counterfoil_WooCommerce::META_NUMBER;
+		return array_values( array_unique( $keys ) );
+	}
+
+	/**
+	 * The REST order response (`/wc/v3/orders`): `counterfoil_invoice`
+	 * (number, post id, state).
+	 *
+	 * @param WP_REST_Response $response Response.
+	 * @param WC_Order         $order    Order.
+	 * @return WP_REST_Response
+	 */
+	public static function rest( $response, $order ) {
+		if ( ! is_object( $response ) || ! is_object( $order ) ) {
+			return $response;
+		}
+		list( $state ) = self::state( $order );
+		$data          = $response->get_data();
+		$data['counterfoil_invoice'] = array(
+			'number'  => 'issued' === $state ? Counterfoil_WooCommerce::number_of( $order ) : null,
+			'post_id' => 'issued' === $state ? (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true ) : null,
+			'state'   => $state,
+		);
+		$response->set_data( $data );
+		return $response;
+	}
+}
