@@ -60,6 +60,14 @@ final class Counterfoil_WooCommerce {
 	private static $in_retry = false;
 
 	/**
+	 * @var array This request's answer per order id: one payment fires
+	 * several hooks (the paid status, payment_complete), and a numbering
+	 * that failed is not tried again in the same request (its retry is
+	 * queued), so a payment waits at most one deadline.
+	 */
+	private static $answered = array();
+
+	/**
 	 * Hooks in when WooCommerce is active (called on plugins_loaded).
 	 */
 	public static function init() {
@@ -217,8 +225,16 @@ final class Counterfoil_WooCommerce {
 		if ( ! $unpaid && ! self::is_paid( $order ) ) {
 			return null;
 		}
+		$id = (int) $order->get_id();
+		if ( isset( self::$answered[ $id ] ) && ! self::$in_retry ) {
+			if ( is_array( self::$answered[ $id ] ) ) {
+				self::remember( $order, self::$answered[ $id ], true );
+			}
+			return self::$answered[ $id ];
+		}
 		$payment = self::payment_of( $order );
 		$result  = is_wp_error( $payment ) ? $payment : Counterfoil_Invoices::for_payment( $payment, '', self::paid_time( $order ) );
+		self::$answered[ $id ] = $result;
 		if ( is_wp_error( $result ) ) {
 			self::failed( $order, $result );
 			return $result;
@@ -244,8 +260,10 @@ final class Counterfoil_WooCommerce {
 	 *
 	 * @param WC_Order $order  Order.
 	 * @param array    $result The payment flow's answer.
+	 * @param bool     $replay Whether this request wrote it already (on
+	 *                         another copy of the order): no second note.
 	 */
-	private static function remember( $order, array $result ) {
+	private static function remember( $order, array $result, $replay = false ) {
 		$number = (string) $result['number'];
 		if ( self::number_of( $order ) === $number && '' === (string) $order->get_meta( self::META_PENDING, true ) ) {
 			return;
@@ -255,7 +273,7 @@ final class Counterfoil_WooCommerce {
 		$order->delete_meta_data( self::META_PENDING );
 		$order->delete_meta_data( self::META_ATTEMPTS );
 		$order->save_meta_data();
-		if ( ! empty( $result['created'] ) ) {
+		if ( ! empty( $result['created'] ) && ! $replay ) {
 			/* translators: %s: invoice number */
 			$order->add_order_note( sprintf( __( 'Invoice number %s issued by Counterfoil.', 'counterfoil' ), $number ) );
 		}
