@@ -287,14 +287,14 @@ fn paid_orders_carry_their_number_everywhere_and_by_their_paid_date() {
         &wp,
         &format!(
             "wp_set_current_user(1); $o = wc_get_order({card});
-             do_action('woocommerce_admin_order_data_after_order_details', $o); echo \"\\n\";
-             do_action('woocommerce_order_details_after_order_table', $o); echo \"\\n\";
+             do_action('woocommerce_admin_order_data_after_order_details', $o); echo '@@';
+             do_action('woocommerce_order_details_after_order_table', $o); echo '@@';
              $r = rest_do_request(new WP_REST_Request('GET', '/wc/v3/orders/{card}'));
-             echo wp_json_encode($r->get_data()['counterfoil_invoice']), \"\\n\";
+             echo wp_json_encode($r->get_data()['counterfoil_invoice']), '@@';
              echo implode(',', WC_Data_Store::load('order')->search_orders('{card_number}'));"
         ),
     );
-    let lines: Vec<&str> = page.lines().collect();
+    let lines: Vec<&str> = page.split("@@").map(str::trim).collect();
     assert!(
         lines[0].contains("Invoice number:") && lines[0].contains(card_number.as_str()),
         "{page}"
@@ -307,12 +307,11 @@ fn paid_orders_carry_their_number_everywhere_and_by_their_paid_date() {
     let mails = std::fs::read_dir(wp.dir().join("wp-content/cf-mails"))
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .find(|m| m.contains(&format!("order #{card}")))
-        .expect("the customer's e-mail of the card payment");
-    assert!(
-        mails.contains(&format!("Invoice number:</strong> {card_number}")),
-        "the e-mail sent on payment carries the number: {mails}"
-    );
+        .filter(|m| m.contains(&format!("Invoice number:</strong> {card_number}")))
+        .count();
+    // Sent from within the payment's status change, after the number (the
+    // customer's, and a real WooCommerce's new-order e-mail to the shop).
+    assert!(mails >= 1, "the e-mail sent on payment carries the number");
     if !woocommerce::source().real {
         assert_eq!(
             php(
@@ -345,6 +344,7 @@ impl SeriesLock {
                 "START TRANSACTION; SELECT current_value FROM wp_invoice_sequences WHERE scope_key = '{scope}' FOR UPDATE; SELECT SLEEP(600);"
             ))
             .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         let started = std::time::Instant::now();
@@ -412,7 +412,11 @@ fn numbering_fails_then_retries(extension: bool) {
     println!("extension {extension}: {out}");
     let lines: Vec<&str> = out.lines().collect();
     let first_line: Vec<&str> = lines[0].split('|').collect();
-    assert_eq!(first_line[0], "processing", "the order stays paid: {out}");
+    // Paid: processing, or completed (a real WooCommerce's order without items to ship).
+    assert!(
+        ["processing", "completed"].contains(&first_line[0]),
+        "the order stays paid: {out}"
+    );
     assert_eq!(first_line[1], "", "no number: {out}");
     assert_eq!(first_line[2], "counterfoil_unavailable", "{out}");
     // One deadline (1.5 s) for the payment, not one per hook it fires (3 s seen before).
@@ -572,7 +576,8 @@ fn the_shop_numbers_paid_orders_that_have_none_and_site_health_lists_them() {
     php(
         &wp,
         &format!(
-            "remove_all_actions('woocommerce_order_status_processing'); remove_all_actions('woocommerce_payment_complete');
+            "foreach (wc_get_is_paid_statuses() as $s) {{ remove_all_actions('woocommerce_order_status_' . $s); }}
+             remove_all_actions('woocommerce_payment_complete');
              foreach (array({}, {}) as $id) {{ wc_get_order($id)->payment_complete('ch_' . $id); }}",
             ids[0], ids[1]
         ),

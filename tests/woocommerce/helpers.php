@@ -57,7 +57,7 @@ function cf_test_run_actions( $force = false ) {
 			)
 		);
 		foreach ( $actions as $id => $action ) {
-			if ( ! $force && $action->get_schedule()->get_date()->getTimestamp() > time() ) {
+			if ( ! $force && cf_test_due_in( $action ) > 0 ) {
 				continue;
 			}
 			ActionScheduler::runner()->process_action( $id, 'counterfoil-test' );
@@ -67,12 +67,18 @@ function cf_test_run_actions( $force = false ) {
 	return $ran;
 }
 
+/** Seconds until an action is due (an async action, which has no date: 0). */
+function cf_test_due_in( $action ) {
+	$date = $action->get_schedule()->get_date();
+	return $date ? max( 0, $date->getTimestamp() - time() ) : 0;
+}
+
 /** Counterfoil's pending actions: "hook args-json due-in-seconds" lines. */
 function cf_test_pending_actions() {
 	$out = array();
 	foreach ( array( 'counterfoil_woocommerce_number_order', 'counterfoil_woocommerce_credit_refund' ) as $hook ) {
 		foreach ( as_get_scheduled_actions( array( 'hook' => $hook, 'status' => 'pending', 'group' => 'counterfoil', 'per_page' => 500 ) ) as $action ) {
-			$out[] = $hook . ' ' . wp_json_encode( $action->get_args() ) . ' ' . ( $action->get_schedule()->get_date()->getTimestamp() - time() );
+			$out[] = $hook . ' ' . wp_json_encode( $action->get_args() ) . ' ' . cf_test_due_in( $action );
 		}
 	}
 	return $out;

@@ -34,7 +34,8 @@ function as_schedule_single_action( $timestamp, $hook, $args = array(), $group =
 }
 
 function as_enqueue_async_action( $hook, $args = array(), $group = '', $unique = false, $priority = 10 ) {
-	return as_schedule_single_action( time(), $hook, $args, $group );
+	// As the real one: an async action has no date (a null schedule).
+	return as_schedule_single_action( 0, $hook, $args, $group );
 }
 
 function as_has_scheduled_action( $hook, $args = null, $group = '' ) {
@@ -88,7 +89,7 @@ final class CF_Stand_In_Action {
 final class CF_Stand_In_Schedule {
 	private $at;
 	public function __construct( $at ) { $this->at = $at; }
-	public function get_date() { return new DateTime( '@' . $this->at ); }
+	public function get_date() { return 0 === $this->at ? null : new DateTime( '@' . $this->at ); }
 }
 
 final class ActionScheduler {
