@@ -87,11 +87,21 @@ pub fn install(server: &dyn SiteServer, name: &str) -> Result<WordPress> {
     if !out.contains("active") {
         bail!("WooCommerce not active: {out}");
     }
+    // Which storage WooCommerce itself says it uses (in a new process).
+    let storage = wp.eval(
+        false,
+        "echo class_exists('Automattic\\WooCommerce\\Utilities\\OrderUtil')
+             && Automattic\\WooCommerce\\Utilities\\OrderUtil::custom_orders_table_usage_is_enabled() ? 'HPOS' : 'posts';",
+    )?;
+    if hpos && storage.trim() != "HPOS" {
+        bail!("HPOS asked for, WooCommerce stores orders in {storage}");
+    }
     println!(
-        "WooCommerce: {} ({}, {})",
+        "WooCommerce: {} ({}, {} storage) on WordPress {}",
         out.trim().trim_start_matches("active "),
         if src.real { "real" } else { "STAND-IN" },
-        if hpos { "HPOS" } else { "posts" }
+        storage.trim(),
+        wp.eval(false, "echo get_bloginfo('version');")?.trim()
     );
     Ok(wp)
 }
