@@ -49,6 +49,9 @@ impl SeriesPlan<'_> {
 }
 
 pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
+    if args.from == "wp-overnight" {
+        return crate::adopt_wpo::run(global, args).await;
+    }
     let url = crate::database_url(global)?;
     let prefix = TablePrefix::new(&global.table_prefix)?;
     let tables = Tables::new(&prefix);

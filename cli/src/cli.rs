@@ -205,6 +205,15 @@ pub struct AdoptArgs {
     /// Adopt even though some titles are malformed (they are listed, not adopted).
     #[arg(long)]
     pub skip_malformed: bool,
+    /// Where the numbers are: `posts` (invoice post titles), or
+    /// `wp-overnight` (WP Overnight's PDF Invoices for WooCommerce: its number
+    /// stores and the orders' `_wcpdf_invoice_number`).
+    #[arg(long, default_value = "posts", value_parser = ["posts", "wp-overnight"])]
+    pub from: String,
+    /// With `--from wp-overnight`: the issuer whose series the orders'
+    /// numbers join (the plugin's WooCommerce issuer; 0, the shop, by default).
+    #[arg(long, default_value_t = 0)]
+    pub issuer: u64,
     /// Registry rows written per statement.
     #[arg(long, default_value_t = 500, hide = true)]
     pub batch_size: usize,

@@ -4,6 +4,7 @@
 //! line on stderr; exit 0 ok, 1 findings (audit/verify), 2 error.
 
 mod adopt_cmd;
+mod adopt_wpo;
 mod audit_cmd;
 mod awb_cmd;
 mod chain_check;

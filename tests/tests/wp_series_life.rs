@@ -527,7 +527,7 @@ fn periods_by_the_sites_clock(
 
 /// The negative control of the New Year tests: the same run against a build
 /// of the plugin that takes the year from the UTC clock (`gmdate` for
-/// `wp_date` in the installed copy's `counterfoil_local_day`). In Shanghai
+/// `wp_date` in the installed copy's `counterfoil_local_day_at`). In Shanghai
 /// the first minutes of 2027 are still 2026 in UTC, so the payments sent
 /// after local midnight land in 2026's series, and the test's check says so.
 #[test]
@@ -571,12 +571,12 @@ fn payments_across(
             .dir()
             .join("wp-content/plugins/counterfoil/includes/functions.php");
         let text = std::fs::read_to_string(&file).unwrap();
-        let local = "(int) wp_date( 'Y', $now )";
+        let local = "(int) wp_date( 'Y', $time )";
         assert!(
             text.contains(local),
             "the site's year is read where the control expects"
         );
-        std::fs::write(&file, text.replace(local, "(int) gmdate( 'Y', $now )")).unwrap();
+        std::fs::write(&file, text.replace(local, "(int) gmdate( 'Y', $time )")).unwrap();
     }
     wp.eval(
         false,

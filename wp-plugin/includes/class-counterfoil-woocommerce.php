@@ -143,13 +143,40 @@ final class Counterfoil_WooCommerce {
 	}
 
 	/**
-	 * The order's number as issued, or '' (read from the order).
+	 * The order's invoice number as issued, or '' (read from the order):
+	 * Counterfoil's, else the one WP Overnight's PDF plugin gave it before
+	 * Counterfoil numbered orders (adopted: `counterfoil adopt --from
+	 * wp-overnight`), which the order keeps.
 	 *
 	 * @param WC_Order $order Order.
 	 * @return string
 	 */
 	public static function number_of( $order ) {
+		$ours = self::counterfoil_number_of( $order );
+		return '' !== $ours ? $ours : self::earlier_number_of( $order );
+	}
+
+	/** The number Counterfoil wrote on the order, or ''. */
+	private static function counterfoil_number_of( $order ) {
 		return is_object( $order ) ? (string) $order->get_meta( self::META_NUMBER, true ) : '';
+	}
+
+	/**
+	 * The invoice number WP Overnight's PDF plugin gave the order before
+	 * Counterfoil did (its formatted number, else its number), or ''.
+	 *
+	 * @param WC_Order $order Order.
+	 * @return string
+	 */
+	public static function earlier_number_of( $order ) {
+		if ( ! is_object( $order ) || '' !== self::counterfoil_number_of( $order ) ) {
+			return '';
+		}
+		$data = $order->get_meta( '_wcpdf_invoice_number_data', true );
+		if ( is_array( $data ) && isset( $data['formatted_number'] ) && '' !== (string) $data['formatted_number'] ) {
+			return (string) $data['formatted_number'];
+		}
+		return (string) $order->get_meta( '_wcpdf_invoice_number', true );
 	}
 
 	/**
@@ -225,6 +252,17 @@ final class Counterfoil_WooCommerce {
 		if ( ! $unpaid && ! self::is_paid( $order ) ) {
 			return null;
 		}
+		$earlier = self::earlier_number_of( $order );
+		if ( '' !== $earlier ) {
+			// Numbered by WP Overnight before Counterfoil: it keeps that
+			// number and takes none of ours (an issued invoice never changes).
+			return array(
+				'number'  => $earlier,
+				'post'    => null,
+				'created' => false,
+				'earlier' => true,
+			);
+		}
 		$id = (int) $order->get_id();
 		if ( isset( self::$answered[ $id ] ) && ! self::$in_retry ) {
 			if ( is_array( self::$answered[ $id ] ) ) {
@@ -265,7 +303,7 @@ final class Counterfoil_WooCommerce {
 	 */
 	private static function remember( $order, array $result, $replay = false ) {
 		$number = (string) $result['number'];
-		if ( self::number_of( $order ) === $number && '' === (string) $order->get_meta( self::META_PENDING, true ) ) {
+		if ( self::counterfoil_number_of( $order ) === $number && '' === (string) $order->get_meta( self::META_PENDING, true ) ) {
 			return;
 		}
 		$order->update_meta_data( self::META_NUMBER, $number );

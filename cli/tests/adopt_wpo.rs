@@ -1,0 +1,133 @@
+//! `counterfoil adopt --from wp-overnight` on a WooCommerce site (the
+//! stand-in, or a real WooCommerce named by COUNTERFOIL_WOOCOMMERCE) whose
+//! orders WP Overnight's PDF plugin numbered before: its yearly number store
+//! and the orders' `_wcpdf_invoice_number`, written as that plugin writes
+//! them. Nothing renumbered, every number accounted for, and the next paid
+//! order continues the sequence.
+
+use std::process::{Command, Output};
+
+use counterfoil_tests::woocommerce;
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::MariaDb;
+
+fn adopt(wp: &WordPress, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_counterfoil"))
+        .args(["adopt", "--from", "wp-overnight"])
+        .args(extra)
+        .env("DATABASE_URL", wp.database_url())
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn php(wp: &WordPress, code: &str) -> String {
+    wp.eval(false, code).unwrap().trim().to_owned()
+}
+
+fn registry(wp: &WordPress) -> Vec<String> {
+    MariaDb::query(
+        wp.database_url(),
+        "SELECT CONCAT(scope_key, ' ', number, ' ', status, ' ', COALESCE(transaction_id, '-')) FROM wp_counterfoil_numbers ORDER BY scope_key, number",
+    )
+    .unwrap()
+    .into_iter()
+    .map(|r| r[0].clone().unwrap())
+    .collect()
+}
+
+#[test]
+fn adopt_learns_wp_overnights_numbers_and_the_next_order_continues() {
+    let wp = woocommerce::install(MariaDb::shared(), "adopt-wpo").unwrap();
+    let year = php(&wp, "echo counterfoil_current_period()[0];");
+    // Six orders paid before Counterfoil (its hooks off), numbered by WP
+    // Overnight: its yearly store hands out 1..5; number 4's PDF was never
+    // saved on its order; two orders carry 3 (its issue #951).
+    let ids: Vec<u64> = php(
+        &wp,
+        &format!(
+            "foreach (wc_get_is_paid_statuses() as $s) {{ remove_all_actions('woocommerce_order_status_' . $s); }}
+             remove_all_actions('woocommerce_payment_complete');
+             global $wpdb;
+             $wpdb->query(\"CREATE TABLE {{$wpdb->prefix}}wcpdf_invoice_number_{year} (id int(16) NOT NULL AUTO_INCREMENT, order_id int(16), date datetime NOT NULL, calculated_number int(16), PRIMARY KEY (id))\");
+             $carried = array(1, 2, 3, 0, 5, 3);
+             foreach ($carried as $i => $n) {{
+                 $id = cf_test_order('20.00'); $o = wc_get_order($id); $o->payment_complete('wpo-' . $i);
+                 if ($i < 5) {{ $wpdb->insert($wpdb->prefix . 'wcpdf_invoice_number_{year}', array('order_id' => $id, 'date' => '{year}-02-0' . ($i + 1) . ' 10:00:00')); }}
+                 if ($n) {{
+                     $o = wc_get_order($id);
+                     $o->update_meta_data('_wcpdf_invoice_number', (string) $n);
+                     $o->update_meta_data('_wcpdf_invoice_number_data', array('number' => $n, 'formatted_number' => 'INV-' . $n));
+                     $o->update_meta_data('_wcpdf_invoice_date_formatted', '{year}-02-0' . ($i + 1) . ' 10:00:00');
+                     $o->save();
+                 }}
+                 echo $id, ' ';
+             }}"
+        ),
+    )
+    .split_whitespace()
+    .map(|s| s.parse().unwrap())
+    .collect();
+
+    // A dry run: the plan, nothing written.
+    let dry = adopt(&wp, &[]);
+    assert!(dry.status.success(), "{}", text(&dry));
+    let plan = text(&dry);
+    println!("{plan}");
+    assert!(
+        plan.contains(&format!("0:{year}: numbers 1..=5 — 4 issued on orders, 1 void, 1 duplicate(s); counter (new series) → next number 6")),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(&format!(
+            "number 3: order {} carries it too (kept by order {},",
+            ids[5], ids[2]
+        )),
+        "{plan}"
+    );
+    assert_eq!(
+        wp.scalar("SELECT COUNT(*) FROM wp_counterfoil_numbers"),
+        "0",
+        "a dry run writes nothing"
+    );
+
+    let done = adopt(&wp, &["--execute"]);
+    assert!(done.status.success(), "{}", text(&done));
+    let expected: Vec<String> = vec![
+        format!("0:{year} 1 issued {}", ids[0]),
+        format!("0:{year} 2 issued {}", ids[1]),
+        format!("0:{year} 3 issued {}", ids[2]),
+        format!("0:{year} 4 void -"),
+        format!("0:{year} 5 issued {}", ids[4]),
+    ];
+    assert_eq!(registry(&wp), expected);
+    assert_eq!(
+        wp.scalar("SELECT CONCAT(kind, ' ', number, ' ', post_id, ' ', other_post_id) FROM wp_counterfoil_adopt_findings"),
+        format!("duplicate 3 {} {}", ids[5], ids[2])
+    );
+    // Again: nothing changes.
+    let again = adopt(&wp, &["--execute"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(registry(&wp), expected);
+
+    // The next paid order continues the sequence; an adopted order paid
+    // again keeps WP Overnight's number and takes none.
+    let out = php(
+        &wp,
+        &format!(
+            "$new = cf_test_order('20.00'); wc_get_order($new)->payment_complete('after');
+             $old = wc_get_order({0}); $old->payment_complete('again'); Counterfoil_WooCommerce::number_order({0});
+             echo wc_get_order($new)->get_meta('_counterfoil_invoice_number'), ' ', Counterfoil_WooCommerce::number_of(wc_get_order({0}));",
+            ids[2]
+        ),
+    );
+    assert_eq!(out, format!("{year}-0006 INV-3"));
+    assert_eq!(registry(&wp).len(), 6, "{:?}", registry(&wp));
+}
