@@ -62,6 +62,10 @@ pub enum Command {
     /// Air waybill numbers: validate, stock blocks, issue in order, void, status, report.
     #[command(subcommand)]
     Awb(AwbCommand),
+    /// WooCommerce: the paid orders of this period without an invoice
+    /// number, listed or numbered by the site (its REST route).
+    #[command(subcommand)]
+    Woocommerce(WooCommerceCommand),
     /// The registry as CSV or JSON Lines (read-only, streamed): scope_key, number,
     /// rendered, status, reason, gateway, transaction_id, amount, currency, post_id,
     /// created_at, updated_at. Spreadsheet-safe CSV.
@@ -298,4 +302,32 @@ pub enum SeriesCommand {
         /// The series' scope key.
         scope: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WooCommerceCommand {
+    /// List this numbering period's paid orders without an invoice number
+    /// (exit 1 when there are some); --execute has the site number them.
+    /// The application password of --user is read from
+    /// COUNTERFOIL_WP_APP_PASSWORD.
+    Backfill(WooCommerceBackfillArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WooCommerceBackfillArgs {
+    /// The site's address (https://shop.example).
+    #[arg(long)]
+    pub site: String,
+    /// A user with the manage_woocommerce capability.
+    #[arg(long)]
+    pub user: String,
+    /// Number them (without this flag only the list is printed).
+    #[arg(long)]
+    pub execute: bool,
+    /// Accept an http:// site (a local test site: the password travels in clear).
+    #[arg(long)]
+    pub allow_http: bool,
+    /// Seconds the whole call may take.
+    #[arg(long, default_value_t = 300)]
+    pub timeout_s: u64,
 }

@@ -19,6 +19,7 @@ mod series_cmd;
 mod stress_cmd;
 mod verify_cmd;
 mod verify_source;
+mod woocommerce_cmd;
 
 use clap::Parser;
 
@@ -89,6 +90,7 @@ fn main() {
             cli::Command::Stress(args) => stress_cmd::run(&cli.global, &args).await,
             cli::Command::Awb(cmd) => awb_cmd::run(&cli.global, cmd).await,
             cli::Command::Export(args) => export_cmd::run(&cli.global, &args).await,
+            cli::Command::Woocommerce(cmd) => woocommerce_cmd::run(&cli.global, cmd).await,
         }
     });
     match result {
