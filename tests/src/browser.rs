@@ -22,6 +22,11 @@ pub fn screenshots_of(script: &str) -> PathBuf {
 /// folder emptied first); returns what it printed, or fails with its output
 /// and the site's logs.
 pub fn run(script: &str, site: &FpmSite) -> Result<String> {
+    run_with(script, site, &[])
+}
+
+/// As [`run`], with more arguments after the base URL and the screenshot folder.
+pub fn run_with(script: &str, site: &FpmSite, extra: &[&str]) -> Result<String> {
     let dir = repo_root().join("tests/browser");
     if !dir.join("node_modules/playwright-core").exists() {
         bail!("playwright-core is missing: run `npm ci` in tests/browser (./scripts/test does)");
@@ -35,6 +40,7 @@ pub fn run(script: &str, site: &FpmSite) -> Result<String> {
         .arg(dir.join(script))
         .arg(site.base_url())
         .arg(&shots)
+        .args(extra)
         .output()
         .context("run node")?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -708,3 +708,53 @@ fn wp_overnights_pdf_invoice_carries_the_number_whichever_comes_first() {
         "{refused}"
     );
 }
+
+#[test]
+fn the_number_in_the_browser_orders_column_order_page_email_and_my_account() {
+    let wp = shop("woo-browser");
+    let out = php(
+        &wp,
+        "$role = get_role('customer') ? 'customer' : 'subscriber';
+         $c = wp_insert_user(array('user_login' => 'shopper', 'user_pass' => 'shopper-password', 'user_email' => 'shopper@example.invalid', 'role' => $role));
+         $id = cf_test_order('64.00', 'EUR', $c);
+         wc_get_order($id)->payment_complete('ch_browser');
+         echo $id, ' ', wc_get_order($id)->get_meta('_counterfoil_invoice_number'), ' ', wp_json_encode(cf_test_screens($id));",
+    );
+    let mut parts = out.splitn(3, ' ');
+    let (_id, number, screens) = (
+        parts.next().unwrap(),
+        parts.next().unwrap().to_owned(),
+        parts.next().unwrap(),
+    );
+    let screens: serde_json::Value = serde_json::from_str(screens).unwrap();
+    // The customer's e-mail as sent on payment, without the capture's headers.
+    let mail = std::fs::read_dir(wp.dir().join("wp-content/cf-mails"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .find(|m| m.starts_with("To: shopper@example.invalid") || m.contains("counterfoil-email-invoice"))
+        .expect("an e-mail of the payment");
+    let body = mail.split_once("\n\n").map_or(mail.as_str(), |(_, b)| b);
+    let mail_file = wp.dir().join("wp-content/cf-mails/payment.html");
+    std::fs::write(&mail_file, body).unwrap();
+    let site = wp.serve(true, 2).unwrap();
+    let printed = counterfoil_tests::browser::run_with(
+        "woocommerce.mjs",
+        &site,
+        &[
+            &number,
+            screens["orders"].as_str().unwrap(),
+            screens["order"].as_str().unwrap(),
+            screens["account"].as_str().unwrap(),
+            mail_file.to_str().unwrap(),
+            "shopper",
+            "shopper-password",
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("{printed}");
+    for shot in ["orders-column", "order-page", "order-email", "my-account"] {
+        assert!(counterfoil_tests::browser::screenshots_of("woocommerce.mjs")
+            .join(format!("{shot}.png"))
+            .exists());
+    }
+}

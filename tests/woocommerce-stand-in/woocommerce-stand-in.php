@@ -95,6 +95,7 @@ add_action(
 				array(
 					'label'                     => $status,
 					'public'                    => false,
+					'protected'                 => true,
 					'show_in_admin_all_list'    => true,
 					'show_in_admin_status_list' => true,
 				)

@@ -26,6 +26,7 @@ function cf_test_woocommerce_ready( $hpos ) {
 			$sync = wc_get_container()->get( \Automattic\WooCommerce\Internal\DataStores\Orders\DataSynchronizer::class );
 			$sync->create_database_tables();
 		}
+		WC_Install::create_pages(); // My Account, for its order view.
 		update_option( 'woocommerce_custom_orders_table_enabled', $hpos ? 'yes' : 'no' );
 		update_option( 'woocommerce_custom_orders_table_data_sync_enabled', 'no' );
 	}
@@ -82,6 +83,28 @@ function cf_test_pending_actions() {
 		}
 	}
 	return $out;
+}
+
+/**
+ * Where an order shows, as paths under the site: the orders list, the order
+ * page and the customer's My Account view (the stand-in's pages, or the real
+ * WooCommerce's for its storage).
+ */
+function cf_test_screens( $order_id ) {
+	$home = untrailingslashit( home_url() );
+	if ( '0.0.0-stand-in' === WC()->version ) {
+		return array(
+			'orders'  => '/wp-admin/edit.php?post_type=shop_order',
+			'order'   => '/wp-admin/admin.php?page=cf-stand-in-order&id=' . $order_id,
+			'account' => '/?cf_stand_in_view_order=' . $order_id,
+		);
+	}
+	$hpos = Automattic\WooCommerce\Utilities\OrderUtil::custom_orders_table_usage_is_enabled();
+	return array(
+		'orders'  => $hpos ? '/wp-admin/admin.php?page=wc-orders' : '/wp-admin/edit.php?post_type=shop_order',
+		'order'   => $hpos ? '/wp-admin/admin.php?page=wc-orders&action=edit&id=' . $order_id : '/wp-admin/post.php?post=' . $order_id . '&action=edit',
+		'account' => substr( wc_get_endpoint_url( 'view-order', $order_id, wc_get_page_permalink( 'myaccount' ) ), strlen( $home ) ),
+	);
 }
 
 /** An order's notes, oldest first. */
