@@ -3,11 +3,13 @@
  * Plugin Name:       Counterfoil
  * Plugin URI:        https://example.invalid/counterfoil
  * Description:       Sequential invoice numbers that are never issued twice: one invoice per payment, every number accounted for.
- * Version:           0.3.0
+ * Version:           0.4.0
  * Requires at least: 6.1
  * Requires PHP:      8.0
  * Author:            The Counterfoil team
  * License:           GPL-2.0-or-later
+ * WC requires at least: 7.9
+ * WC tested up to:   10.0
  * Text Domain:       counterfoil
  * Domain Path:       /languages
  *
@@ -16,7 +18,7 @@
 
 defined( 'ABSPATH' ) || exit;
 
-define( 'COUNTERFOIL_VERSION', '0.3.0' );
+define( 'COUNTERFOIL_VERSION', '0.4.0' );
 define( 'COUNTERFOIL_FILE', __FILE__ );
 
 if ( ! extension_loaded( 'mysqli' ) ) {

@@ -731,7 +731,9 @@ fn the_number_in_the_browser_orders_column_order_page_email_and_my_account() {
     let mail = std::fs::read_dir(wp.dir().join("wp-content/cf-mails"))
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .find(|m| m.starts_with("To: shopper@example.invalid") || m.contains("counterfoil-email-invoice"))
+        .find(|m| {
+            m.starts_with("To: shopper@example.invalid") || m.contains("counterfoil-email-invoice")
+        })
         .expect("an e-mail of the payment");
     let body = mail.split_once("\n\n").map_or(mail.as_str(), |(_, b)| b);
     let mail_file = wp.dir().join("wp-content/cf-mails/payment.html");
@@ -753,8 +755,10 @@ fn the_number_in_the_browser_orders_column_order_page_email_and_my_account() {
     .unwrap_or_else(|e| panic!("{e}"));
     println!("{printed}");
     for shot in ["orders-column", "order-page", "order-email", "my-account"] {
-        assert!(counterfoil_tests::browser::screenshots_of("woocommerce.mjs")
-            .join(format!("{shot}.png"))
-            .exists());
+        assert!(
+            counterfoil_tests::browser::screenshots_of("woocommerce.mjs")
+                .join(format!("{shot}.png"))
+                .exists()
+        );
     }
 }

@@ -7,7 +7,12 @@
 //! time spent allocating (the plugin's `Server-Timing: allocate;dur=…,
 //! total;dur=…`).
 //!
-//! Usage: `cargo run --release -p counterfoil-benches --bin wp-side-by-side -- [--callbacks N] [--clients C] [--rounds R]`
+//! Then the cost Counterfoil adds to a WooCommerce payment (issue 39):
+//! `WC_Order::payment_complete()` on a WooCommerce site (the stand-in, or the
+//! real WooCommerce that COUNTERFOIL_WOOCOMMERCE names) with and without the
+//! integration's hooks, on both backends, interleaved in the same run.
+//!
+//! Usage: `cargo run --release -p counterfoil-benches --bin wp-side-by-side -- [--callbacks N] [--clients C] [--rounds R] [--orders O]`
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -91,9 +96,9 @@ fn run(port: u16, secret: &str, tag: &str, callbacks: usize, clients: usize) -> 
 }
 
 fn main() -> Result<()> {
-    counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R]
+    counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R] [--orders O]
 
-Signed payment callbacks to WordPress on both backends, each with the payment flow in one trip and as several statements: callbacks/s and the share of request time spent allocating.");
+Signed payment callbacks to WordPress on both backends, each with the payment flow in one trip and as several statements: callbacks/s and the share of request time spent allocating. Then WooCommerce's payment_complete() with and without Counterfoil, O orders a round.");
     let args: Vec<String> = std::env::args().collect();
     let callbacks = opt(&args, "--callbacks", 400);
     let clients = opt(&args, "--clients", 8);
@@ -181,5 +186,69 @@ Signed payment callbacks to WordPress on both backends, each with the payment fl
         summary[0].3 / summary[1].3,
         summary[2].3 / summary[3].3
     );
+    woocommerce_cost(&server, rounds, opt(&args, "--orders", 100))
+}
+
+/// One PHP process completing the payment of `orders` new orders, with or
+/// without Counterfoil's hooks: the median milliseconds of one call.
+fn payment_complete_ms(wp: &WordPress, extension: bool, with: bool, orders: usize) -> Result<f64> {
+    let out = wp.eval(
+        extension,
+        &format!(
+            "$ids = array(); for ($i = 0; $i < {orders}; $i++) {{ $ids[] = cf_test_order('19.99'); }}
+             if (!{with}) {{
+                 foreach (Counterfoil_WooCommerce::paid_statuses() as $s) {{
+                     remove_action('woocommerce_order_status_' . $s, array('Counterfoil_WooCommerce', 'on_paid_status'), 5);
+                     remove_action('woocommerce_payment_complete_order_status_' . $s, array('Counterfoil_WooCommerce', 'on_payment_complete'), 5);
+                 }}
+                 remove_action('woocommerce_payment_complete', array('Counterfoil_WooCommerce', 'on_payment_complete'), 5);
+             }}
+             $ms = array();
+             foreach ($ids as $id) {{
+                 $o = wc_get_order($id); $t = hrtime(true); $o->payment_complete('bench-' . $id); $ms[] = (hrtime(true) - $t) / 1e6;
+                 if ({with} && '' === $o->get_meta('_counterfoil_invoice_number')) {{ fwrite(STDERR, \"order $id: no number\\n\"); exit(1); }}
+             }}
+             sort($ms); echo $ms[intdiv(count($ms), 2)];",
+            with = if with { "true" } else { "false" }
+        ),
+    )?;
+    Ok(out.trim().parse()?)
+}
+
+fn woocommerce_cost(server: &MariaDb, rounds: usize, orders: usize) -> Result<()> {
+    eprintln!("WooCommerce: payment_complete() with and without Counterfoil …");
+    let wp = counterfoil_tests::woocommerce::install(server, "bench-woo")?;
+    let mut cells: Vec<(&str, bool, bool, Vec<f64>)> = vec![
+        ("extension, without Counterfoil", true, false, Vec::new()),
+        ("extension, with Counterfoil", true, true, Vec::new()),
+        ("pure PHP, without Counterfoil", false, false, Vec::new()),
+        ("pure PHP, with Counterfoil", false, true, Vec::new()),
+    ];
+    // Warm-up: the series exists, opcache-less CLI either way.
+    payment_complete_ms(&wp, true, true, 5)?;
+    for round in 0..rounds {
+        for (name, extension, with, ms) in cells.iter_mut() {
+            let m = payment_complete_ms(&wp, *extension, *with, orders)?;
+            eprintln!("round {}/{rounds} {name:<32}: {m:.2} ms", round + 1);
+            ms.push(m);
+        }
+    }
+    let medians: Vec<f64> = cells.iter().map(|c| median(c.3.clone())).collect();
+    let version = wp.eval(false, "echo WC()->version;")?;
+    println!(
+        "\nWooCommerce {version}: WC_Order::payment_complete() in one PHP process, {orders} new orders a round, \
+         median ms of one call, median of {rounds} rounds\n"
+    );
+    println!("| backend | without Counterfoil | with Counterfoil | added | with / without |");
+    println!("|---|---|---|---|---|");
+    for (label, i) in [("extension", 0), ("pure PHP", 2)] {
+        println!(
+            "| {label} | {:.2} | {:.2} | {:+.2} | {:.2}× |",
+            medians[i],
+            medians[i + 1],
+            medians[i + 1] - medians[i],
+            medians[i + 1] / medians[i]
+        );
+    }
     Ok(())
 }
