@@ -89,7 +89,6 @@ pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
 
     // The plan, from reads only.
     let registry_exists = db.table_exists(&tables.numbers).await?;
-    let sequences_exist = db.table_exists(&tables.sequences).await?;
     let findings_exist = db.table_exists(&tables.adopt_findings).await?;
     let wanted_kind = if args.resolve_duplicates == "renumber" {
         "renumbered"
@@ -99,20 +98,7 @@ pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
     let mut plans = Vec::new();
     for audit in &report.series {
         ScopeKey::new(audit.scope.as_str())?;
-        let current = if sequences_exist {
-            db.rows::<u64, _>(
-                &format!(
-                    "SELECT current_value FROM `{}` WHERE scope_key = ?",
-                    tables.sequences
-                ),
-                (audit.scope.as_str(),),
-            )
-            .await?
-            .first()
-            .copied()
-        } else {
-            None
-        };
+        let current = db.series_current(&tables, audit.scope.as_str()).await?;
         let existing: HashMap<u64, Option<u64>> = if registry_exists {
             db.rows::<(u64, Option<u64>), _>(
                 &format!(
@@ -224,14 +210,7 @@ async fn execute(
         tables.adopt_runs
     ))
     .await?;
-    db.query_drop(&format!(
-        "CREATE TABLE IF NOT EXISTS `{}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, kind VARCHAR(16) NOT NULL, \
-         scope_key VARCHAR(191) NOT NULL, number BIGINT UNSIGNED NOT NULL, post_id BIGINT UNSIGNED NOT NULL, \
-         other_post_id BIGINT UNSIGNED NULL, new_number BIGINT UNSIGNED NULL, created_at DATETIME NOT NULL, \
-         PRIMARY KEY (id), UNIQUE KEY kind_post (kind, post_id, scope_key)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-        tables.adopt_findings
-    ))
-    .await?;
+    db.ensure_adopt_findings(tables).await?;
     let unfinished: Vec<u64> = db
         .rows(
             &format!(

@@ -172,36 +172,33 @@ async fn read(db: &mut Db, prefix: &str) -> Result<(Vec<Taken>, bool)> {
     // The orders' numbers: posts storage, and WooCommerce's order tables.
     let tables = Tables::new(&TablePrefix::new(prefix)?);
     let mut carried: BTreeMap<u64, (u64, Option<String>)> = BTreeMap::new();
-    let post_rows: Vec<(u64, String, Option<String>)> = db
-        .rows(
-            &format!(
-                "SELECT p.ID, m.meta_value, (SELECT d.meta_value FROM `{pm}` d WHERE d.post_id = p.ID \
-                 AND d.meta_key = '_wcpdf_invoice_date_formatted' LIMIT 1) \
-                 FROM `{posts}` p JOIN `{pm}` m ON m.post_id = p.ID AND m.meta_key = '_wcpdf_invoice_number' \
-                 WHERE p.post_type = 'shop_order'",
-                pm = tables.postmeta,
-                posts = tables.posts
-            ),
-            (),
-        )
-        .await?;
+    // (order table, its id column, meta table, its order column, type column)
+    let mut stores = vec![(
+        tables.posts.clone(),
+        "ID",
+        tables.postmeta.clone(),
+        "post_id",
+        "post_type",
+    )];
     let orders_table = format!("{prefix}wc_orders");
     let orders_meta = format!("{prefix}wc_orders_meta");
-    let mut rows = post_rows;
     if db.table_exists(&orders_table).await? && db.table_exists(&orders_meta).await? {
-        let hpos: Vec<(u64, String, Option<String>)> = db
-            .rows(
+        stores.push((orders_table, "id", orders_meta, "order_id", "type"));
+    }
+    let mut rows: Vec<(u64, String, Option<String>)> = Vec::new();
+    for (orders, id, meta, order_col, type_col) in &stores {
+        rows.extend(
+            db.rows::<(u64, String, Option<String>), _>(
                 &format!(
-                    "SELECT o.id, m.meta_value, (SELECT d.meta_value FROM `{om}` d WHERE d.order_id = o.id \
+                    "SELECT o.{id}, m.meta_value, (SELECT d.meta_value FROM `{meta}` d WHERE d.{order_col} = o.{id} \
                      AND d.meta_key = '_wcpdf_invoice_date_formatted' LIMIT 1) \
-                     FROM `{orders_table}` o JOIN `{om}` m ON m.order_id = o.id AND m.meta_key = '_wcpdf_invoice_number' \
-                     WHERE o.type = 'shop_order'",
-                    om = orders_meta
+                     FROM `{orders}` o JOIN `{meta}` m ON m.{order_col} = o.{id} AND m.meta_key = '_wcpdf_invoice_number' \
+                     WHERE o.{type_col} = 'shop_order'"
                 ),
                 (),
             )
-            .await?;
-        rows.extend(hpos);
+            .await?,
+        );
     }
     for (order, value, date) in rows {
         if let Ok(number) = value.trim().parse::<u64>() {
@@ -252,21 +249,7 @@ pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
     let mut current = Vec::new();
     for p in &plans {
         ScopeKey::new(p.scope.as_str())?;
-        let now: Option<u64> = if db.table_exists(&tables.sequences).await? {
-            db.rows::<u64, _>(
-                &format!(
-                    "SELECT current_value FROM `{}` WHERE scope_key = ?",
-                    tables.sequences
-                ),
-                (p.scope.as_str(),),
-            )
-            .await?
-            .first()
-            .copied()
-        } else {
-            None
-        };
-        current.push(now);
+        current.push(db.series_current(&tables, p.scope.as_str()).await?);
     }
     print_plan(global.json, yearly, &plans, &current);
     let conflicts = conflicts(&mut db, &tables, &plans).await?;
@@ -380,14 +363,7 @@ async fn execute(
     let mut store = counterfoil_core::SeriesStore::connect(config).await?;
     store.ensure_registry_schema().await?;
     let registry = RegistrySql::new(prefix);
-    db.query_drop(&format!(
-        "CREATE TABLE IF NOT EXISTS `{}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, kind VARCHAR(16) NOT NULL, \
-         scope_key VARCHAR(191) NOT NULL, number BIGINT UNSIGNED NOT NULL, post_id BIGINT UNSIGNED NOT NULL, \
-         other_post_id BIGINT UNSIGNED NULL, new_number BIGINT UNSIGNED NULL, created_at DATETIME NOT NULL, \
-         PRIMARY KEY (id), UNIQUE KEY kind_post (kind, post_id, scope_key)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-        tables.adopt_findings
-    ))
-    .await?;
+    db.ensure_adopt_findings(tables).await?;
     let total: usize = plans.iter().map(|p| p.issued.len() + p.voids.len()).sum();
     let mut done = 0usize;
     for p in plans {

@@ -108,6 +108,36 @@ impl Db {
     }
 
     /// Whether a table exists in the current database.
+    /// Series `scope`'s counter, or None (no such series, or no sequences table yet).
+    pub async fn series_current(&mut self, tables: &Tables, scope: &str) -> Result<Option<u64>> {
+        if !self.table_exists(&tables.sequences).await? {
+            return Ok(None);
+        }
+        Ok(self
+            .rows::<u64, _>(
+                &format!(
+                    "SELECT current_value FROM `{}` WHERE scope_key = ?",
+                    tables.sequences
+                ),
+                (scope,),
+            )
+            .await?
+            .first()
+            .copied())
+    }
+
+    /// Creates adopt's findings table if missing.
+    pub async fn ensure_adopt_findings(&mut self, tables: &Tables) -> Result<()> {
+        self.query_drop(&format!(
+            "CREATE TABLE IF NOT EXISTS `{}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, kind VARCHAR(16) NOT NULL, \
+             scope_key VARCHAR(191) NOT NULL, number BIGINT UNSIGNED NOT NULL, post_id BIGINT UNSIGNED NOT NULL, \
+             other_post_id BIGINT UNSIGNED NULL, new_number BIGINT UNSIGNED NULL, created_at DATETIME NOT NULL, \
+             PRIMARY KEY (id), UNIQUE KEY kind_post (kind, post_id, scope_key)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+            tables.adopt_findings
+        ))
+        .await
+    }
+
     pub async fn table_exists(&mut self, table: &str) -> Result<bool> {
         let n: Vec<u64> = self
             .rows(

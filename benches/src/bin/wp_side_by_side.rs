@@ -12,7 +12,7 @@
 //! real WooCommerce that COUNTERFOIL_WOOCOMMERCE names) with and without the
 //! integration's hooks, on both backends, interleaved in the same run.
 //!
-//! Usage: `cargo run --release -p counterfoil-benches --bin wp-side-by-side -- [--callbacks N] [--clients C] [--rounds R] [--orders O]`
+//! Usage: `cargo run --release -p counterfoil-benches --bin wp-side-by-side -- [--callbacks N] [--clients C] [--rounds R] [--orders O] [--only-woocommerce]`
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -96,7 +96,7 @@ fn run(port: u16, secret: &str, tag: &str, callbacks: usize, clients: usize) -> 
 }
 
 fn main() -> Result<()> {
-    counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R] [--orders O]
+    counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R] [--orders O] [--only-woocommerce]
 
 Signed payment callbacks to WordPress on both backends, each with the payment flow in one trip and as several statements: callbacks/s and the share of request time spent allocating. Then WooCommerce's payment_complete() with and without Counterfoil, O orders a round.");
     let args: Vec<String> = std::env::args().collect();
@@ -105,6 +105,9 @@ Signed payment callbacks to WordPress on both backends, each with the payment fl
     let rounds = opt(&args, "--rounds", 3);
     eprintln!("starting MariaDB and WordPress …");
     let server = MariaDb::start("bench-wp")?;
+    if args.iter().any(|a| a == "--only-woocommerce") {
+        return woocommerce_cost(&server, rounds, opt(&args, "--orders", 100));
+    }
     let wp = WordPress::install(&server, "bench", None)?;
     wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")?;
     let secret = wp.webhook_secret()?;
