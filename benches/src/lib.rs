@@ -150,6 +150,15 @@ pub fn arg_counts(args: &[String], name: &str, default: &[usize]) -> Vec<usize> 
         .unwrap_or_else(|| default.to_vec())
 }
 
+/// The value of option `name` on the command line, or `default`.
+pub fn opt(args: &[String], name: &str, default: usize) -> usize {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The median of `v` (the upper one of an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));

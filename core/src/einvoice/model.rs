@@ -1,0 +1,734 @@
+//! The document of an invoice or a credit note, as EN 16931 models it: who
+//! sells, who buys, the lines, and every amount the calculation rules derive
+//! from them.
+//!
+//! Invariants: a [`Document`] exists only through [`Document::build`], which
+//! refuses (naming the business term) anything a valid document needs and the
+//! input lacks, so no serializer ever writes an invalid file for want of a
+//! term; every amount is computed here once, by EN 16931's rules (BR-CO-10 …
+//! BR-CO-16): a line's net amount is quantity × price rounded to 2 decimals,
+//! each VAT breakdown (one per category and rate) is the sum of its lines'
+//! net amounts and that base × rate rounded to 2 decimals, and the totals
+//! are their sums; amounts carry at most 2 decimals (BR-DEC), so a
+//! three-decimal currency's amount with a third decimal is refused, and a
+//! zero-decimal currency's amounts carry none.
+
+use thiserror::Error;
+
+use super::decimal::Dec;
+
+/// Why no document could be made.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum DocumentError {
+    /// A term a valid document requires is missing.
+    #[error("{term} ({what}) is missing: {why}")]
+    Missing {
+        /// The business term, such as `BT-31`.
+        term: &'static str,
+        /// Its name.
+        what: &'static str,
+        /// Which rule asks for it.
+        why: &'static str,
+    },
+    /// A term is present but cannot be used.
+    #[error("{term} ({what}) is invalid: {reason}")]
+    Invalid {
+        /// The business term.
+        term: &'static str,
+        /// Its name.
+        what: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A seller or a buyer (the issue's shape; the seller also `iban`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Party {
+    /// Legal name (BT-27 / BT-44).
+    pub name: String,
+    /// Street (BT-35 / BT-50).
+    pub street: Option<String>,
+    /// City (BT-37 / BT-52).
+    pub city: Option<String>,
+    /// Post code (BT-38 / BT-53).
+    pub postcode: Option<String>,
+    /// Country, ISO 3166-1 alpha-2 (BT-40 / BT-55).
+    pub country: String,
+    /// VAT identifier (BT-31 / BT-48).
+    pub vat_id: Option<String>,
+    /// Legal registration identifier (BT-30 / BT-47).
+    pub legal_id: Option<String>,
+    /// E-mail of the contact (BT-43 / BT-58).
+    pub email: Option<String>,
+    /// Electronic address (BT-34 / BT-49), such as a Peppol participant id.
+    pub electronic_address: Option<String>,
+    /// Its scheme, an ISO 6523 ICD or EAS code (`0208`, `9925`, `EM`, …).
+    pub electronic_address_scheme: Option<String>,
+    /// The seller's account for payment means (BT-84).
+    pub iban: Option<String>,
+}
+
+impl Party {
+    /// A field's text when present and not blank.
+    pub fn text(field: &Option<String>) -> Option<&str> {
+        field.as_deref().filter(|s| !s.trim().is_empty())
+    }
+
+    /// The seller's account (BT-84), when given.
+    pub fn account(&self) -> Option<&str> {
+        Self::text(&self.iban)
+    }
+}
+
+/// A VAT category code (UNCL5305, as EN 16931 uses them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum VatCategory {
+    /// Standard rate.
+    S,
+    /// Zero rated goods.
+    Z,
+    /// Exempt from VAT.
+    E,
+    /// Reverse charge (intra-EU B2B services and more).
+    AE,
+    /// Intra-community supply of goods.
+    K,
+    /// Export outside the EU.
+    G,
+    /// Not subject to VAT.
+    O,
+}
+
+impl VatCategory {
+    /// Parses the code.
+    pub fn parse(code: &str) -> Option<Self> {
+        Some(match code {
+            "S" => Self::S,
+            "Z" => Self::Z,
+            "E" => Self::E,
+            "AE" => Self::AE,
+            "K" => Self::K,
+            "G" => Self::G,
+            "O" => Self::O,
+            _ => return None,
+        })
+    }
+
+    /// The code.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::S => "S",
+            Self::Z => "Z",
+            Self::E => "E",
+            Self::AE => "AE",
+            Self::K => "K",
+            Self::G => "G",
+            Self::O => "O",
+        }
+    }
+
+    /// The exemption reason written for it (BT-120), where EN 16931 asks for one.
+    pub fn exemption_reason(self) -> Option<&'static str> {
+        match self {
+            Self::S | Self::Z => None,
+            Self::E => Some("Exempt from VAT"),
+            Self::AE => Some("Reverse charge"),
+            Self::K => Some("Intra-community supply"),
+            Self::G => Some("Export outside the EU"),
+            Self::O => Some("Not subject to VAT"),
+        }
+    }
+}
+
+/// One line as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineInput {
+    /// Item name (BT-153).
+    pub name: String,
+    /// Quantity (BT-129).
+    pub quantity: Dec,
+    /// Net price of one unit (BT-146).
+    pub unit_price: Dec,
+    /// VAT rate in percent (BT-152).
+    pub vat_rate: Dec,
+    /// VAT category (BT-151).
+    pub vat_category: VatCategory,
+}
+
+/// An invoice, or a credit note of an earlier invoice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Commercial invoice (BT-3 380).
+    Invoice,
+    /// Credit note (BT-3 381), correcting the invoice `preceding` (BT-25)
+    /// issued on `preceding_date` (BT-26, `YYYY-MM-DD`).
+    CreditNote {
+        /// BT-25.
+        preceding: String,
+        /// BT-26.
+        preceding_date: Option<String>,
+    },
+}
+
+/// What a document is made from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocumentInput {
+    /// Invoice or credit note.
+    pub kind: Kind,
+    /// The number as issued (BT-1).
+    pub number: String,
+    /// Issue date `YYYY-MM-DD` (BT-2).
+    pub issue_date: String,
+    /// Currency (BT-5).
+    pub currency: String,
+    /// The buyer's reference (BT-10); Peppol asks for it or an order reference.
+    pub buyer_reference: Option<String>,
+    /// The seller.
+    pub seller: Party,
+    /// The buyer.
+    pub buyer: Party,
+    /// The lines (at least one).
+    pub lines: Vec<LineInput>,
+    /// Whether it was paid in full (the paid amount, BT-113, is the total).
+    pub paid: bool,
+}
+
+/// A line with its net amount.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// As given.
+    pub input: LineInput,
+    /// Quantity × price, rounded to 2 decimals (BT-131).
+    pub net: Dec,
+}
+
+/// The VAT of one category and rate (BG-23).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VatBreakdown {
+    /// BT-118.
+    pub category: VatCategory,
+    /// BT-119.
+    pub rate: Dec,
+    /// Taxable amount (BT-116): the sum of its lines' net amounts.
+    pub base: Dec,
+    /// Tax (BT-117): base × rate / 100, rounded to 2 decimals.
+    pub tax: Dec,
+}
+
+/// The document's totals (BG-22).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Totals {
+    /// Sum of line net amounts (BT-106).
+    pub lines: Dec,
+    /// Total without VAT (BT-109).
+    pub without_vat: Dec,
+    /// Total VAT (BT-110).
+    pub vat: Dec,
+    /// Total with VAT (BT-112).
+    pub with_vat: Dec,
+    /// Paid amount (BT-113).
+    pub paid: Dec,
+    /// Amount due (BT-115).
+    pub due: Dec,
+}
+
+/// A valid document, every amount computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Document {
+    /// As given.
+    pub input: DocumentInput,
+    /// The lines.
+    pub lines: Vec<Line>,
+    /// One per category and rate, in the order of their first line.
+    pub breakdown: Vec<VatBreakdown>,
+    /// The totals.
+    pub totals: Totals,
+    /// Decimals the currency's amounts are written with (0 or 2).
+    pub places: u32,
+}
+
+fn missing(term: &'static str, what: &'static str, why: &'static str) -> DocumentError {
+    DocumentError::Missing { term, what, why }
+}
+
+fn invalid(term: &'static str, what: &'static str, reason: impl Into<String>) -> DocumentError {
+    DocumentError::Invalid {
+        term,
+        what,
+        reason: reason.into(),
+    }
+}
+
+/// A computed amount, or the refusal of a document too large to compute exactly.
+fn fits(v: Option<Dec>, term: &'static str, what: &'static str) -> Result<Dec, DocumentError> {
+    v.ok_or_else(|| invalid(term, what, "too large to compute exactly"))
+}
+
+fn present(v: &Option<String>) -> bool {
+    v.as_deref().is_some_and(|s| !s.trim().is_empty())
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && s.split('-').all(|p| p.bytes().all(|c| c.is_ascii_digit()))
+        && (1..=12).contains(&s[5..7].parse::<u32>().unwrap_or(0))
+        && (1..=31).contains(&s[8..10].parse::<u32>().unwrap_or(0))
+}
+
+/// Decimals a currency's amounts are written with in a document: EN 16931
+/// allows at most 2; a zero-decimal currency writes none.
+pub fn document_places(currency: &str) -> u32 {
+    if crate::money::ZERO_DECIMAL.contains(&currency) {
+        0
+    } else {
+        2
+    }
+}
+
+impl Document {
+    /// Checks the input and computes every amount.
+    pub fn build(input: DocumentInput) -> Result<Document, DocumentError> {
+        if input.number.trim().is_empty() {
+            return Err(missing(
+                "BT-1",
+                "invoice number",
+                "BR-02: every invoice has a number",
+            ));
+        }
+        if !is_date(&input.issue_date) {
+            return Err(invalid(
+                "BT-2",
+                "issue date",
+                format!("`{}` is not a date YYYY-MM-DD", input.issue_date),
+            ));
+        }
+        let currency = crate::money::currency_code(&input.currency)
+            .map_err(|e| invalid("BT-5", "invoice currency code", e.to_string()))?;
+        if let Kind::CreditNote {
+            preceding,
+            preceding_date,
+        } = &input.kind
+        {
+            if preceding.trim().is_empty() {
+                return Err(missing(
+                    "BT-25",
+                    "preceding invoice reference",
+                    "a credit note names the invoice it corrects",
+                ));
+            }
+            if let Some(d) = preceding_date {
+                if !is_date(d) {
+                    return Err(invalid(
+                        "BT-26",
+                        "preceding invoice issue date",
+                        format!("`{d}` is not a date YYYY-MM-DD"),
+                    ));
+                }
+            }
+        }
+        check_party(&input.seller, true)?;
+        check_party(&input.buyer, false)?;
+        if input.lines.is_empty() {
+            return Err(missing(
+                "BG-25",
+                "invoice line",
+                "BR-16: an invoice has at least one line",
+            ));
+        }
+        let places = document_places(&currency);
+        let mut lines = Vec::with_capacity(input.lines.len());
+        let mut breakdown: Vec<VatBreakdown> = Vec::new();
+        for line in &input.lines {
+            if line.name.trim().is_empty() {
+                return Err(missing(
+                    "BT-153",
+                    "item name",
+                    "BR-25: every line names its item",
+                ));
+            }
+            if line.unit_price.is_negative() {
+                return Err(invalid(
+                    "BT-146",
+                    "item net price",
+                    "BR-27: a price is not negative",
+                ));
+            }
+            if line.quantity.is_zero() {
+                return Err(invalid(
+                    "BT-129",
+                    "invoiced quantity",
+                    "a line bills a quantity other than zero",
+                ));
+            }
+            check_rate(line)?;
+            check_category_parties(line.vat_category, &input.seller, &input.buyer)?;
+            let exact = line.quantity.checked_mul(line.unit_price);
+            let net = fits(
+                exact.and_then(|v| v.round(2)),
+                "BT-131",
+                "invoice line net amount",
+            )?;
+            if fits(net.round(places), "BT-131", "invoice line net amount")? != net {
+                return Err(invalid(
+                    "BT-131",
+                    "invoice line net amount",
+                    format!("{net} has decimals {currency} does not have"),
+                ));
+            }
+            let net = fits(net.round(places), "BT-131", "invoice line net amount")?;
+            match breakdown
+                .iter_mut()
+                .find(|b| b.category == line.vat_category && b.rate == line.vat_rate)
+            {
+                Some(b) => {
+                    b.base = fits(
+                        b.base.checked_add(net),
+                        "BT-116",
+                        "VAT category taxable amount",
+                    )?
+                }
+                None => breakdown.push(VatBreakdown {
+                    category: line.vat_category,
+                    rate: line.vat_rate,
+                    base: net,
+                    tax: Dec::ZERO,
+                }),
+            }
+            lines.push(Line {
+                input: line.clone(),
+                net,
+            });
+        }
+        let zero = Dec::new(0, places);
+        let mut vat = zero;
+        for b in &mut breakdown {
+            let exact = b
+                .base
+                .checked_mul(b.rate)
+                .and_then(|v| v.checked_mul(Dec::new(1, 2)));
+            let tax = fits(
+                exact.and_then(|v| v.round(2)),
+                "BT-117",
+                "VAT category tax amount",
+            )?;
+            if fits(tax.round(places), "BT-117", "VAT category tax amount")? != tax {
+                return Err(invalid(
+                    "BT-117",
+                    "VAT category tax amount",
+                    format!("{tax} has decimals {currency} does not have"),
+                ));
+            }
+            b.tax = fits(tax.round(places), "BT-117", "VAT category tax amount")?;
+            vat = fits(vat.checked_add(b.tax), "BT-110", "invoice total VAT amount")?;
+        }
+        let mut sum = zero;
+        for l in &lines {
+            sum = fits(
+                sum.checked_add(l.net),
+                "BT-106",
+                "sum of invoice line net amounts",
+            )?;
+        }
+        let with_vat = fits(
+            sum.checked_add(vat),
+            "BT-112",
+            "invoice total amount with VAT",
+        )?;
+        let paid = if input.paid { with_vat } else { zero };
+        let totals = Totals {
+            lines: sum,
+            without_vat: sum,
+            vat,
+            with_vat,
+            paid,
+            due: fits(
+                with_vat.checked_sub(paid),
+                "BT-115",
+                "amount due for payment",
+            )?,
+        };
+        if totals.with_vat.is_negative() {
+            return Err(invalid(
+                "BT-112",
+                "invoice total amount with VAT",
+                "a credit note states positive amounts; this total is negative",
+            ));
+        }
+        let mut input = input;
+        input.currency = currency;
+        Ok(Document {
+            input,
+            lines,
+            breakdown,
+            totals,
+            places,
+        })
+    }
+
+    /// The type code (BT-3): 380 or 381.
+    pub fn type_code(&self) -> &'static str {
+        match self.input.kind {
+            Kind::Invoice => "380",
+            Kind::CreditNote { .. } => "381",
+        }
+    }
+
+    /// An amount of this document as written (its currency's places: every
+    /// amount [`Document::build`] computed has them already).
+    pub fn amount(&self, d: Dec) -> String {
+        d.round(self.places).unwrap_or(d).to_string()
+    }
+}
+
+fn check_party(p: &Party, seller: bool) -> Result<(), DocumentError> {
+    let (name, country, address, scheme) = if seller {
+        ("BT-27", "BT-40", "BT-34", "BT-34-1")
+    } else {
+        ("BT-44", "BT-55", "BT-49", "BT-49-1")
+    };
+    if p.name.trim().is_empty() {
+        return Err(missing(
+            name,
+            if seller { "seller name" } else { "buyer name" },
+            "BR-06 / BR-07: both parties are named",
+        ));
+    }
+    if p.country.len() != 2 || !p.country.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err(if p.country.is_empty() {
+            missing(
+                country,
+                "country code",
+                "BR-09 / BR-11: both postal addresses name a country",
+            )
+        } else {
+            invalid(
+                country,
+                "country code",
+                format!(
+                    "`{}` is not an ISO 3166-1 alpha-2 code such as BE",
+                    p.country
+                ),
+            )
+        });
+    }
+    if present(&p.electronic_address) != present(&p.electronic_address_scheme) {
+        return Err(missing(
+            scheme,
+            "electronic address scheme",
+            "BR-62 / BR-63: an electronic address names its scheme",
+        ));
+    }
+    let _ = address;
+    Ok(())
+}
+
+fn check_rate(line: &LineInput) -> Result<(), DocumentError> {
+    let zero = line.vat_rate.is_zero();
+    let ok = match line.vat_category {
+        VatCategory::S => !zero && !line.vat_rate.is_negative(),
+        _ => zero,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            "BT-152",
+            "invoiced item VAT rate",
+            format!(
+                "category {} takes {}, got {}",
+                line.vat_category.code(),
+                if line.vat_category == VatCategory::S {
+                    "a rate above 0"
+                } else {
+                    "the rate 0"
+                },
+                line.vat_rate
+            ),
+        ))
+    }
+}
+
+fn check_category_parties(
+    c: VatCategory,
+    seller: &Party,
+    buyer: &Party,
+) -> Result<(), DocumentError> {
+    let seller_vat = present(&seller.vat_id);
+    match c {
+        VatCategory::S | VatCategory::Z | VatCategory::E | VatCategory::G if !seller_vat => Err(missing(
+            "BT-31",
+            "seller VAT identifier",
+            "BR-S-02 / BR-Z-02 / BR-E-02 / BR-G-02: a supply with VAT (or zero-rated, exempt, exported) names the seller's VAT identifier",
+        )),
+        VatCategory::AE | VatCategory::K if !seller_vat => Err(missing(
+            "BT-31",
+            "seller VAT identifier",
+            "BR-AE-02 / BR-IC-02: reverse charge and intra-community supply name the seller's VAT identifier",
+        )),
+        VatCategory::AE | VatCategory::K if !present(&buyer.vat_id) => Err(missing(
+            "BT-48",
+            "buyer VAT identifier",
+            "BR-AE-02 / BR-IC-02: reverse charge and intra-community supply name the buyer's VAT identifier",
+        )),
+        VatCategory::O if seller_vat || present(&buyer.vat_id) => Err(invalid(
+            "BT-31",
+            "seller VAT identifier",
+            "BR-O-02 / BR-O-03: a supply not subject to VAT names no VAT identifier of either party",
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn seller() -> Party {
+        Party {
+            name: "Counterfoil Shop BV".into(),
+            street: Some("Rue Haute 1".into()),
+            city: Some("Brussels".into()),
+            postcode: Some("1000".into()),
+            country: "BE".into(),
+            vat_id: Some("BE0123456749".into()),
+            legal_id: Some("0123456749".into()),
+            email: Some("billing@example.invalid".into()),
+            electronic_address: Some("0123456749".into()),
+            electronic_address_scheme: Some("0208".into()),
+            iban: Some("BE68539007547034".into()),
+        }
+    }
+
+    fn buyer() -> Party {
+        Party {
+            name: "Acme GmbH".into(),
+            country: "DE".into(),
+            vat_id: Some("DE123456789".into()),
+            electronic_address: Some("buyer@example.invalid".into()),
+            electronic_address_scheme: Some("EM".into()),
+            ..Party::default()
+        }
+    }
+
+    fn line(name: &str, q: &str, p: &str, rate: &str, c: VatCategory) -> LineInput {
+        LineInput {
+            name: name.into(),
+            quantity: Dec::parse(q).unwrap(),
+            unit_price: Dec::parse(p).unwrap(),
+            vat_rate: Dec::parse(rate).unwrap(),
+            vat_category: c,
+        }
+    }
+
+    fn input(lines: Vec<LineInput>, currency: &str) -> DocumentInput {
+        DocumentInput {
+            kind: Kind::Invoice,
+            number: "2026-0001".into(),
+            issue_date: "2026-12-03".into(),
+            currency: currency.into(),
+            buyer_reference: Some("order 42".into()),
+            seller: seller(),
+            buyer: buyer(),
+            lines,
+            paid: true,
+        }
+    }
+
+    #[test]
+    fn totals_by_the_calculation_rules() {
+        let d = Document::build(input(
+            vec![
+                line("Book", "3", "19.99", "6", VatCategory::S),
+                line("Pen", "1", "2.345", "21", VatCategory::S),
+                line("Bag", "2", "10", "21", VatCategory::S),
+            ],
+            "EUR",
+        ))
+        .unwrap();
+        let nets: Vec<String> = d.lines.iter().map(|l| l.net.to_string()).collect();
+        assert_eq!(nets, ["59.97", "2.35", "20.00"]);
+        assert_eq!(d.breakdown.len(), 2);
+        assert_eq!(
+            (
+                d.breakdown[0].base.to_string(),
+                d.breakdown[0].tax.to_string()
+            ),
+            ("59.97".into(), "3.60".into())
+        );
+        assert_eq!(
+            (
+                d.breakdown[1].base.to_string(),
+                d.breakdown[1].tax.to_string()
+            ),
+            ("22.35".into(), "4.69".into())
+        );
+        assert_eq!(d.totals.lines.to_string(), "82.32");
+        assert_eq!(d.totals.vat.to_string(), "8.29");
+        assert_eq!(d.totals.with_vat.to_string(), "90.61");
+        assert_eq!(
+            (d.totals.paid.to_string(), d.totals.due.to_string()),
+            ("90.61".into(), "0.00".into())
+        );
+    }
+
+    #[test]
+    fn yen_has_no_decimals_and_dinar_amounts_take_two() {
+        let d = Document::build(input(
+            vec![line("Tea", "2", "1500", "10", VatCategory::S)],
+            "JPY",
+        ))
+        .unwrap();
+        assert_eq!(d.amount(d.totals.with_vat), "3300");
+        // A price keeps its third decimal (BT-146); amounts take two (BR-DEC-23).
+        let k = Document::build(input(
+            vec![line("Tea", "1", "1.255", "0", VatCategory::Z)],
+            "KWD",
+        ))
+        .unwrap();
+        assert_eq!(k.amount(k.totals.with_vat), "1.26");
+        // A yen line whose amount would need decimals is refused, naming the term.
+        let e = Document::build(input(
+            vec![line("Tea", "1", "10.5", "0", VatCategory::Z)],
+            "JPY",
+        ));
+        assert!(
+            matches!(e, Err(DocumentError::Invalid { term: "BT-131", .. })),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn what_is_missing_is_named() {
+        let mut i = input(vec![line("Book", "1", "10", "21", VatCategory::S)], "EUR");
+        i.number = String::new();
+        assert!(matches!(
+            Document::build(i.clone()),
+            Err(DocumentError::Missing { term: "BT-1", .. })
+        ));
+        i.number = "1".into();
+        i.seller.vat_id = None;
+        assert!(matches!(
+            Document::build(i.clone()),
+            Err(DocumentError::Missing { term: "BT-31", .. })
+        ));
+        i.seller = seller();
+        i.lines = vec![line("Service", "1", "100", "0", VatCategory::AE)];
+        i.buyer.vat_id = None;
+        assert!(matches!(
+            Document::build(i.clone()),
+            Err(DocumentError::Missing { term: "BT-48", .. })
+        ));
+        i.kind = Kind::CreditNote {
+            preceding: String::new(),
+            preceding_date: None,
+        };
+        assert!(matches!(
+            Document::build(i),
+            Err(DocumentError::Missing { term: "BT-25", .. })
+        ));
+    }
+}

@@ -1,0 +1,227 @@
+//! UBL 2.1 Invoice and CreditNote following Peppol BIS Billing 3.0.
+//!
+//! Invariants: elements in the order the UBL 2.1 schemas require; every
+//! amount is the [`Document`]'s, written with its currency's places and
+//! `currencyID`; a credit note is a `CreditNote` (type 381) naming its
+//! invoice in `BillingReference` (BT-25, BT-26); the same document gives the
+//! same bytes.
+
+use super::model::{Document, Kind, Party, VatCategory};
+use super::xml::Writer;
+
+/// Peppol BIS Billing 3.0's specification identifier (BT-24).
+pub const CUSTOMIZATION_ID: &str =
+    "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0";
+/// Its business process (BT-23).
+pub const PROFILE_ID: &str = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0";
+const CAC: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2";
+const CBC: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2";
+
+/// The document as UBL.
+pub fn to_ubl(d: &Document) -> Vec<u8> {
+    let credit = matches!(d.input.kind, Kind::CreditNote { .. });
+    let (root, ns) = if credit {
+        (
+            "CreditNote",
+            "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2",
+        )
+    } else {
+        (
+            "Invoice",
+            "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
+        )
+    };
+    let cur = d.input.currency.as_str();
+    let money = |v| d.amount(v);
+    let mut w = Writer::new();
+    w.open(
+        root,
+        &[("xmlns", ns), ("xmlns:cac", CAC), ("xmlns:cbc", CBC)],
+    );
+    w.leaf("cbc:CustomizationID", &[], CUSTOMIZATION_ID);
+    w.leaf("cbc:ProfileID", &[], PROFILE_ID);
+    w.leaf("cbc:ID", &[], &d.input.number);
+    w.leaf("cbc:IssueDate", &[], &d.input.issue_date);
+    w.leaf(
+        if credit {
+            "cbc:CreditNoteTypeCode"
+        } else {
+            "cbc:InvoiceTypeCode"
+        },
+        &[],
+        d.type_code(),
+    );
+    if d.input.paid {
+        w.leaf("cbc:Note", &[], "Paid");
+    }
+    w.leaf("cbc:DocumentCurrencyCode", &[], cur);
+    w.leaf_opt("cbc:BuyerReference", d.input.buyer_reference.as_deref());
+    if let Kind::CreditNote {
+        preceding,
+        preceding_date,
+    } = &d.input.kind
+    {
+        w.open("cac:BillingReference", &[])
+            .open("cac:InvoiceDocumentReference", &[]);
+        w.leaf("cbc:ID", &[], preceding);
+        w.leaf_opt("cbc:IssueDate", preceding_date.as_deref());
+        w.close().close();
+    }
+    party(&mut w, "cac:AccountingSupplierParty", &d.input.seller);
+    party(&mut w, "cac:AccountingCustomerParty", &d.input.buyer);
+    if d.breakdown.iter().any(|b| b.category == VatCategory::K) {
+        w.open("cac:Delivery", &[]);
+        w.leaf("cbc:ActualDeliveryDate", &[], &d.input.issue_date);
+        w.open("cac:DeliveryLocation", &[])
+            .open("cac:Address", &[])
+            .open("cac:Country", &[]);
+        w.leaf("cbc:IdentificationCode", &[], &d.input.buyer.country);
+        w.close().close().close().close();
+    }
+    if let Some(iban) = d.input.seller.account() {
+        w.open("cac:PaymentMeans", &[]);
+        w.leaf("cbc:PaymentMeansCode", &[], "30");
+        w.open("cac:PayeeFinancialAccount", &[]);
+        w.leaf("cbc:ID", &[], iban);
+        w.close().close();
+    }
+    w.open("cac:TaxTotal", &[]);
+    w.leaf(
+        "cbc:TaxAmount",
+        &[("currencyID", cur)],
+        &money(d.totals.vat),
+    );
+    for b in &d.breakdown {
+        w.open("cac:TaxSubtotal", &[]);
+        w.leaf("cbc:TaxableAmount", &[("currencyID", cur)], &money(b.base));
+        w.leaf("cbc:TaxAmount", &[("currencyID", cur)], &money(b.tax));
+        tax_category(
+            &mut w,
+            "cac:TaxCategory",
+            b.category,
+            &b.rate.trimmed(),
+            true,
+        );
+        w.close();
+    }
+    w.close();
+    w.open("cac:LegalMonetaryTotal", &[]);
+    w.leaf(
+        "cbc:LineExtensionAmount",
+        &[("currencyID", cur)],
+        &money(d.totals.lines),
+    );
+    w.leaf(
+        "cbc:TaxExclusiveAmount",
+        &[("currencyID", cur)],
+        &money(d.totals.without_vat),
+    );
+    w.leaf(
+        "cbc:TaxInclusiveAmount",
+        &[("currencyID", cur)],
+        &money(d.totals.with_vat),
+    );
+    w.leaf(
+        "cbc:PrepaidAmount",
+        &[("currencyID", cur)],
+        &money(d.totals.paid),
+    );
+    w.leaf(
+        "cbc:PayableAmount",
+        &[("currencyID", cur)],
+        &money(d.totals.due),
+    );
+    w.close();
+    for (i, l) in d.lines.iter().enumerate() {
+        w.open(
+            if credit {
+                "cac:CreditNoteLine"
+            } else {
+                "cac:InvoiceLine"
+            },
+            &[],
+        );
+        w.leaf("cbc:ID", &[], &(i + 1).to_string());
+        w.leaf(
+            if credit {
+                "cbc:CreditedQuantity"
+            } else {
+                "cbc:InvoicedQuantity"
+            },
+            &[("unitCode", "C62")],
+            &l.input.quantity.trimmed(),
+        );
+        w.leaf(
+            "cbc:LineExtensionAmount",
+            &[("currencyID", cur)],
+            &money(l.net),
+        );
+        w.open("cac:Item", &[]);
+        w.leaf("cbc:Name", &[], &l.input.name);
+        tax_category(
+            &mut w,
+            "cac:ClassifiedTaxCategory",
+            l.input.vat_category,
+            &l.input.vat_rate.trimmed(),
+            false,
+        );
+        w.close();
+        w.open("cac:Price", &[]);
+        w.leaf(
+            "cbc:PriceAmount",
+            &[("currencyID", cur)],
+            &l.input.unit_price.trimmed(),
+        );
+        w.close();
+        w.close();
+    }
+    w.finish()
+}
+
+fn tax_category(w: &mut Writer, element: &'static str, c: VatCategory, rate: &str, reason: bool) {
+    w.open(element, &[]);
+    w.leaf("cbc:ID", &[], c.code());
+    if c != VatCategory::O {
+        w.leaf("cbc:Percent", &[], rate);
+    }
+    if reason {
+        w.leaf_opt("cbc:TaxExemptionReason", c.exemption_reason());
+    }
+    w.open("cac:TaxScheme", &[]);
+    w.leaf("cbc:ID", &[], "VAT");
+    w.close().close();
+}
+
+fn party(w: &mut Writer, role: &'static str, p: &Party) {
+    w.open(role, &[]).open("cac:Party", &[]);
+    if let (Some(address), Some(scheme)) = (
+        p.electronic_address.as_deref(),
+        p.electronic_address_scheme.as_deref(),
+    ) {
+        w.leaf("cbc:EndpointID", &[("schemeID", scheme)], address);
+    }
+    w.open("cac:PostalAddress", &[]);
+    w.leaf_opt("cbc:StreetName", p.street.as_deref());
+    w.leaf_opt("cbc:CityName", p.city.as_deref());
+    w.leaf_opt("cbc:PostalZone", p.postcode.as_deref());
+    w.open("cac:Country", &[]);
+    w.leaf("cbc:IdentificationCode", &[], &p.country);
+    w.close().close();
+    if let Some(vat) = Party::text(&p.vat_id) {
+        w.open("cac:PartyTaxScheme", &[]);
+        w.leaf("cbc:CompanyID", &[], vat);
+        w.open("cac:TaxScheme", &[]);
+        w.leaf("cbc:ID", &[], "VAT");
+        w.close().close();
+    }
+    w.open("cac:PartyLegalEntity", &[]);
+    w.leaf("cbc:RegistrationName", &[], &p.name);
+    w.leaf_opt("cbc:CompanyID", p.legal_id.as_deref());
+    w.close();
+    if p.email.as_deref().is_some_and(|e| !e.trim().is_empty()) {
+        w.open("cac:Contact", &[]);
+        w.leaf_opt("cbc:ElectronicMail", p.email.as_deref());
+        w.close();
+    }
+    w.close().close();
+}
