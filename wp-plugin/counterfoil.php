@@ -34,6 +34,7 @@ if ( ! extension_loaded( 'mysqli' ) ) {
 require_once __DIR__ . '/includes/exceptions.php';
 require_once __DIR__ . '/includes/class-counterfoil-log.php';
 require_once __DIR__ . '/includes/class-counterfoil-rules.php';
+require_once __DIR__ . '/includes/class-counterfoil-einvoice.php';
 require_once __DIR__ . '/includes/class-counterfoil-chain.php';
 require_once __DIR__ . '/includes/class-counterfoil-wpdb-transaction.php';
 require_once __DIR__ . '/includes/interface-counterfoil-backend.php';

@@ -369,4 +369,28 @@ final class VectorsTest extends TestCase {
 		$this->assertStringStartsWith( 'UPDATE `wp_invoice_sequences` SET current_value', $statements[ Counterfoil_Php_Backend::ONE_TRIP_ALLOCATION ] );
 		$this->assertStringStartsWith( 'INSERT INTO `wp_counterfoil_chain`', $statements[ Counterfoil_Php_Backend::ONE_TRIP_CHAIN_ENTRY ] );
 	}
+
+	/** The e-invoices: the same refusals and, byte for byte, the same UBL and CII as the core. */
+	public function test_einvoice() {
+		$documents = 0;
+		foreach ( self::load( 'einvoice.json' ) as $case ) {
+			$name = $case['name'];
+			try {
+				$doc = Counterfoil_Einvoice::document( $case['document'] );
+			} catch ( Counterfoil_Einvoice_Refusal $e ) {
+				$this->assertArrayHasKey( 'error', $case, "$name: refused: " . $e->getMessage() );
+				$this->assertSame( $case['error'], $e->term, $name );
+				continue;
+			}
+			$this->assertArrayNotHasKey( 'error', $case, "$name: built, expected a refusal naming " . ( $case['error'] ?? '' ) );
+			foreach ( $case['totals'] as $key => $want ) {
+				$this->assertSame( $want, Counterfoil_Einvoice::str( $doc['totals'][ $key ] ), "$name: $key" );
+			}
+			$dir = getenv( 'COUNTERFOIL_VECTORS' ) . '/einvoice/';
+			$this->assertSame( file_get_contents( $dir . $name . '.ubl.xml' ), Counterfoil_Einvoice::ubl( $doc ), "$name.ubl.xml" );
+			$this->assertSame( file_get_contents( $dir . $name . '.cii.xml' ), Counterfoil_Einvoice::cii( $doc ), "$name.cii.xml" );
+			$documents += 2;
+		}
+		$this->assertGreaterThanOrEqual( 20, $documents );
+	}
 }

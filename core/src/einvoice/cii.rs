@@ -179,8 +179,8 @@ fn party(w: &mut Writer, role: &'static str, p: &Party) {
     w.leaf("ram:CountryID", &[], &p.country);
     w.close();
     if let (Some(address), Some(scheme)) = (
-        p.electronic_address.as_deref(),
-        p.electronic_address_scheme.as_deref(),
+        Party::text(&p.electronic_address),
+        Party::text(&p.electronic_address_scheme),
     ) {
         w.open("ram:URIUniversalCommunication", &[]);
         w.leaf("ram:URIID", &[("schemeID", scheme)], address);

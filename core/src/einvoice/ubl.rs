@@ -195,8 +195,8 @@ fn tax_category(w: &mut Writer, element: &'static str, c: VatCategory, rate: &st
 fn party(w: &mut Writer, role: &'static str, p: &Party) {
     w.open(role, &[]).open("cac:Party", &[]);
     if let (Some(address), Some(scheme)) = (
-        p.electronic_address.as_deref(),
-        p.electronic_address_scheme.as_deref(),
+        Party::text(&p.electronic_address),
+        Party::text(&p.electronic_address_scheme),
     ) {
         w.leaf("cbc:EndpointID", &[("schemeID", scheme)], address);
     }
