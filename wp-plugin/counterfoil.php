@@ -51,6 +51,7 @@ require_once __DIR__ . '/includes/class-counterfoil-site-identity.php';
 require_once __DIR__ . '/includes/class-counterfoil-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-credit-note-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-books.php';
+require_once __DIR__ . '/includes/class-counterfoil-documents.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-display.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-pdf.php';
@@ -87,4 +88,5 @@ if ( is_admin() ) {
 	Counterfoil_Admin::init();
 	Counterfoil_Credit_Note_Admin::init();
 	Counterfoil_Books::init();
+	Counterfoil_Documents::init();
 }

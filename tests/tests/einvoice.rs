@@ -153,3 +153,150 @@ fn every_document_passes_the_official_en16931_rules_and_broken_ones_fail() {
         }
     }
 }
+
+/// What the test site supplies through `counterfoil_document_input`: a
+/// buyer and the lines, by the payment's transaction id.
+const DOCUMENT_INPUT: &str = r#"<?php
+add_filter('counterfoil_document_input', function ($in, $post) {
+    if (false !== strpos($in['buyer_reference'], 'nobuyer')) { return $in; }
+    $in['buyer'] = array('name' => 'Acme GmbH', 'street' => 'Hauptstraße 5', 'city' => 'Berlin', 'postcode' => '10115',
+        'country' => 'DE', 'vat_id' => 'DE123456789', 'electronic_address' => 'ap@acme.example.invalid', 'electronic_address_scheme' => 'EM');
+    if ('credit_note' === $in['kind']) {
+        $in['lines'] = array(array('name' => 'Returned book', 'quantity' => '1', 'unit_price' => '5.00', 'vat_rate' => '21', 'vat_category' => 'S'));
+    } elseif (false === strpos($in['buyer_reference'], 'exempt')) {
+        $in['lines'] = array(array('name' => 'Book & <cover>', 'quantity' => '2', 'unit_price' => '10.00', 'vat_rate' => '21', 'vat_category' => 'S'));
+    }
+    return $in;
+}, 10, 2);
+"#;
+
+#[test]
+fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "einvoice", None).unwrap();
+    wp.mu_plugin("document-input", DOCUMENT_INPUT).unwrap();
+    let dir = counterfoil_tests::target_dir().join(format!("einvoice-site-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = wp
+        .eval(
+            false,
+            &format!(
+                "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'street' => 'Rue Haute 1', 'city' => 'Brussels',
+                     'postcode' => '1000', 'country' => 'BE', 'vat_id' => 'BE0123456749', 'legal_id' => '0123456749',
+                     'electronic_address' => '0123456749', 'electronic_address_scheme' => '0208', 'iban' => 'BE68539007547034',
+                     'default_vat_category' => 'E'));
+                 $pay = function ($txn, $amount) {{
+                     $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => $txn, 'user_id' => 3,
+                         'amount' => $amount, 'currency' => 'EUR'));
+                     if (is_wp_error($p)) {{ echo $p->get_error_message(); exit(1); }}
+                     return $p;
+                 }};
+                 $sold = $pay('doc-1', '24.20'); $exempt = $pay('doc-exempt', '30.00'); $nobuyer = $pay('doc-nobuyer', '10.00');
+                 $cn = counterfoil_create_credit_note_for_refund(array('gateway' => 'shop', 'refund_id' => 're-1', 'transaction_id' => 'doc-1', 'amount' => '6.05'));
+                 if (is_wp_error($cn)) {{ echo $cn->get_error_message(); exit(1); }}
+                 foreach (array('invoice' => $sold, 'exempt' => $exempt, 'credit-note' => $cn) as $name => $post) {{
+                     foreach (array('ubl', 'cii') as $f) {{
+                         $doc = counterfoil_invoice_document($post, $f);
+                         if (is_wp_error($doc)) {{ echo $name, ': ', $doc->get_error_message(); exit(1); }}
+                         file_put_contents('{dir}/' . $name . '.' . $f . '.xml', $doc);
+                     }}
+                 }}
+                 $refused = counterfoil_invoice_document($nobuyer, 'ubl');
+                 $pdf = counterfoil_invoice_document($sold, 'pdf');
+                 // Lines that do not add up to what was paid (10.00 paid, 24.20 in lines).
+                 $odd = $pay('doc-odd', '10.00');
+                 $mismatch = counterfoil_invoice_document($odd, 'cii');
+                 echo $refused->get_error_data()['term'], ' ', $pdf->get_error_data()['status'], ' ', $mismatch->get_error_data()['term'], ' ', $sold->ID;",
+                dir = dir.display()
+            ),
+        )
+        .unwrap();
+    let answers: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(
+        &answers[..3],
+        ["BT-44", "501", "BT-112"],
+        "no buyer: refused naming BT-44; the PDF: not built (501); lines that are not what was paid: BT-112"
+    );
+    let sold_id = answers[3];
+    // The download: the list's row action, for the administrator only.
+    let site = wp.serve(false, 2).unwrap();
+    let admin =
+        counterfoil_tests::wp_session::Session::login(site.port(), "admin", "admin-password")
+            .unwrap();
+    let list = admin
+        .get("/wp-admin/edit.php?post_type=counterfoil_invoice")
+        .unwrap()
+        .body;
+    let link = list
+        .split("href=\"")
+        .map(|h| {
+            h.split('"')
+                .next()
+                .unwrap()
+                .replace("&amp;", "&")
+                .replace("&#038;", "&")
+        })
+        .find(|h| {
+            h.contains("action=counterfoil_document")
+                && h.contains(&format!("invoice={sold_id}"))
+                && h.contains("format=ubl")
+        })
+        .unwrap_or_else(|| panic!("no UBL row action for invoice {sold_id}"));
+    let path = link
+        .split_once("/wp-admin/")
+        .map(|(_, p)| format!("/wp-admin/{p}"))
+        .unwrap();
+    let got = admin.get(&path).unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert!(
+        got.header("Content-Type")
+            .iter()
+            .any(|t| t.starts_with("application/xml")),
+        "{:?}",
+        got.header("Content-Type")
+    );
+    assert_eq!(
+        got.body,
+        std::fs::read_to_string(dir.join("invoice.ubl.xml")).unwrap(),
+        "the download is the document"
+    );
+    let subscriber = counterfoil_tests::wp_session::Session::login(
+        site.port(),
+        "subscriber",
+        "subscriber-password",
+    )
+    .unwrap();
+    assert_eq!(
+        subscriber.get(&path).unwrap().status,
+        403,
+        "a subscriber may not download it"
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 6);
+    let credit = std::fs::read_to_string(dir.join("credit-note.ubl.xml")).unwrap();
+    assert!(
+        credit.contains("<cbc:CreditNoteTypeCode>381</cbc:CreditNoteTypeCode>"),
+        "{credit}"
+    );
+    assert!(
+        credit.contains("<cac:InvoiceDocumentReference>"),
+        "BT-25: {credit}"
+    );
+    let sold = std::fs::read_to_string(dir.join("invoice.ubl.xml")).unwrap();
+    assert!(
+        sold.contains("<cbc:PayableAmount currencyID=\"EUR\">0.00</cbc:PayableAmount>")
+            && sold.contains(">24.20</cbc:TaxInclusiveAmount>"),
+        "{sold}"
+    );
+    for (name, xsd, fatal) in check(&files) {
+        assert!(xsd.is_empty(), "{name}: schema errors {xsd:?}");
+        assert!(fatal.is_empty(), "{name}: fatal assertions {fatal:?}");
+        println!("{name}: valid");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -265,6 +265,10 @@ final class Counterfoil_Admin {
 		if ( null !== $stripe ) {
 			self::back( 'error', $stripe );
 		}
+		$seller = Counterfoil_Documents::save_settings();
+		if ( null !== $seller ) {
+			self::back( 'error', $seller );
+		}
 		$woocommerce = Counterfoil_WooCommerce::active() ? Counterfoil_WooCommerce_Backfill::save_settings() : null;
 		if ( null !== $woocommerce ) {
 			self::back( 'error', $woocommerce );
@@ -684,6 +688,7 @@ final class Counterfoil_Admin {
 					<?php endif; ?>
 				</fieldset>
 				<?php
+				Counterfoil_Documents::settings_fields();
 				if ( Counterfoil_WooCommerce::active() ) {
 					Counterfoil_WooCommerce_Backfill::settings_fields();
 				}

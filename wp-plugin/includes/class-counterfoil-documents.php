@@ -1,0 +1,291 @@
+<?php
+/**
+ * An invoice's or a credit note's e-invoice: its EN 16931 document input
+ * built from the post, the seller's settings and what the site supplies,
+ * written as UBL or CII (Counterfoil_Einvoice, held to the core's bytes).
+ *
+ * Invariants:
+ * - the number (BT-1) is the post's title as issued, the issue date (BT-2)
+ *   the post's local date, the amount and currency the payment's as
+ *   recorded; a credit note names its invoice's number and date
+ *   (BT-25, BT-26);
+ * - the seller is the settings' (`counterfoil_seller`), then the filter
+ *   `counterfoil_seller( array $seller, int $issuer )`; the buyer and the
+ *   lines come from the filter `counterfoil_document_input( array $input,
+ *   WP_Post $post )` (a payment that carries no lines gets one line for its
+ *   amount under the seller's default VAT category, which must then not be
+ *   the standard rate: a standard-rated sale needs its lines);
+ * - what a valid document needs and the site lacks is a WP_Error naming the
+ *   business term (status 422), never an invalid file, and so is a document
+ *   whose total with VAT is not the amount the payment recorded (it says
+ *   "paid"); the Factur-X PDF is not built yet and says so (501);
+ * - a download needs the books' capability (Counterfoil_Admin::CAPABILITY:
+ *   an issued invoice is edited by nobody) and the link's nonce.
+ *
+ * @package Counterfoil
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * E-invoice documents of the plugin's posts.
+ */
+final class Counterfoil_Documents {
+	/** The seller's details (the party shape of docs/einvoice.md) and VAT defaults. */
+	const SELLER_OPTION = 'counterfoil_seller';
+	/** The admin-post action of a download. */
+	const ACTION = 'counterfoil_document';
+	/** The formats written. */
+	const FORMATS = array(
+		'ubl' => 'application/xml',
+		'cii' => 'application/xml',
+	);
+
+	/** Hooks. */
+	public static function init() {
+		add_action( 'admin_post_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
+		add_filter( 'post_row_actions', array( __CLASS__, 'row_actions' ), 20, 2 );
+	}
+
+	/**
+	 * The seller of an issuer's documents.
+	 *
+	 * @param int $issuer Issuer (user id; 0 the shop).
+	 * @return array
+	 */
+	public static function seller( $issuer ) {
+		$seller = get_option( self::SELLER_OPTION, array() );
+		/**
+		 * The seller of an issuer's e-invoices (a marketplace's vendor).
+		 *
+		 * @param array $seller The settings' seller.
+		 * @param int   $issuer The issuer.
+		 */
+		$seller = apply_filters( 'counterfoil_seller', is_array( $seller ) ? $seller : array(), (int) $issuer );
+		return is_array( $seller ) ? $seller : array();
+	}
+
+	/**
+	 * The document input of a post (invoice or credit note).
+	 *
+	 * @param WP_Post $post Post.
+	 * @return array
+	 */
+	public static function input_for( WP_Post $post ) {
+		$credit = Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type;
+		$scope  = (string) get_post_meta( $post->ID, '_counterfoil_scope_key', true );
+		$issuer = Counterfoil_Invoices::issuer_of( $scope );
+		$seller = self::seller( null !== $issuer && ctype_digit( $issuer ) ? (int) $issuer : (int) $post->post_author );
+		$amount = (string) get_post_meta( $post->ID, '_counterfoil_amount', true );
+		$input  = array(
+			'kind'            => $credit ? 'credit_note' : 'invoice',
+			'number'          => $post->post_title,
+			'issue_date'      => get_the_date( 'Y-m-d', $post ),
+			'currency'        => (string) get_post_meta( $post->ID, '_counterfoil_currency', true ),
+			'buyer_reference' => (string) get_post_meta( $post->ID, '_counterfoil_transaction_id', true ),
+			'paid'            => true,
+			'seller'          => $seller,
+			'buyer'           => array(),
+			'lines'           => array(),
+		);
+		if ( '' !== $amount && isset( $seller['default_vat_category'] ) && 'S' !== $seller['default_vat_category'] ) {
+			$input['lines'][] = array(
+				'name'         => sprintf( /* translators: %s: the invoice number */ __( 'Payment %s', 'counterfoil' ), $post->post_title ),
+				'quantity'     => '1',
+				'unit_price'   => $amount,
+				'vat_rate'     => '0',
+				'vat_category' => (string) $seller['default_vat_category'],
+			);
+		}
+		if ( $credit ) {
+			$invoice = get_post( (int) get_post_meta( $post->ID, '_counterfoil_refers_to', true ) );
+			if ( $invoice ) {
+				$input['preceding']      = $invoice->post_title;
+				$input['preceding_date'] = get_the_date( 'Y-m-d', $invoice );
+			}
+		}
+		/**
+		 * The document input of an invoice or credit note: add the buyer
+		 * and the lines (the party and line shapes of docs/einvoice.md).
+		 *
+		 * @param array   $input The input built from the post and the settings.
+		 * @param WP_Post $post  The invoice or credit note.
+		 */
+		$input = apply_filters( 'counterfoil_document_input', $input, $post );
+		return is_array( $input ) ? $input : array();
+	}
+
+	/**
+	 * The document of an invoice or credit note in a format.
+	 *
+	 * @param int|WP_Post $invoice Post or id.
+	 * @param string      $format  `ubl`, `cii` or `pdf`.
+	 * @return string|WP_Error The bytes, or why not (status in its data).
+	 */
+	public static function document( $invoice, $format ) {
+		$post = get_post( $invoice );
+		if ( ! $post || ! Counterfoil_Invoice_Type::is_ours( $post->post_type ) ) {
+			return new WP_Error( 'counterfoil_document_not_found', __( 'No invoice or credit note of this site.', 'counterfoil' ), array( 'status' => 404 ) );
+		}
+		if ( 'pdf' === $format ) {
+			return new WP_Error( 'counterfoil_document_format', __( 'The Factur-X PDF is not built yet: download the UBL or CII file.', 'counterfoil' ), array( 'status' => 501 ) );
+		}
+		if ( ! isset( self::FORMATS[ $format ] ) ) {
+			return new WP_Error( 'counterfoil_document_format', __( 'The format is ubl, cii or pdf.', 'counterfoil' ), array( 'status' => 400 ) );
+		}
+		try {
+			$doc = Counterfoil_Einvoice::document( self::input_for( $post ) );
+		} catch ( Counterfoil_Einvoice_Refusal $e ) {
+			return new WP_Error(
+				'counterfoil_document_refused',
+				/* translators: %s: what is missing, naming the EN 16931 business term */
+				sprintf( __( 'No valid e-invoice can be made: %s', 'counterfoil' ), $e->getMessage() ),
+				array(
+					'status' => 422,
+					'term'   => $e->term,
+				)
+			);
+		}
+		// A paid document states what was paid: its total is the payment's.
+		$amount = (string) get_post_meta( $post->ID, '_counterfoil_amount', true );
+		if ( '' !== $amount ) {
+			try {
+				$same = Counterfoil_Rules::minor_units( $amount, $doc['currency'] ) === Counterfoil_Rules::minor_units( Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $doc['currency'] );
+			} catch ( InvalidArgumentException $e ) {
+				$same = false;
+			}
+			if ( ! $same ) {
+				return new WP_Error(
+					'counterfoil_document_refused',
+					/* translators: 1: the document's total, 2: the amount paid, 3: currency */
+					sprintf( __( 'No valid e-invoice can be made: BT-112: its lines total %1$s %3$s with VAT, but %2$s %3$s was paid.', 'counterfoil' ), Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $amount, $doc['currency'] ),
+					array(
+						'status' => 422,
+						'term'   => 'BT-112',
+					)
+				);
+			}
+		}
+		return 'ubl' === $format ? Counterfoil_Einvoice::ubl( $doc ) : Counterfoil_Einvoice::cii( $doc );
+	}
+
+	/**
+	 * The download URL of a post's document.
+	 *
+	 * @param int    $post_id Post.
+	 * @param string $format  Format.
+	 * @return string
+	 */
+	public static function url( $post_id, $format ) {
+		return wp_nonce_url(
+			add_query_arg(
+				array(
+					'action'  => self::ACTION,
+					'invoice' => (int) $post_id,
+					'format'  => $format,
+				),
+				admin_url( 'admin-post.php' )
+			),
+			self::ACTION . '_' . (int) $post_id
+		);
+	}
+
+	/** The list's row actions: the documents. */
+	public static function row_actions( $actions, $post ) {
+		if ( ! Counterfoil_Invoice_Type::is_ours( $post->post_type ) || ! current_user_can( Counterfoil_Admin::CAPABILITY ) ) {
+			return $actions;
+		}
+		foreach ( array_keys( self::FORMATS ) as $format ) {
+			$actions[ 'counterfoil_' . $format ] = '<a href="' . esc_url( self::url( $post->ID, $format ) ) . '">' . esc_html( strtoupper( $format ) ) . '</a>';
+		}
+		return $actions;
+	}
+
+	/** Sends a document (the books' capability, and the link's nonce). */
+	public static function handle_download() {
+		// phpcs:disable WordPress.Security.NonceVerification.Recommended -- checked by check_admin_referer below.
+		$id     = isset( $_GET['invoice'] ) ? absint( $_GET['invoice'] ) : 0;
+		$format = isset( $_GET['format'] ) ? sanitize_key( wp_unslash( $_GET['format'] ) ) : '';
+		// phpcs:enable
+		if ( ! $id || ! current_user_can( Counterfoil_Admin::CAPABILITY ) ) {
+			wp_die( esc_html__( 'You are not allowed to download this document.', 'counterfoil' ), 403 );
+		}
+		check_admin_referer( self::ACTION . '_' . $id );
+		$bytes = self::document( $id, $format );
+		if ( is_wp_error( $bytes ) ) {
+			$data = $bytes->get_error_data();
+			wp_die( esc_html( $bytes->get_error_message() ), (int) ( is_array( $data ) && isset( $data['status'] ) ? $data['status'] : 400 ) );
+		}
+		nocache_headers();
+		header( 'Content-Type: ' . self::FORMATS[ $format ] . '; charset=utf-8' );
+		header( 'Content-Disposition: attachment; filename="' . sanitize_file_name( get_the_title( $id ) . '.' . $format . '.xml' ) . '"' );
+		echo $bytes; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- an XML file, escaped by its writer.
+		exit;
+	}
+
+	/** The seller's fields on the settings form: name => label. */
+	private static function seller_fields() {
+		return array(
+			'name'                      => __( 'Legal name (BT-27)', 'counterfoil' ),
+			'street'                    => __( 'Street', 'counterfoil' ),
+			'city'                      => __( 'City', 'counterfoil' ),
+			'postcode'                  => __( 'Post code', 'counterfoil' ),
+			'country'                   => __( 'Country (ISO code, such as BE)', 'counterfoil' ),
+			'vat_id'                    => __( 'VAT identifier (BT-31)', 'counterfoil' ),
+			'legal_id'                  => __( 'Legal registration (BT-30)', 'counterfoil' ),
+			'email'                     => __( 'E-mail', 'counterfoil' ),
+			'electronic_address'        => __( 'Electronic address (BT-34), such as a Peppol participant id', 'counterfoil' ),
+			'electronic_address_scheme' => __( 'Its scheme (0208, 9925, EM, …)', 'counterfoil' ),
+			'iban'                      => __( 'Bank account (IBAN)', 'counterfoil' ),
+			'default_vat_category'      => __( 'VAT category of a payment without lines (E, O, Z, AE, K, G; empty: lines required)', 'counterfoil' ),
+		);
+	}
+
+	/** The settings page's seller part (inside the settings form). */
+	public static function settings_fields() {
+		$seller = get_option( self::SELLER_OPTION, array() );
+		$seller = is_array( $seller ) ? $seller : array();
+		echo '<fieldset id="counterfoil-seller"><legend><strong>' . esc_html__( 'Seller on e-invoices', 'counterfoil' ) . '</strong></legend>';
+		foreach ( self::seller_fields() as $key => $label ) {
+			printf(
+				'<p><label>%1$s <input type="text" class="regular-text" name="seller[%2$s]" value="%3$s"></label></p>',
+				esc_html( $label ),
+				esc_attr( $key ),
+				esc_attr( isset( $seller[ $key ] ) ? (string) $seller[ $key ] : '' )
+			);
+		}
+		echo '</fieldset>';
+	}
+
+	/**
+	 * Saves the seller part of the settings form.
+	 *
+	 * @return string|null Why nothing was saved, or null.
+	 */
+	public static function save_settings() {
+		// phpcs:disable WordPress.Security.NonceVerification -- checked by the settings form's guard().
+		if ( ! isset( $_POST['seller'] ) || ! is_array( $_POST['seller'] ) ) {
+			return null;
+		}
+		$posted = map_deep( wp_unslash( $_POST['seller'] ), 'sanitize_text_field' ); // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- sanitized by map_deep.
+		// phpcs:enable
+		$seller = array();
+		foreach ( array_keys( self::seller_fields() ) as $key ) {
+			$value = isset( $posted[ $key ] ) && is_string( $posted[ $key ] ) ? trim( $posted[ $key ] ) : '';
+			if ( '' !== $value ) {
+				$seller[ $key ] = $value;
+			}
+		}
+		if ( isset( $seller['country'] ) ) {
+			$seller['country'] = strtoupper( $seller['country'] );
+			if ( ! preg_match( '/^[A-Z]{2}$/', $seller['country'] ) ) {
+				return __( 'The seller was not saved: the country is a two-letter ISO code such as BE.', 'counterfoil' );
+			}
+		}
+		if ( isset( $seller['default_vat_category'] ) && ! in_array( $seller['default_vat_category'], array( 'Z', 'E', 'AE', 'K', 'G', 'O' ), true ) ) {
+			return __( 'The seller was not saved: the VAT category of a payment without lines is one of E, O, Z, AE, K, G (a standard-rated sale needs its lines).', 'counterfoil' );
+		}
+		update_option( self::SELLER_OPTION, $seller, false );
+		return null;
+	}
+}
