@@ -300,3 +300,69 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn what_a_payment_carries_makes_its_e_invoice() {
+    use counterfoil_tests::webhook::deliver;
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "einvoice_webhook", None).unwrap();
+    wp.eval(
+        false,
+        "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+             'vat_id' => 'BE0123456749', 'electronic_address' => '0123456749', 'electronic_address_scheme' => '0208'));",
+    )
+    .unwrap();
+    let secret = wp.webhook_secret().unwrap();
+    let site = wp.serve(false, 2).unwrap();
+    let payment = |txn: &str, lines: &str| {
+        format!(
+            r#"{{"gateway":"shop","transaction_id":"{txn}","user_id":1,"amount":"36.30","currency":"EUR",
+               "buyer":{{"name":"Acme GmbH","city":"Berlin","country":"DE","vat_id":"DE123456789",
+                        "electronic_address":"ap@acme.example.invalid","electronic_address_scheme":"EM"}},
+               "lines":{lines}}}"#
+        )
+    };
+    // A line that is not a decimal: refused, nothing recorded.
+    let bad = deliver(site.port(), &secret, payment("wh-bad", r#"[{"name":"Book","quantity":"two","unit_price":"10","vat_rate":"21","vat_category":"S"}]"#).as_bytes(), 0).unwrap();
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.body.contains("Line 1 needs"), "{}", bad.body);
+    assert_eq!(
+        wp.scalar("SELECT COUNT(*) FROM wp_counterfoil_payments WHERE transaction_id = 'wh-bad'"),
+        "0"
+    );
+    // 3 × 10.00 at 21 % = 36.30, as paid.
+    let lines = r#"[{"name":"Book","quantity":"3","unit_price":"10.00","vat_rate":"21","vat_category":"S"}]"#;
+    let ok = deliver(site.port(), &secret, payment("wh-1", lines).as_bytes(), 0).unwrap();
+    assert_eq!(ok.status, 201, "{}", ok.body);
+    let dir =
+        counterfoil_tests::target_dir().join(format!("einvoice-webhook-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = wp
+        .eval(
+            false,
+            &format!(
+                "$p = get_posts(array('post_type' => 'counterfoil_invoice', 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => 'wh-1', 'fields' => 'ids'));
+                 foreach (array('ubl', 'cii') as $f) {{ $d = counterfoil_invoice_document($p[0], $f);
+                     if (is_wp_error($d)) {{ echo $d->get_error_message(); exit(1); }} file_put_contents('{}/wh-1.' . $f . '.xml', $d); }}
+                 echo 'ok';",
+                dir.display()
+            ),
+        )
+        .unwrap();
+    assert_eq!(out.trim(), "ok");
+    let ubl = std::fs::read_to_string(dir.join("wh-1.ubl.xml")).unwrap();
+    assert!(
+        ubl.contains("<cbc:RegistrationName>Acme GmbH</cbc:RegistrationName>")
+            && ubl.contains(">36.30</cbc:TaxInclusiveAmount>"),
+        "{ubl}"
+    );
+    let files = vec![dir.join("wh-1.ubl.xml"), dir.join("wh-1.cii.xml")];
+    for (name, xsd, fatal) in check(&files) {
+        assert!(
+            xsd.is_empty() && fatal.is_empty(),
+            "{name}: {xsd:?} {fatal:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,10 +11,12 @@
  *   (BT-25, BT-26);
  * - the seller is the settings' (`counterfoil_seller`), then the filter
  *   `counterfoil_seller( array $seller, int $issuer )`; the buyer and the
- *   lines come from the filter `counterfoil_document_input( array $input,
- *   WP_Post $post )` (a payment that carries no lines gets one line for its
- *   amount under the seller's default VAT category, which must then not be
- *   the standard rate: a standard-rated sale needs its lines);
+ *   lines are what the payment carried (our webhook's `buyer` and `lines`,
+ *   kept once per payment in {prefix}counterfoil_details; a credit note
+ *   takes its invoice's buyer), then the filter `counterfoil_document_input(
+ *   array $input, WP_Post $post )`; a payment that carries no lines gets one
+ *   line for its amount under the seller's default VAT category, which must
+ *   then not be the standard rate: a standard-rated sale needs its lines;
  * - what a valid document needs and the site lacks is a WP_Error naming the
  *   business term (status 422), never an invalid file, and so is a document
  *   whose total with VAT is not the amount the payment recorded (it says
@@ -97,12 +99,20 @@ final class Counterfoil_Documents {
 				'vat_category' => (string) $seller['default_vat_category'],
 			);
 		}
-		if ( $credit ) {
-			$invoice = get_post( (int) get_post_meta( $post->ID, '_counterfoil_refers_to', true ) );
-			if ( $invoice ) {
-				$input['preceding']      = $invoice->post_title;
-				$input['preceding_date'] = get_the_date( 'Y-m-d', $invoice );
+		// What the payment carried (a credit note: its invoice's buyer).
+		$invoice = $credit ? get_post( (int) get_post_meta( $post->ID, '_counterfoil_refers_to', true ) ) : $post;
+		if ( $invoice ) {
+			$details = self::details_for( (string) get_post_meta( $invoice->ID, '_counterfoil_gateway', true ), (string) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true ) );
+			if ( is_array( $details['buyer'] ) ) {
+				$input['buyer'] = $details['buyer'];
 			}
+			if ( ! $credit && is_array( $details['lines'] ) ) {
+				$input['lines'] = $details['lines'];
+			}
+		}
+		if ( $credit && $invoice ) {
+			$input['preceding']      = $invoice->post_title;
+			$input['preceding_date'] = get_the_date( 'Y-m-d', $invoice );
 		}
 		/**
 		 * The document input of an invoice or credit note: add the buyer
@@ -221,6 +231,98 @@ final class Counterfoil_Documents {
 		header( 'Content-Disposition: attachment; filename="' . sanitize_file_name( get_the_title( $id ) . '.' . $format . '.xml' ) . '"' );
 		echo $bytes; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- an XML file, escaped by its writer.
 		exit;
+	}
+
+	/** The keys of a party (the issue's shape). */
+	const PARTY_KEYS = array( 'name', 'street', 'city', 'postcode', 'country', 'vat_id', 'legal_id', 'email', 'electronic_address', 'electronic_address_scheme' );
+	/** The most lines a payment may carry. */
+	const MAX_LINES = 500;
+
+	/**
+	 * The buyer and the lines a payment delivery carries (optional `buyer`:
+	 * the party shape; `lines`: name, quantity, unit_price, vat_rate as
+	 * decimal strings, vat_category), checked; what a valid e-invoice needs
+	 * besides is judged when the document is made.
+	 *
+	 * @param array $payment The delivery's body.
+	 * @return array|WP_Error buyer (array|null), lines (array|null); or 400.
+	 */
+	public static function details_of( array $payment ) {
+		$bad = function ( $message ) {
+			return new WP_Error( 'counterfoil_invalid_payment', $message, array( 'status' => 400 ) );
+		};
+		$buyer = isset( $payment['buyer'] ) ? $payment['buyer'] : null;
+		$lines = isset( $payment['lines'] ) ? $payment['lines'] : null;
+		if ( null !== $buyer ) {
+			if ( ! is_array( $buyer ) ) {
+				return $bad( __( 'The field buyer must be an object (name, street, city, postcode, country, vat_id, legal_id, email, electronic_address, electronic_address_scheme).', 'counterfoil' ) );
+			}
+			foreach ( $buyer as $key => $value ) {
+				if ( ! in_array( $key, self::PARTY_KEYS, true ) || ! is_string( $value ) || strlen( $value ) > 255 ) {
+					/* translators: %s: the field */
+					return $bad( sprintf( __( 'The buyer\'s field %s is not one of its fields, or not a string of at most 255 characters.', 'counterfoil' ), (string) $key ) );
+				}
+			}
+		}
+		if ( null !== $lines ) {
+			if ( ! is_array( $lines ) || array_values( $lines ) !== $lines || count( $lines ) > self::MAX_LINES ) {
+				/* translators: %d: the most lines */
+				return $bad( sprintf( __( 'The field lines must be a list of at most %d lines.', 'counterfoil' ), self::MAX_LINES ) );
+			}
+			foreach ( $lines as $i => $line ) {
+				$ok = is_array( $line ) && isset( $line['name'] ) && is_string( $line['name'] ) && strlen( $line['name'] ) <= 255
+					&& in_array( isset( $line['vat_category'] ) ? $line['vat_category'] : null, Counterfoil_Einvoice::CATEGORIES, true );
+				foreach ( array( 'quantity', 'unit_price', 'vat_rate' ) as $key ) {
+					$ok = $ok && null !== Counterfoil_Einvoice::dec( isset( $line[ $key ] ) ? $line[ $key ] : null );
+				}
+				if ( ! $ok ) {
+					/* translators: %d: the line's position, from 1 */
+					return $bad( sprintf( __( 'Line %d needs a name, quantity, unit_price and vat_rate as decimal strings such as "19.99", and a vat_category (S, Z, E, AE, K, G, O).', 'counterfoil' ), $i + 1 ) );
+				}
+			}
+		}
+		return array(
+			'buyer' => $buyer,
+			'lines' => $lines,
+		);
+	}
+
+	/**
+	 * Keeps what a payment carried for its e-invoice (the first delivery's).
+	 *
+	 * @param string $gateway        Gateway.
+	 * @param string $transaction_id Transaction id.
+	 * @param array  $details        From details_of().
+	 */
+	public static function remember_details( $gateway, $transaction_id, array $details ) {
+		if ( null === $details['buyer'] && null === $details['lines'] ) {
+			return;
+		}
+		global $wpdb;
+		$t = Counterfoil_Schema::tables();
+		$wpdb->query(
+			$wpdb->prepare(
+				"INSERT IGNORE INTO {$t['details']} (gateway, transaction_id, buyer, line_items, created_at) VALUES (%s, %s, %s, %s, UTC_TIMESTAMP())", // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+				$gateway,
+				$transaction_id,
+				null === $details['buyer'] ? null : wp_json_encode( $details['buyer'] ),
+				null === $details['lines'] ? null : wp_json_encode( $details['lines'] )
+			)
+		);
+	}
+
+	/**
+	 * What a payment carried for its e-invoice: buyer and lines, each null
+	 * when it carried none.
+	 */
+	private static function details_for( $gateway, $transaction_id ) {
+		global $wpdb;
+		$t   = Counterfoil_Schema::tables();
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT buyer, line_items FROM {$t['details']} WHERE gateway = %s AND transaction_id = %s", $gateway, $transaction_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+		return array(
+			'buyer' => $row && null !== $row->buyer ? json_decode( $row->buyer, true ) : null,
+			'lines' => $row && null !== $row->line_items ? json_decode( $row->line_items, true ) : null,
+		);
 	}
 
 	/** The seller's fields on the settings form: name => label. */

@@ -241,6 +241,20 @@ final class Counterfoil_Rest {
 		if ( null !== $reserved ) {
 			return self::respond( $reserved, $payment );
 		}
+		// The buyer and the lines for the e-invoice: checked before anything
+		// is recorded, kept (the first delivery's) before the number.
+		$details = Counterfoil_Documents::details_of( $payment );
+		if ( is_wp_error( $details ) ) {
+			return self::respond( $details, $payment );
+		}
+		if ( isset( $payment['gateway'], $payment['transaction_id'] ) && is_string( $payment['gateway'] ) && is_string( $payment['transaction_id'] ) ) {
+			try {
+				Counterfoil_Rules::payment_ref( $payment['gateway'], $payment['transaction_id'] );
+				Counterfoil_Documents::remember_details( $payment['gateway'], $payment['transaction_id'], $details );
+			} catch ( InvalidArgumentException $e ) {
+				unset( $e ); // for_payment() answers 400 below.
+			}
+		}
 		$result = Counterfoil_Invoices::for_payment( $payment );
 		$resp   = self::respond( $result, $payment );
 		if ( is_wp_error( $result ) ) {

@@ -38,7 +38,9 @@
  * number's life, chained per series with SHA-256) and the head of each
  * series' chain on its row (invoice_sequences.chain_seq, chain_head, and
  * chain_from: the first number the chain issued; numbers below it predate
- * the chain).
+ * the chain); 11 {prefix}counterfoil_details: the buyer and the lines a
+ * payment carried for its e-invoice, once per (gateway, transaction id),
+ * plugin-only.
  *
  * The definitions of the first three and the chain equal counterfoil-core's
  * (core/src/mysql/sql.rs); a test compares SHOW CREATE TABLE of both.
@@ -52,7 +54,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 10;
+	const VERSION        = 11;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -191,6 +193,14 @@ final class Counterfoil_Schema {
   PRIMARY KEY  (id),
   UNIQUE KEY payment_refund (gateway,transaction_id,refund_ref)
 ) ENGINE=InnoDB $charset;",
+			"CREATE TABLE {$prefix}counterfoil_details (
+  gateway varchar(32) NOT NULL,
+  transaction_id varchar(191) NOT NULL,
+  buyer longtext NULL,
+  line_items longtext NULL,
+  created_at datetime NOT NULL,
+  PRIMARY KEY  (gateway,transaction_id)
+) ENGINE=InnoDB $charset;",
 			"CREATE TABLE {$prefix}counterfoil_chain (
   scope_key varchar(191) NOT NULL,
   seq bigint(20) unsigned NOT NULL,
@@ -214,7 +224,7 @@ final class Counterfoil_Schema {
 	/**
 	 * Table names for $wpdb->prefix.
 	 *
-	 * @return array sequences, numbers, payments, refunds, chain.
+	 * @return array sequences, numbers, payments, refunds, chain, details.
 	 */
 	public static function tables() {
 		global $wpdb;
@@ -224,6 +234,7 @@ final class Counterfoil_Schema {
 			'payments'  => $wpdb->prefix . 'counterfoil_payments',
 			'refunds'   => $wpdb->prefix . 'counterfoil_refunds',
 			'chain'     => $wpdb->prefix . 'counterfoil_chain',
+			'details'   => $wpdb->prefix . 'counterfoil_details',
 		);
 	}
 }

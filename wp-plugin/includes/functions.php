@@ -180,6 +180,7 @@ function counterfoil_drop_site_tables( $tables, $site_id ) {
 	$tables[] = $prefix . 'counterfoil_numbers';
 	$tables[] = $prefix . 'counterfoil_payments';
 	$tables[] = $prefix . 'counterfoil_refunds';
+	$tables[] = $prefix . 'counterfoil_details';
 	$tables[] = $prefix . 'counterfoil_chain';
 	if ( 1 !== (int) get_blog_option( $site_id, 'counterfoil_sequences_preexisting', 1 ) ) {
 		$tables[] = $prefix . 'invoice_sequences';
