@@ -1168,3 +1168,46 @@ fn overlapping_refunds_of_one_invoice_never_credit_more_than_it_was_pure_php() {
 fn overlapping_refunds_of_one_invoice_never_credit_more_than_it_was_extension() {
     overlapping_refunds_of_one_invoice(true);
 }
+
+/// Issue 40: a Checkout Session's customer details are the e-invoice's
+/// buyer (name, address, e-mail, the EU VAT id); with the seller's default
+/// category for a payment without lines, its invoice's UBL names them.
+#[test]
+fn a_checkout_sessions_customer_is_the_e_invoices_buyer() {
+    let wp = site("stripe_einvoice");
+    wp.eval(
+        false,
+        "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+             'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));",
+    )
+    .unwrap();
+    let fpm = wp.serve(false, 2).unwrap();
+    let e = event("checkout.session.completed", |v| {
+        let o = &mut v["data"]["object"];
+        o["payment_intent"] = json!("pi_einvoice_1");
+        o["customer_details"] = json!({
+            "address": {"city": "Berlin", "country": "de", "line1": "Hauptstraße 5", "line2": null, "postal_code": "10115", "state": null},
+            "email": "ap@acme.example.invalid", "name": "Acme GmbH", "phone": null, "tax_exempt": "none",
+            "tax_ids": [{"type": "eu_vat", "value": "DE123456789"}]
+        });
+    });
+    let r = deliver(fpm.port(), &e);
+    assert_eq!(r.status, 201, "{}", r.body);
+    let ubl = wp
+        .eval(
+            false,
+            "$p = get_posts(array('post_type' => 'counterfoil_invoice', 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => 'pi_einvoice_1', 'fields' => 'ids'));
+             $d = counterfoil_invoice_document($p[0], 'ubl'); echo is_wp_error($d) ? $d->get_error_message() : $d;",
+        )
+        .unwrap();
+    for want in [
+        "<cbc:RegistrationName>Acme GmbH</cbc:RegistrationName>",
+        "<cbc:CityName>Berlin</cbc:CityName>",
+        "<cbc:IdentificationCode>DE</cbc:IdentificationCode>",
+        "<cbc:CompanyID>DE123456789</cbc:CompanyID>",
+        "<cbc:EndpointID schemeID=\"EM\">ap@acme.example.invalid</cbc:EndpointID>",
+        "<cbc:ID>E</cbc:ID>",
+    ] {
+        assert!(ubl.contains(want), "{want} in {ubl}");
+    }
+}

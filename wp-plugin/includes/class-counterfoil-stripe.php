@@ -325,6 +325,17 @@ final class Counterfoil_Stripe {
 			'amount'         => $amount,
 			'currency'       => $currency,
 		);
+		if ( $is_session ) {
+			// The buyer of the e-invoice, as Checkout collected it.
+			Counterfoil_Documents::remember_details(
+				self::$gateway,
+				$intent,
+				array(
+					'buyer' => self::buyer_of( $object ),
+					'lines' => null,
+				)
+			);
+		}
 		$resp = Counterfoil_Rest::respond( Counterfoil_Invoices::for_payment( $payment, self::$series ), $payment );
 		$data = $resp->get_data();
 		if ( is_array( $data ) ) {
@@ -333,6 +344,49 @@ final class Counterfoil_Stripe {
 			$resp->set_data( $data );
 		}
 		return $resp;
+	}
+
+	/**
+	 * The e-invoice's buyer from a Checkout Session's `customer_details`
+	 * (name, address, e-mail, the first VAT id among `tax_ids`), in the party
+	 * shape, or null when it names nobody.
+	 *
+	 * @param array $session The session.
+	 * @return array|null
+	 */
+	public static function buyer_of( array $session ) {
+		$c = isset( $session['customer_details'] ) && is_array( $session['customer_details'] ) ? $session['customer_details'] : array();
+		if ( empty( $c['name'] ) || ! is_string( $c['name'] ) ) {
+			return null;
+		}
+		$a     = isset( $c['address'] ) && is_array( $c['address'] ) ? $c['address'] : array();
+		$text  = function ( $v ) {
+			return is_string( $v ) && '' !== trim( $v ) ? substr( trim( $v ), 0, 255 ) : null;
+		};
+		$buyer = array(
+			'name'     => $text( $c['name'] ),
+			'street'   => $text( trim( ( isset( $a['line1'] ) ? (string) $a['line1'] : '' ) . ' ' . ( isset( $a['line2'] ) ? (string) $a['line2'] : '' ) ) ),
+			'city'     => $text( isset( $a['city'] ) ? $a['city'] : null ),
+			'postcode' => $text( isset( $a['postal_code'] ) ? $a['postal_code'] : null ),
+			'country'  => $text( isset( $a['country'] ) ? strtoupper( (string) $a['country'] ) : null ),
+			'email'    => $text( isset( $c['email'] ) ? $c['email'] : null ),
+		);
+		foreach ( isset( $c['tax_ids'] ) && is_array( $c['tax_ids'] ) ? $c['tax_ids'] : array() as $tax_id ) {
+			if ( is_array( $tax_id ) && isset( $tax_id['type'], $tax_id['value'] ) && in_array( $tax_id['type'], array( 'eu_vat', 'gb_vat', 'ch_vat', 'no_vat' ), true ) ) {
+				$buyer['vat_id'] = $text( $tax_id['value'] );
+				break;
+			}
+		}
+		if ( null !== $buyer['email'] ) {
+			$buyer['electronic_address']        = $buyer['email'];
+			$buyer['electronic_address_scheme'] = 'EM';
+		}
+		return array_filter(
+			$buyer,
+			function ( $v ) {
+				return null !== $v;
+			}
+		);
 	}
 
 	/**
