@@ -56,6 +56,7 @@ require_once __DIR__ . '/includes/class-counterfoil-woocommerce.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-display.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-pdf.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-backfill.php';
+require_once __DIR__ . '/includes/class-counterfoil-woocommerce-documents.php';
 require_once __DIR__ . '/includes/functions.php';
 
 register_activation_hook( __FILE__, 'counterfoil_activate' );

@@ -762,3 +762,59 @@ fn the_number_in_the_browser_orders_column_order_page_email_and_my_account() {
         );
     }
 }
+
+/// Issue 40: the customer's e-mail sent on payment carries the invoice's
+/// UBL, its buyer the order's billing address; without what a valid
+/// document needs the e-mail still goes, without the file.
+#[test]
+fn the_customers_email_carries_the_invoices_ubl_with_the_billing_address() {
+    let wp = shop("woo-einvoice");
+    let ids = orders(&wp, 2, "42.00");
+    // No seller yet: the first e-mail goes without a document.
+    php(
+        &wp,
+        &format!("wc_get_order({})->payment_complete('ch_nodoc');", ids[0]),
+    );
+    php(
+        &wp,
+        "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+             'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));",
+    );
+    php(
+        &wp,
+        &format!("wc_get_order({})->payment_complete('ch_doc');", ids[1]),
+    );
+    let dir = wp.dir().join("wp-content/cf-mails");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mails = names.iter().filter(|n| n.ends_with(".html")).count();
+    let attached: Vec<&String> = names
+        .iter()
+        .filter(|n| n.contains(".attachment-") && n.ends_with("-ubl.xml"))
+        .collect();
+    assert!(mails >= 2, "both e-mails were sent: {names:?}");
+    assert_eq!(
+        attached.len(),
+        1,
+        "one e-invoice, on the second order's e-mail: {names:?}"
+    );
+    let ubl = std::fs::read_to_string(dir.join(attached[0])).unwrap();
+    let number = php(
+        &wp,
+        &format!(
+            "echo wc_get_order({})->get_meta('_counterfoil_invoice_number');",
+            ids[1]
+        ),
+    );
+    for want in [
+        format!("<cbc:ID>{number}</cbc:ID>"),
+        "<cbc:RegistrationName>Jan Peeters</cbc:RegistrationName>".to_owned(),
+        "<cbc:CityName>Gent</cbc:CityName>".to_owned(),
+        "<cbc:EndpointID schemeID=\"EM\">customer@example.invalid</cbc:EndpointID>".to_owned(),
+        ">42.00</cbc:TaxInclusiveAmount>".to_owned(),
+    ] {
+        assert!(ubl.contains(&want), "{want} in {ubl}");
+    }
+}

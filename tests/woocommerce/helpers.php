@@ -37,6 +37,12 @@ function cf_test_order( $total, $currency = 'EUR', $customer = 0 ) {
 	$order = wc_create_order( array( 'customer_id' => (int) $customer ) );
 	$order->set_currency( $currency );
 	$order->set_billing_email( 'customer@example.invalid' );
+	$order->set_billing_first_name( 'Jan' );
+	$order->set_billing_last_name( 'Peeters' );
+	$order->set_billing_address_1( 'Kerkstraat 2' );
+	$order->set_billing_city( 'Gent' );
+	$order->set_billing_postcode( '9000' );
+	$order->set_billing_country( 'BE' );
 	$order->set_total( $total );
 	$order->save();
 	return $order->get_id();
@@ -125,7 +131,14 @@ add_filter(
 	function ( $short, $atts ) {
 		$dir = WP_CONTENT_DIR . '/cf-mails';
 		wp_mkdir_p( $dir );
-		file_put_contents( $dir . '/' . microtime( true ) . '-' . getmypid() . '.html', 'To: ' . ( is_array( $atts['to'] ) ? implode( ',', $atts['to'] ) : $atts['to'] ) . "\nSubject: " . $atts['subject'] . "\n\n" . $atts['message'] );
+		$stamp = microtime( true ) . '-' . getmypid();
+		file_put_contents( $dir . '/' . $stamp . '.html', 'To: ' . ( is_array( $atts['to'] ) ? implode( ',', $atts['to'] ) : $atts['to'] ) . "\nSubject: " . $atts['subject'] . "\n\n" . $atts['message'] );
+		// Each attachment as it was sent (they may be temporary files).
+		foreach ( (array) $atts['attachments'] as $i => $file ) {
+			if ( is_string( $file ) && is_file( $file ) ) {
+				copy( $file, $dir . '/' . $stamp . '.attachment-' . $i . '-' . basename( $file ) );
+			}
+		}
 		return true;
 	},
 	10,

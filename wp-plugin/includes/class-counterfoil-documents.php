@@ -228,7 +228,7 @@ final class Counterfoil_Documents {
 		}
 		nocache_headers();
 		header( 'Content-Type: ' . self::FORMATS[ $format ] . '; charset=utf-8' );
-		header( 'Content-Disposition: attachment; filename="' . sanitize_file_name( get_the_title( $id ) . '.' . $format . '.xml' ) . '"' );
+		header( 'Content-Disposition: attachment; filename="' . sanitize_file_name( get_the_title( $id ) ) . '-' . $format . '.xml' . '"' );
 		echo $bytes; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- an XML file, escaped by its writer.
 		exit;
 	}

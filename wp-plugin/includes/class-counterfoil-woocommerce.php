@@ -93,6 +93,7 @@ final class Counterfoil_WooCommerce {
 		add_action( self::REFUND_RETRY_HOOK, array( __CLASS__, 'retry_refund' ), 10, 2 );
 		Counterfoil_WooCommerce_Display::init();
 		Counterfoil_WooCommerce_Pdf::init();
+		Counterfoil_WooCommerce_Documents::init();
 		Counterfoil_WooCommerce_Backfill::init();
 		add_filter( 'site_status_tests', array( 'Counterfoil_WooCommerce_Backfill', 'site_health_tests' ) );
 	}

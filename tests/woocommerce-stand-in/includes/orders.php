@@ -122,6 +122,18 @@ class WC_Order extends WC_Abstract_Order {
 	public function get_transaction_id() { return $this->data['transaction_id'] ?? ''; }
 	public function get_customer_id() { return $this->data['customer_id'] ?? 0; }
 	public function get_billing_email() { return $this->data['billing_email'] ?? ''; }
+	public function __call( $name, $args ) {
+		// get_billing_{field} / set_billing_{field} for company, first_name,
+		// last_name, address_1, address_2, city, postcode, country: meta _billing_{field}.
+		if ( preg_match( '/^(get|set)_billing_(company|first_name|last_name|address_1|address_2|city|postcode|country)$/', $name, $m ) ) {
+			if ( 'get' === $m[1] ) {
+				return (string) $this->get_meta( '_billing_' . $m[2] );
+			}
+			$this->update_meta_data( '_billing_' . $m[2], (string) $args[0] );
+			return null;
+		}
+		throw new BadMethodCallException( "WC_Order stand-in: no $name" );
+	}
 	public function get_date_paid( $context = 'view' ) {
 		$paid = $this->data['date_paid'] ?? '';
 		return '' === $paid ? null : new WC_DateTime( '@' . (int) $paid );

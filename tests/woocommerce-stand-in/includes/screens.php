@@ -45,7 +45,8 @@ add_action(
 		do_action( 'woocommerce_email_order_meta', $order, false, false, null );
 		echo '<p>Total: ' . esc_html( $order->get_total() . ' ' . $order->get_currency() ) . '</p>';
 		$body = ob_get_clean();
-		wp_mail( $order->get_billing_email(), 'Your order #' . $order->get_order_number() . ' has been received', $body, array( 'Content-Type: text/html; charset=UTF-8' ) );
+		$attachments = apply_filters( 'woocommerce_email_attachments', array(), 'customer_processing_order', $order, null );
+		wp_mail( $order->get_billing_email(), 'Your order #' . $order->get_order_number() . ' has been received', $body, array( 'Content-Type: text/html; charset=UTF-8' ), $attachments );
 	},
 	10,
 	2
