@@ -18,12 +18,11 @@ use counterfoil_core::audit::{Holder, SeriesAudit};
 use counterfoil_core::{
     NumberFormat, Period, RegistrySql, ScopeKey, SeriesSql, StoreConfig, TablePrefix,
 };
-use mysql_async::Value;
 use serde_json::json;
 
 use crate::audit_cmd::{run_audit, Audited};
 use crate::cli::{AdoptArgs, Global};
-use crate::db::{Db, Tables};
+use crate::db::{AdoptedRow, Db, Tables};
 use crate::Outcome;
 
 const VOID_REASON: &str = "missing before adoption (found by counterfoil adopt)";
@@ -237,53 +236,39 @@ async fn execute(
     let run_id = db.conn.last_insert_id().unwrap_or(0);
 
     let total: usize = plans.iter().map(|p| p.backfill.len() + p.voids.len()).sum();
-    let mut done = 0usize;
     for plan in plans {
         let scope = ScopeKey::new(plan.audit.scope.as_str())?;
         // 2. The series: created at its lowest number, moved up to its highest.
         store.initialize(&scope, plan.audit.lowest.max(1)).await?;
         store.advance(&scope, plan.audit.highest + 1).await?;
         // 3. The registry: every owner issued, every gap void with its reason.
-        let rows: Vec<(u64, &'static str, Option<&str>, Option<u64>)> = plan
+        let rows: Vec<AdoptedRow> = plan
             .backfill
             .iter()
-            .map(|h| (h.seq, "issued", None, Some(h.post_id)))
-            .chain(
-                plan.voids
-                    .iter()
-                    .map(|n| (*n, "void", Some(VOID_REASON), None)),
-            )
+            .map(|h| AdoptedRow {
+                number: h.seq,
+                status: "issued",
+                reason: None,
+                post_id: Some(h.post_id),
+                payment: None,
+            })
+            .chain(plan.voids.iter().map(|n| AdoptedRow {
+                number: *n,
+                status: "void",
+                reason: Some(VOID_REASON),
+                post_id: None,
+                payment: None,
+            }))
             .collect();
-        for batch in rows.chunks(args.batch_size.max(1)) {
-            let values =
-                vec!["(?, ?, ?, ?, 'adopt', ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())"; batch.len()]
-                    .join(", ");
-            let mut params: Vec<Value> = Vec::with_capacity(batch.len() * 5);
-            for (n, status, reason, post) in batch {
-                params.extend([
-                    Value::from(plan.audit.scope.as_str()),
-                    Value::from(*n),
-                    Value::from(*status),
-                    Value::from(*reason),
-                    Value::from(*post),
-                ]);
-            }
-            db.exec(
-                &format!(
-                    "INSERT IGNORE INTO `{}` (scope_key, number, status, reason, source, post_id, created_at, updated_at) VALUES {values}",
-                    registry.numbers
-                ),
-                params,
-            )
-            .await?;
-            done += batch.len();
-            if !global.json {
-                eprintln!("adopt: registry {done}/{total}");
-            }
-            if args.pause_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(args.pause_ms)).await;
-            }
-        }
+        db.insert_adopted(
+            &registry.numbers,
+            plan.audit.scope.as_str(),
+            &rows,
+            args.batch_size,
+            Duration::from_millis(args.pause_ms),
+            global.json,
+        )
+        .await?;
         // 4. Findings: later duplicates, and owners whose number the registry gives to another post.
         let finding = format!(
             "INSERT IGNORE INTO `{}` (kind, scope_key, number, post_id, other_post_id, created_at) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",

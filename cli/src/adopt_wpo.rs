@@ -28,11 +28,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use counterfoil_core::{RegistrySql, ScopeKey, StoreConfig, TablePrefix};
-use mysql_async::Value;
 use serde_json::json;
 
 use crate::cli::{AdoptArgs, Global};
-use crate::db::{Db, Tables};
+use crate::db::{AdoptedRow, Db, Tables};
 use crate::Outcome;
 
 /// The reason of a number WP Overnight's store handed out that no order carries.
@@ -365,53 +364,39 @@ async fn execute(
     let registry = RegistrySql::new(prefix);
     db.ensure_adopt_findings(tables).await?;
     let total: usize = plans.iter().map(|p| p.issued.len() + p.voids.len()).sum();
-    let mut done = 0usize;
     for p in plans {
         let scope = ScopeKey::new(p.scope.as_str())?;
         store.initialize(&scope, p.start.max(1)).await?;
         if p.highest > 0 {
             store.advance(&scope, p.highest + 1).await?;
         }
-        let rows: Vec<(u64, &str, Option<&str>, Option<String>)> = p
+        let rows: Vec<AdoptedRow> = p
             .issued
             .iter()
-            .map(|(n, order)| (*n, "issued", None, Some(order.to_string())))
-            .chain(
-                p.voids
-                    .iter()
-                    .map(|(n, why)| (*n, "void", Some(*why), None)),
-            )
+            .map(|(n, order)| AdoptedRow {
+                number: *n,
+                status: "issued",
+                reason: None,
+                post_id: None,
+                payment: Some(("woocommerce", order.to_string())),
+            })
+            .chain(p.voids.iter().map(|(n, why)| AdoptedRow {
+                number: *n,
+                status: "void",
+                reason: Some(*why),
+                post_id: None,
+                payment: None,
+            }))
             .collect();
-        for batch in rows.chunks(args.batch_size.max(1)) {
-            let values = vec![
-                "(?, ?, ?, ?, 'adopt', NULL, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())";
-                batch.len()
-            ]
-            .join(", ");
-            let mut params: Vec<Value> = Vec::with_capacity(batch.len() * 6);
-            for (n, status, reason, order) in batch {
-                params.extend([
-                    Value::from(p.scope.as_str()),
-                    Value::from(*n),
-                    Value::from(*status),
-                    Value::from(*reason),
-                    Value::from(order.as_ref().map(|_| "woocommerce")),
-                    Value::from(order.as_deref()),
-                ]);
-            }
-            db.exec(
-                &format!(
-                    "INSERT IGNORE INTO `{}` (scope_key, number, status, reason, source, post_id, gateway, transaction_id, created_at, updated_at) VALUES {values}",
-                    registry.numbers
-                ),
-                params,
-            )
-            .await?;
-            done += batch.len();
-            if !global.json {
-                eprintln!("adopt: registry {done}/{total}");
-            }
-        }
+        db.insert_adopted(
+            &registry.numbers,
+            p.scope.as_str(),
+            &rows,
+            args.batch_size,
+            Duration::from_millis(args.pause_ms),
+            global.json,
+        )
+        .await?;
         for (n, later, owner) in &p.duplicates {
             db.exec(
                 &format!(
