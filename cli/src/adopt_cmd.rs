@@ -185,6 +185,21 @@ pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
+/// The core's store on the site's database with the registry's tables
+/// made (both adopt sources write through it), and the registry's SQL names.
+pub(crate) async fn registry_store(
+    url: &str,
+    global: &Global,
+    prefix: &TablePrefix,
+) -> Result<(counterfoil_core::SeriesStore, RegistrySql)> {
+    let config = StoreConfig::new(url)
+        .table_prefix(prefix.as_str())?
+        .deadline(Duration::from_millis(global.timeout_ms.max(1)));
+    let mut store = counterfoil_core::SeriesStore::connect(config).await?;
+    store.ensure_registry_schema().await?;
+    Ok((store, RegistrySql::new(prefix)))
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     url: &str,
@@ -197,12 +212,7 @@ async fn execute(
     plans: &[SeriesPlan<'_>],
 ) -> Result<()> {
     // 1. Tables.
-    let config = StoreConfig::new(url)
-        .table_prefix(prefix.as_str())?
-        .deadline(Duration::from_millis(global.timeout_ms.max(1)));
-    let mut store = counterfoil_core::SeriesStore::connect(config).await?;
-    store.ensure_registry_schema().await?;
-    let registry = RegistrySql::new(prefix);
+    let (mut store, registry) = registry_store(url, global, prefix).await?;
     db.query_drop(&format!(
         "CREATE TABLE IF NOT EXISTS `{}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, started_at DATETIME NOT NULL, \
          finished_at DATETIME NULL, arguments TEXT NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use counterfoil_core::{RegistrySql, ScopeKey, StoreConfig, TablePrefix};
+use counterfoil_core::{ScopeKey, TablePrefix};
 use serde_json::json;
 
 use crate::cli::{AdoptArgs, Global};
@@ -356,12 +356,7 @@ async fn execute(
     prefix: &TablePrefix,
     plans: &[SeriesPlan],
 ) -> Result<()> {
-    let config = StoreConfig::new(url)
-        .table_prefix(prefix.as_str())?
-        .deadline(Duration::from_millis(global.timeout_ms.max(1)));
-    let mut store = counterfoil_core::SeriesStore::connect(config).await?;
-    store.ensure_registry_schema().await?;
-    let registry = RegistrySql::new(prefix);
+    let (mut store, registry) = crate::adopt_cmd::registry_store(url, global, prefix).await?;
     db.ensure_adopt_findings(tables).await?;
     let total: usize = plans.iter().map(|p| p.issued.len() + p.voids.len()).sum();
     for p in plans {
