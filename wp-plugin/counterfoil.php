@@ -52,6 +52,7 @@ require_once __DIR__ . '/includes/class-counterfoil-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-credit-note-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-books.php';
 require_once __DIR__ . '/includes/class-counterfoil-documents.php';
+require_once __DIR__ . '/includes/class-counterfoil-invoice-screen.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-display.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-pdf.php';
@@ -90,4 +91,5 @@ if ( is_admin() ) {
 	Counterfoil_Credit_Note_Admin::init();
 	Counterfoil_Books::init();
 	Counterfoil_Documents::init();
+	Counterfoil_Invoice_Screen::init();
 }

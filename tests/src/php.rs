@@ -232,8 +232,10 @@ pub struct Response {
     pub status: u16,
     /// Header lines, as sent (`Name: value`).
     pub headers: Vec<String>,
-    /// Body.
+    /// Body, as text (invalid UTF-8 replaced).
     pub body: String,
+    /// Body, as sent (a PDF's bytes).
+    pub bytes: Vec<u8>,
 }
 
 impl Response {
@@ -278,10 +280,15 @@ pub fn http(
         .and_then(|c| c.parse().ok())
         .with_context(|| format!("no HTTP status in {text:?}"))?;
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text.as_str(), ""));
+    let bytes = resp
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(Vec::new(), |at| resp[at + 4..].to_vec());
     Ok(Response {
         status,
         headers: head.lines().skip(1).map(str::to_owned).collect(),
         body: body.to_owned(),
+        bytes,
     })
 }
 

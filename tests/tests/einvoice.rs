@@ -28,8 +28,11 @@ fn python() -> PathBuf {
     python
 }
 
-/// The checker's verdict on each file: (file name, xsd errors, fatal rule ids).
-fn check(files: &[PathBuf]) -> Vec<(String, Vec<String>, Vec<String>)> {
+/// The checker's verdict on each file: (file name, xsd errors, fatal rule
+/// ids, a PDF's Factur-X problems).
+type Verdict = (String, Vec<String>, Vec<String>, Vec<String>);
+
+fn check(files: &[PathBuf]) -> Vec<Verdict> {
     let out = Command::new(python())
         .arg(repo_root().join("tests/einvoice/validate.py"))
         .args(files)
@@ -67,7 +70,11 @@ fn check(files: &[PathBuf]) -> Vec<(String, Vec<String>, Vec<String>)> {
                     )
                 })
                 .collect();
-            (name, xsd, fatal)
+            let pdf = v["pdf"]
+                .as_array()
+                .map(|a| a.iter().map(|p| p.as_str().unwrap().to_owned()).collect())
+                .unwrap_or_default();
+            (name, xsd, fatal, pdf)
         })
         .collect()
 }
@@ -139,7 +146,7 @@ fn every_document_passes_the_official_en16931_rules_and_broken_ones_fail() {
         started.elapsed().as_secs_f64()
     );
     assert_eq!(verdicts.len(), all.len());
-    for (name, xsd, fatal) in &verdicts {
+    for (name, xsd, fatal, _) in &verdicts {
         if let Some((_, _, rule)) = edits.iter().find(|(n, _, _)| n == name) {
             assert!(
                 fatal.iter().any(|f| f.starts_with(rule)),
@@ -152,6 +159,195 @@ fn every_document_passes_the_official_en16931_rules_and_broken_ones_fail() {
             println!("{name}: valid");
         }
     }
+}
+
+/// Runs a poppler tool; its stdout. It must say nothing on stderr (poppler
+/// reports a damaged file there and renders what it can).
+fn poppler(tool: &str, args: &[&std::ffi::OsStr]) -> Vec<u8> {
+    let out = Command::new(tool).args(args).output().unwrap_or_else(|e| {
+        panic!("{tool}: {e} (apt-get install poppler-utils; ./scripts/test does)")
+    });
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{tool} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A document of `lines` lines, the input the plugin would give.
+fn long_input(lines: usize) -> Value {
+    let lines: Vec<Value> = (1..=lines)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("Item {i}: a paperback with a long title that wraps onto a second line of the table"),
+                "quantity": "1", "unit_price": "10.00", "vat_rate": "6", "vat_category": "S"
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "kind": "invoice", "number": "2026-0420", "issue_date": "2026-12-03", "currency": "EUR",
+        "buyer_reference": "order 420", "paid": true,
+        "seller": {"name": "Counterfoil Shop BV", "street": "Rue Haute 1", "city": "Brussels", "postcode": "1000",
+                   "country": "BE", "vat_id": "BE0123456749", "electronic_address": "0123456749",
+                   "electronic_address_scheme": "0208"},
+        "buyer": {"name": "Acme GmbH", "city": "Berlin", "country": "DE", "vat_id": "DE123456789"},
+        "lines": lines
+    })
+}
+
+#[test]
+fn facturx_pdfs_pass_the_official_checks_render_and_broken_ones_fail() {
+    use counterfoil_core::einvoice::{json, pdf, Document};
+    let dir = counterfoil_tests::target_dir().join("einvoice-pdf");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("tests/vectors/einvoice.json")).unwrap(),
+    )
+    .unwrap();
+    let mut inputs: Vec<(String, Value)> = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c.get("error").is_none())
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["document"].clone(),
+            )
+        })
+        .collect();
+    inputs.push(("long".to_owned(), long_input(130)));
+    let started = std::time::Instant::now();
+    let mut files = Vec::new();
+    for (name, input) in &inputs {
+        let d = Document::build(json::input(input).unwrap()).unwrap();
+        let bytes = pdf::to_facturx(&d, "Counterfoil test").unwrap();
+        let path = dir.join(format!("{name}.pdf"));
+        std::fs::write(&path, &bytes).unwrap();
+        files.push(path);
+    }
+    println!(
+        "{} PDFs made in {:.2} s",
+        files.len(),
+        started.elapsed().as_secs_f64()
+    );
+    // Broken on purpose: the XMP's conformance level, and the XML's name.
+    let good = std::fs::read(dir.join("standard-rates.pdf")).unwrap();
+    let edit = |from: &[u8], to: &[u8]| -> Vec<u8> {
+        assert_eq!(from.len(), to.len(), "an edit keeps the offsets");
+        let mut out = good.clone();
+        let mut hits = 0;
+        let mut at = 0;
+        while let Some(i) = out[at..].windows(from.len()).position(|w| w == from) {
+            out[at + i..at + i + to.len()].copy_from_slice(to);
+            at += i + to.len();
+            hits += 1;
+        }
+        assert!(hits > 0, "the edit took");
+        out
+    };
+    let broken = [
+        (
+            "broken-xmp.pdf",
+            edit(
+                b"<fx:ConformanceLevel>EN 16931",
+                b"<fx:ConformanceLevel>EN 16932",
+            ),
+            "ConformanceLevel",
+        ),
+        (
+            "broken-name.pdf",
+            edit(b"factur-x.xml", b"invoice-.xml"),
+            "no valid factur-x.xml",
+        ),
+    ];
+    for (name, bytes, _) in &broken {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        files.push(path);
+    }
+    let verdicts = check(&files);
+    assert_eq!(verdicts.len(), files.len());
+    for (name, xsd, fatal, problems) in &verdicts {
+        if let Some((_, _, want)) = broken.iter().find(|(n, _, _)| n == name) {
+            assert!(
+                problems.iter().any(|p| p.contains(want)),
+                "{name}: broken on purpose, but no problem names {want}: {problems:?}"
+            );
+            println!("{name}: refused: {}", problems.join("; "));
+            continue;
+        }
+        assert!(
+            problems.is_empty(),
+            "{name}: Factur-X problems {problems:?}"
+        );
+        assert!(
+            xsd.is_empty(),
+            "{name}: the embedded XML's schema errors {xsd:?}"
+        );
+        assert!(
+            fatal.is_empty(),
+            "{name}: the embedded XML's fatal assertions {fatal:?}"
+        );
+        println!("{name}: a valid Factur-X file (EN 16931)");
+    }
+    // Rendered by poppler: every page, and the text a person reads.
+    let long = dir.join("long.pdf");
+    let text = String::from_utf8(poppler(
+        "pdftotext",
+        &["-layout".as_ref(), long.as_os_str(), "-".as_ref()],
+    ))
+    .unwrap();
+    let pages = text.matches("Page ").count();
+    assert!(pages >= 3, "130 lines fill 3 pages or more: {pages}");
+    for want in [
+        "INVOICE".to_owned(),
+        "2026-0420".to_owned(),
+        "Invoice 2026-0420 (continued)".to_owned(),
+        format!("Page {pages} of {pages}"),
+        "1378.00 EUR".to_owned(),
+        "Item 130:".to_owned(),
+        "second line of the table".to_owned(),
+    ] {
+        assert!(text.contains(&want), "{want:?} in the PDF's text:\n{text}");
+    }
+    let prefix = dir.join("long-page");
+    poppler(
+        "pdftoppm",
+        &[
+            "-r".as_ref(),
+            "40".as_ref(),
+            "-png".as_ref(),
+            long.as_os_str(),
+            prefix.as_os_str(),
+        ],
+    );
+    let pngs = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("long-page")
+        })
+        .count();
+    assert_eq!(pngs, pages, "one picture per page");
+    let standard = dir.join("standard-rates.pdf");
+    poppler(
+        "pdftoppm",
+        &[
+            "-r".as_ref(),
+            "70".as_ref(),
+            "-png".as_ref(),
+            "-singlefile".as_ref(),
+            standard.as_os_str(),
+            dir.join("standard-rates").as_os_str(),
+        ],
+    );
+    println!("rendered: {}", dir.join("standard-rates.png").display());
 }
 
 /// What the test site supplies through `counterfoil_document_input`: a
@@ -207,7 +403,7 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
                  // Lines that do not add up to what was paid (10.00 paid, 24.20 in lines).
                  $odd = $pay('doc-odd', '10.00');
                  $mismatch = counterfoil_invoice_document($odd, 'cii');
-                 echo $refused->get_error_data()['term'], ' ', $pdf->get_error_data()['status'], ' ', $mismatch->get_error_data()['term'], ' ', $sold->ID;",
+                 echo $refused->get_error_data()['term'], ' ', $pdf->get_error_data()['status'], ' ', $mismatch->get_error_data()['term'], ' ', $sold->ID, ' ', $nobuyer->ID, ' ', $cn->ID;",
                 dir = dir.display()
             ),
         )
@@ -216,9 +412,9 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
     assert_eq!(
         &answers[..3],
         ["BT-44", "501", "BT-112"],
-        "no buyer: refused naming BT-44; the PDF: not built (501); lines that are not what was paid: BT-112"
+        "no buyer: refused naming BT-44; the PDF without the extension: 501; lines that are not what was paid: BT-112"
     );
-    let sold_id = answers[3];
+    let (sold_id, nobuyer_id, credit_id) = (answers[3], answers[4], answers[5]);
     // The download: the list's row action, for the administrator only.
     let site = wp.serve(false, 2).unwrap();
     let admin =
@@ -272,12 +468,79 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
         403,
         "a subscriber may not download it"
     );
+    // The invoice's screen, without the extension: the PDF is named with
+    // how to get it; an invoice without a buyer says what is missing.
+    let screen = |id: &str| {
+        format!("/wp-admin/edit.php?post_type=counterfoil_invoice&page=counterfoil-invoice&invoice={id}")
+    };
+    let page = admin.get(&screen(sold_id)).unwrap();
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains("format=ubl")
+            && page.body.contains("format=cii")
+            && !page.body.contains("format=pdf"),
+        "the screen offers UBL and CII: {}",
+        page.body
+    );
+    assert!(
+        page.body.contains("counterfoil-no-pdf") && page.body.contains("PHP extension"),
+        "{}",
+        page.body
+    );
+    let refused = admin.get(&screen(nobuyer_id)).unwrap().body;
+    assert!(
+        refused.contains("BT-44") && !refused.contains("format=ubl"),
+        "{refused}"
+    );
+    assert_eq!(subscriber.get(&screen(sold_id)).unwrap().status, 403);
+    drop(site);
+    // With the extension: the Factur-X PDF, downloaded from the screen, and
+    // the credit note's from the function.
+    let site = wp.serve(true, 2).unwrap();
+    let admin =
+        counterfoil_tests::wp_session::Session::login(site.port(), "admin", "admin-password")
+            .unwrap();
+    let page = admin.get(&screen(sold_id)).unwrap().body;
+    let pdf_link = page
+        .split("href=\"")
+        .map(|h| {
+            h.split('"')
+                .next()
+                .unwrap()
+                .replace("&amp;", "&")
+                .replace("&#038;", "&")
+        })
+        .find(|h| h.contains("format=pdf"))
+        .unwrap_or_else(|| panic!("no PDF on the screen with the extension: {page}"));
+    let got = admin
+        .get(
+            &pdf_link
+                .split_once("/wp-admin/")
+                .map(|(_, p)| format!("/wp-admin/{p}"))
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert!(got
+        .header("Content-Type")
+        .iter()
+        .any(|t| t.starts_with("application/pdf")));
+    assert!(got.bytes.starts_with(b"%PDF-1.7"), "{}", got.body);
+    std::fs::write(dir.join("invoice.pdf"), &got.bytes).unwrap();
+    let credit_pdf = wp
+        .eval(
+            true,
+            &format!("$d = counterfoil_invoice_document({credit_id}, 'pdf'); if (is_wp_error($d)) {{ echo $d->get_error_message(); exit(1); }} file_put_contents('{}/credit-note.pdf', $d); echo 'ok';", dir.display()),
+        )
+        .unwrap();
+    assert_eq!(credit_pdf.trim(), "ok");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with(".factur-x.xml"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 6);
+    assert_eq!(files.len(), 8, "{files:?}");
     let credit = std::fs::read_to_string(dir.join("credit-note.ubl.xml")).unwrap();
     assert!(
         credit.contains("<cbc:CreditNoteTypeCode>381</cbc:CreditNoteTypeCode>"),
@@ -293,9 +556,10 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
             && sold.contains(">24.20</cbc:TaxInclusiveAmount>"),
         "{sold}"
     );
-    for (name, xsd, fatal) in check(&files) {
+    for (name, xsd, fatal, pdf) in check(&files) {
         assert!(xsd.is_empty(), "{name}: schema errors {xsd:?}");
         assert!(fatal.is_empty(), "{name}: fatal assertions {fatal:?}");
+        assert!(pdf.is_empty(), "{name}: Factur-X problems {pdf:?}");
         println!("{name}: valid");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -358,7 +622,7 @@ fn what_a_payment_carries_makes_its_e_invoice() {
         "{ubl}"
     );
     let files = vec![dir.join("wh-1.ubl.xml"), dir.join("wh-1.cii.xml")];
-    for (name, xsd, fatal) in check(&files) {
+    for (name, xsd, fatal, _) in check(&files) {
         assert!(
             xsd.is_empty() && fatal.is_empty(),
             "{name}: {xsd:?} {fatal:?}"

@@ -817,4 +817,106 @@ fn the_customers_email_carries_the_invoices_ubl_with_the_billing_address() {
     ] {
         assert!(ubl.contains(&want), "{want} in {ubl}");
     }
+
+    // With the extension: the PDF too, on the e-mail and in My Account,
+    // for the order's customer only (a guest by the order's key).
+    let out = wp
+        .eval(
+            true,
+            "$role = get_role('customer') ? 'customer' : 'subscriber';
+             $c = wp_insert_user(array('user_login' => 'shopper', 'user_pass' => 'shopper-password', 'user_email' => 'shopper@example.invalid', 'role' => $role));
+             wp_insert_user(array('user_login' => 'other', 'user_pass' => 'other-password', 'user_email' => 'other@example.invalid', 'role' => $role));
+             $mine = cf_test_order('42.00', 'EUR', $c); wc_get_order($mine)->payment_complete('ch_pdf');
+             $guest = cf_test_order('42.00'); wc_get_order($guest)->payment_complete('ch_guest');
+             echo $mine, ' ', $guest, ' ', wc_get_order($guest)->get_order_key();",
+        )
+        .unwrap();
+    let parts: Vec<&str> = out.split_whitespace().collect();
+    let (mine, guest, key) = (parts[0], parts[1], parts[2]);
+    let pdfs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.to_string_lossy().contains(".attachment-") && p.to_string_lossy().ends_with(".pdf")
+        })
+        .collect();
+    assert!(!pdfs.is_empty(), "the e-mails carry the PDF");
+    for pdf in &pdfs {
+        assert!(
+            std::fs::read(pdf).unwrap().starts_with(b"%PDF-1.7"),
+            "{}",
+            pdf.display()
+        );
+    }
+    let site = wp.serve(true, 2).unwrap();
+    let shopper =
+        counterfoil_tests::wp_session::Session::login(site.port(), "shopper", "shopper-password")
+            .unwrap();
+    let account = wp
+        .eval(true, &format!("echo cf_test_screens({mine})['account'];"))
+        .unwrap();
+    let view = shopper.get(account.trim()).unwrap();
+    let link = view
+        .body
+        .split("href=\"")
+        .map(|h| {
+            h.split('"')
+                .next()
+                .unwrap()
+                .replace("&amp;", "&")
+                .replace("&#038;", "&")
+        })
+        .find(|h| h.contains("action=counterfoil_order_document") && h.contains("format=pdf"))
+        .unwrap_or_else(|| {
+            panic!(
+                "no PDF link on the shopper's order view {account}: {}",
+                view.body
+            )
+        });
+    let path = link
+        .split_once("/wp-admin/")
+        .map(|(_, p)| format!("/wp-admin/{p}"))
+        .unwrap();
+    let got = shopper.get(&path).unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert!(got.bytes.starts_with(b"%PDF-1.7"));
+    let other =
+        counterfoil_tests::wp_session::Session::login(site.port(), "other", "other-password")
+            .unwrap();
+    assert_eq!(
+        other.get(&path).unwrap().status,
+        403,
+        "another customer may not"
+    );
+    let anonymous = |query: &str| {
+        counterfoil_tests::php::http(
+            site.port(),
+            "GET",
+            &format!("/wp-admin/admin-post.php?{query}"),
+            &[],
+            b"",
+        )
+        .unwrap()
+    };
+    let guest_pdf = anonymous(&format!(
+        "action=counterfoil_order_document&order={guest}&format=pdf&key={key}"
+    ));
+    assert_eq!(guest_pdf.status, 200, "{}", guest_pdf.body);
+    assert!(guest_pdf.bytes.starts_with(b"%PDF-1.7"));
+    assert_eq!(
+        anonymous(&format!(
+            "action=counterfoil_order_document&order={guest}&format=pdf&key=wc_order_wrong"
+        ))
+        .status,
+        403,
+        "a wrong key"
+    );
+    assert_eq!(
+        anonymous(&format!(
+            "action=counterfoil_order_document&order={mine}&format=pdf&key={key}"
+        ))
+        .status,
+        403,
+        "a registered customer's order is not a guest's"
+    );
 }

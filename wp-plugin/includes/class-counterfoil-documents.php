@@ -20,7 +20,12 @@
  * - what a valid document needs and the site lacks is a WP_Error naming the
  *   business term (status 422), never an invalid file, and so is a document
  *   whose total with VAT is not the amount the payment recorded (it says
- *   "paid"); the Factur-X PDF is not built yet and says so (501);
+ *   "paid");
+ * - the UBL and CII files are the pure-PHP twin's (the same bytes as the
+ *   core's); the Factur-X PDF is the core's, through the extension's
+ *   Counterfoil\einvoice_document() from the same input — without the
+ *   extension it is a WP_Error (501) saying how to get it, and the screens
+ *   say so instead of offering it;
  * - a download needs the books' capability (Counterfoil_Admin::CAPABILITY:
  *   an issued invoice is edited by nobody) and the link's nonce.
  *
@@ -37,16 +42,33 @@ final class Counterfoil_Documents {
 	const SELLER_OPTION = 'counterfoil_seller';
 	/** The admin-post action of a download. */
 	const ACTION = 'counterfoil_document';
-	/** The formats written. */
+	/** The formats written: their media type and file name ending. */
 	const FORMATS = array(
-		'ubl' => 'application/xml',
-		'cii' => 'application/xml',
+		'ubl' => array( 'application/xml; charset=utf-8', '-ubl.xml' ),
+		'cii' => array( 'application/xml; charset=utf-8', '-cii.xml' ),
+		'pdf' => array( 'application/pdf', '.pdf' ),
 	);
+	/** The extension's function that writes the core's documents. */
+	const EXTENSION_FUNCTION = 'Counterfoil\\einvoice_document';
 
 	/** Hooks. */
 	public static function init() {
 		add_action( 'admin_post_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
 		add_filter( 'post_row_actions', array( __CLASS__, 'row_actions' ), 20, 2 );
+	}
+
+	/**
+	 * Whether this site can write the Factur-X PDF (the extension is loaded).
+	 *
+	 * @return bool
+	 */
+	public static function pdf_available() {
+		return function_exists( self::EXTENSION_FUNCTION );
+	}
+
+	/** Why this site offers no PDF, and how to get it. */
+	public static function pdf_unavailable_message() {
+		return __( 'The Factur-X PDF is written by the counterfoil PHP extension, which this site does not load: install it (see the plugin\'s readme, "The PHP extension") and the PDF appears here. The UBL and CII files need nothing more.', 'counterfoil' );
 	}
 
 	/**
@@ -137,14 +159,15 @@ final class Counterfoil_Documents {
 		if ( ! $post || ! Counterfoil_Invoice_Type::is_ours( $post->post_type ) ) {
 			return new WP_Error( 'counterfoil_document_not_found', __( 'No invoice or credit note of this site.', 'counterfoil' ), array( 'status' => 404 ) );
 		}
-		if ( 'pdf' === $format ) {
-			return new WP_Error( 'counterfoil_document_format', __( 'The Factur-X PDF is not built yet: download the UBL or CII file.', 'counterfoil' ), array( 'status' => 501 ) );
+		if ( 'pdf' === $format && ! self::pdf_available() ) {
+			return new WP_Error( 'counterfoil_document_format', self::pdf_unavailable_message(), array( 'status' => 501 ) );
 		}
 		if ( ! isset( self::FORMATS[ $format ] ) ) {
 			return new WP_Error( 'counterfoil_document_format', __( 'The format is ubl, cii or pdf.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
+		$input = self::input_for( $post );
 		try {
-			$doc = Counterfoil_Einvoice::document( self::input_for( $post ) );
+			$doc = Counterfoil_Einvoice::document( $input );
 		} catch ( Counterfoil_Einvoice_Refusal $e ) {
 			return new WP_Error(
 				'counterfoil_document_refused',
@@ -174,6 +197,14 @@ final class Counterfoil_Documents {
 						'term'   => 'BT-112',
 					)
 				);
+			}
+		}
+		if ( 'pdf' === $format ) {
+			try {
+				return call_user_func( self::EXTENSION_FUNCTION, wp_json_encode( $input ), 'pdf' );
+			} catch ( Exception $e ) {
+				// The twin made the document; the core refusing it is a defect of one of them.
+				return new WP_Error( 'counterfoil_document_refused', $e->getMessage(), array( 'status' => 500 ) );
 			}
 		}
 		return 'ubl' === $format ? Counterfoil_Einvoice::ubl( $doc ) : Counterfoil_Einvoice::cii( $doc );
@@ -206,6 +237,10 @@ final class Counterfoil_Documents {
 			return $actions;
 		}
 		foreach ( array_keys( self::FORMATS ) as $format ) {
+			if ( 'pdf' === $format && ! self::pdf_available() ) {
+				$actions['counterfoil_pdf'] = '<span class="counterfoil-no-pdf" title="' . esc_attr( self::pdf_unavailable_message() ) . '">' . esc_html__( 'PDF: needs the extension', 'counterfoil' ) . '</span>';
+				continue;
+			}
 			$actions[ 'counterfoil_' . $format ] = '<a href="' . esc_url( self::url( $post->ID, $format ) ) . '">' . esc_html( strtoupper( $format ) ) . '</a>';
 		}
 		return $actions;
@@ -226,10 +261,23 @@ final class Counterfoil_Documents {
 			$data = $bytes->get_error_data();
 			wp_die( esc_html( $bytes->get_error_message() ), (int) ( is_array( $data ) && isset( $data['status'] ) ? $data['status'] : 400 ) );
 		}
+		self::send( $bytes, get_the_title( $id ), $format );
+	}
+
+	/**
+	 * Sends a document's bytes as a download, and ends the request.
+	 *
+	 * @param string $bytes  The document.
+	 * @param string $number Its number (the file's name).
+	 * @param string $format Its format.
+	 */
+	public static function send( $bytes, $number, $format ) {
 		nocache_headers();
-		header( 'Content-Type: ' . self::FORMATS[ $format ] . '; charset=utf-8' );
-		header( 'Content-Disposition: attachment; filename="' . sanitize_file_name( get_the_title( $id ) ) . '-' . $format . '.xml' . '"' );
-		echo $bytes; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- an XML file, escaped by its writer.
+		header( 'Content-Type: ' . self::FORMATS[ $format ][0] );
+		header( 'Content-Disposition: attachment; filename="' . sanitize_file_name( $number ) . self::FORMATS[ $format ][1] . '"' );
+		header( 'Content-Length: ' . strlen( $bytes ) );
+		header( 'X-Content-Type-Options: nosniff' );
+		echo $bytes; // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- a document file, escaped by its writer.
 		exit;
 	}
 

@@ -143,7 +143,9 @@ final class Counterfoil_WooCommerce_Display {
 		if ( '' === $number ) {
 			return;
 		}
-		echo '<section class="counterfoil-customer-invoice"><p><strong>' . esc_html__( 'Invoice number:', 'counterfoil' ) . '</strong> ' . esc_html( $number ) . '</p></section>';
+		echo '<section class="counterfoil-customer-invoice"><p><strong>' . esc_html__( 'Invoice number:', 'counterfoil' ) . '</strong> ' . esc_html( $number ) . '</p>';
+		Counterfoil_WooCommerce_Documents::customer_links( $order );
+		echo '</section>';
 	}
 
 	/**

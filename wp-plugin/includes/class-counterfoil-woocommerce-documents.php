@@ -1,14 +1,19 @@
 <?php
 /**
- * WooCommerce and e-invoices: an order's buyer is its billing address, and
- * the customer's order e-mails carry the invoice's UBL when one can be made.
+ * WooCommerce and e-invoices: an order's buyer is its billing address; the
+ * customer's order e-mails carry the invoice's PDF (Factur-X, when the
+ * extension is loaded) and its UBL when they can be made; the customer
+ * downloads them from the order's page in My Account.
  *
  * Invariants: read through WooCommerce's CRUD only; the buyer is added to
  * the document input only when the payment carried none and the order is
  * the invoice's (gateway `woocommerce`, transaction the order's id); an
  * e-mail never fails for want of a document — it goes without the file,
- * and the reason is logged once; the attachment is written to a private
- * temporary file that is removed when the request ends.
+ * and the reason is logged once; the attachments are written to a private
+ * temporary directory that is removed when the request ends; a customer
+ * downloads only their own order's invoice — logged in as its customer
+ * with the link's nonce, or a guest holding the order's key (WooCommerce's
+ * own proof for a guest's order page).
  *
  * @package Counterfoil
  */
@@ -22,6 +27,11 @@ final class Counterfoil_WooCommerce_Documents {
 	/** The customer e-mails that carry the invoice. */
 	const EMAILS = array( 'customer_processing_order', 'customer_completed_order', 'customer_invoice' );
 
+	/** The admin-post action of a customer's download. */
+	const ACTION = 'counterfoil_order_document';
+	/** What a customer downloads. */
+	const CUSTOMER_FORMATS = array( 'pdf', 'ubl' );
+
 	/** @var string[] Files to remove at shutdown. */
 	private static $temporary = array();
 
@@ -29,6 +39,87 @@ final class Counterfoil_WooCommerce_Documents {
 	public static function init() {
 		add_filter( 'counterfoil_document_input', array( __CLASS__, 'input' ), 5, 2 );
 		add_filter( 'woocommerce_email_attachments', array( __CLASS__, 'attachments' ), 10, 3 );
+		add_action( 'admin_post_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
+		add_action( 'admin_post_nopriv_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
+	}
+
+	/**
+	 * The formats an order's invoice can be had in on this site.
+	 *
+	 * @return string[]
+	 */
+	private static function formats() {
+		return Counterfoil_Documents::pdf_available() ? self::CUSTOMER_FORMATS : array( 'ubl' );
+	}
+
+	/**
+	 * The customer's download link of an order's invoice.
+	 *
+	 * @param WC_Order $order  Order.
+	 * @param string   $format pdf or ubl.
+	 * @return string
+	 */
+	public static function customer_url( $order, $format ) {
+		$args = array(
+			'action' => self::ACTION,
+			'order'  => $order->get_id(),
+			'format' => $format,
+		);
+		if ( ! is_user_logged_in() ) {
+			$args['key'] = $order->get_order_key();
+			return add_query_arg( $args, admin_url( 'admin-post.php' ) );
+		}
+		return wp_nonce_url( add_query_arg( $args, admin_url( 'admin-post.php' ) ), self::ACTION . '_' . $order->get_id() );
+	}
+
+	/**
+	 * My Account's order view: the invoice's downloads.
+	 *
+	 * @param WC_Order $order Order.
+	 */
+	public static function customer_links( $order ) {
+		$post = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
+		if ( ! $post || is_wp_error( Counterfoil_Documents::document( $post, 'ubl' ) ) ) {
+			return;
+		}
+		$labels = array(
+			'pdf' => __( 'Download the invoice (PDF)', 'counterfoil' ),
+			'ubl' => __( 'E-invoice (UBL)', 'counterfoil' ),
+		);
+		echo '<p class="counterfoil-customer-documents">';
+		foreach ( self::formats() as $format ) {
+			printf( '<a class="woocommerce-button button" href="%1$s">%2$s</a> ', esc_url( self::customer_url( $order, $format ) ), esc_html( $labels[ $format ] ) );
+		}
+		echo '</p>';
+	}
+
+	/** Sends a customer their order's invoice (their own order only). */
+	public static function handle_download() {
+		// phpcs:disable WordPress.Security.NonceVerification.Recommended -- a logged-in customer's nonce is checked below; a guest proves the order by its key.
+		$id     = isset( $_GET['order'] ) ? absint( $_GET['order'] ) : 0;
+		$format = isset( $_GET['format'] ) ? sanitize_key( wp_unslash( $_GET['format'] ) ) : '';
+		$key    = isset( $_GET['key'] ) ? sanitize_text_field( wp_unslash( $_GET['key'] ) ) : '';
+		// phpcs:enable
+		$order   = $id ? wc_get_order( $id ) : null;
+		$refused = function () {
+			wp_die( esc_html__( 'You are not allowed to download this invoice.', 'counterfoil' ), 403 );
+		};
+		if ( ! $order || 'shop_order' !== $order->get_type() || ! in_array( $format, self::formats(), true ) ) {
+			$refused();
+		}
+		if ( is_user_logged_in() ) {
+			if ( (int) $order->get_customer_id() !== get_current_user_id() || ! wp_verify_nonce( isset( $_GET['_wpnonce'] ) ? sanitize_key( wp_unslash( $_GET['_wpnonce'] ) ) : '', self::ACTION . '_' . $id ) ) {
+				$refused();
+			}
+		} elseif ( '' === $key || 0 !== (int) $order->get_customer_id() || ! hash_equals( (string) $order->get_order_key(), $key ) ) {
+			$refused();
+		}
+		$post  = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
+		$bytes = $post ? Counterfoil_Documents::document( $post, $format ) : new WP_Error( 'counterfoil_document_not_found', '', array( 'status' => 404 ) );
+		if ( is_wp_error( $bytes ) ) {
+			wp_die( esc_html__( 'This order has no invoice to download yet.', 'counterfoil' ), 404 );
+		}
+		Counterfoil_Documents::send( $bytes, get_the_title( $post ), $format );
 	}
 
 	/**
@@ -105,8 +196,8 @@ final class Counterfoil_WooCommerce_Documents {
 	}
 
 	/**
-	 * Hooked on woocommerce_email_attachments: the invoice's UBL on the
-	 * customer's order e-mails.
+	 * Hooked on woocommerce_email_attachments: the invoice's PDF (with the
+	 * extension) and UBL on the customer's order e-mails.
 	 *
 	 * @param array  $attachments Files.
 	 * @param string $email_id    The e-mail.
@@ -121,22 +212,24 @@ final class Counterfoil_WooCommerce_Documents {
 		if ( ! $post ) {
 			return $attachments;
 		}
-		$ubl = Counterfoil_Documents::document( $post, 'ubl' );
-		if ( is_wp_error( $ubl ) ) {
-			Counterfoil_Log::once( 'woocommerce-email-document:' . $ubl->get_error_code(), sprintf( 'order %d: no e-invoice on its e-mail: %s', $order->get_id(), $ubl->get_error_message() ) );
-			return $attachments;
+		$attachments = (array) $attachments;
+		$dir         = trailingslashit( get_temp_dir() ) . 'counterfoil-' . wp_generate_password( 12, false );
+		foreach ( self::formats() as $format ) {
+			$bytes = Counterfoil_Documents::document( $post, $format );
+			if ( is_wp_error( $bytes ) ) {
+				Counterfoil_Log::once( 'woocommerce-email-document:' . $bytes->get_error_code(), sprintf( 'order %d: no e-invoice on its e-mail: %s', $order->get_id(), $bytes->get_error_message() ) );
+				return $attachments;
+			}
+			$file = $dir . '/' . sanitize_file_name( get_the_title( $post ) ) . Counterfoil_Documents::FORMATS[ $format ][1];
+			if ( ! wp_mkdir_p( $dir ) || false === file_put_contents( $file, $bytes ) ) { // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_file_put_contents -- a private temporary file.
+				return $attachments;
+			}
+			if ( empty( self::$temporary ) ) {
+				add_action( 'shutdown', array( __CLASS__, 'remove_temporary' ) );
+			}
+			self::$temporary[] = $file;
+			$attachments[]     = $file;
 		}
-		$dir  = trailingslashit( get_temp_dir() ) . 'counterfoil-' . wp_generate_password( 12, false );
-		$file = $dir . '/' . sanitize_file_name( get_the_title( $post ) ) . '-ubl.xml';
-		if ( ! wp_mkdir_p( $dir ) || false === file_put_contents( $file, $ubl ) ) { // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_file_put_contents -- a private temporary file.
-			return $attachments;
-		}
-		if ( empty( self::$temporary ) ) {
-			add_action( 'shutdown', array( __CLASS__, 'remove_temporary' ) );
-		}
-		self::$temporary[] = $file;
-		$attachments       = (array) $attachments;
-		$attachments[]     = $file;
 		return $attachments;
 	}
 

@@ -41,6 +41,7 @@ abstract class WC_Abstract_Order {
 				'transaction_id' => (string) ( $this->meta['_transaction_id'] ?? '' ),
 				'customer_id'    => (int) ( $this->meta['_customer_user'] ?? 0 ),
 				'billing_email'  => (string) ( $this->meta['_billing_email'] ?? '' ),
+				'order_key'      => (string) ( $this->meta['_order_key'] ?? '' ),
 				'parent_id'      => (int) $post->post_parent,
 				'date_created'   => strtotime( $post->post_date_gmt . ' UTC' ),
 			);
@@ -101,7 +102,11 @@ abstract class WC_Abstract_Order {
 		} else {
 			$this->id = (int) wp_insert_post( $post );
 		}
-		foreach ( array( '_order_total' => 'total', '_order_currency' => 'currency', '_date_paid' => 'date_paid', '_transaction_id' => 'transaction_id', '_customer_user' => 'customer_id', '_billing_email' => 'billing_email' ) as $meta => $prop ) {
+		if ( 'shop_order' === $this->get_type() && empty( $this->data['order_key'] ) ) {
+			// As wc_generate_order_key(): a guest's proof of their order.
+			$this->data['order_key'] = 'wc_order_' . wp_generate_password( 13, false );
+		}
+		foreach ( array( '_order_total' => 'total', '_order_currency' => 'currency', '_date_paid' => 'date_paid', '_transaction_id' => 'transaction_id', '_customer_user' => 'customer_id', '_billing_email' => 'billing_email', '_order_key' => 'order_key' ) as $meta => $prop ) {
 			if ( isset( $this->data[ $prop ] ) ) {
 				update_post_meta( $this->id, $meta, $this->data[ $prop ] );
 			}
@@ -121,6 +126,7 @@ class WC_Order extends WC_Abstract_Order {
 	public function get_type() { return 'shop_order'; }
 	public function get_transaction_id() { return $this->data['transaction_id'] ?? ''; }
 	public function get_customer_id() { return $this->data['customer_id'] ?? 0; }
+	public function get_order_key() { return $this->data['order_key'] ?? ''; }
 	public function get_billing_email() { return $this->data['billing_email'] ?? ''; }
 	public function __call( $name, $args ) {
 		// get_billing_{field} / set_billing_{field} for company, first_name,
