@@ -83,6 +83,7 @@ add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_paym
 Counterfoil_Series_Life::init();
 Counterfoil_Site_Identity::init();
 Counterfoil_Chain::init();
+Counterfoil_Documents::init_always();
 // WooCommerce may load after this plugin: hooked in once every plugin is loaded.
 add_action( 'plugins_loaded', array( 'Counterfoil_WooCommerce', 'init' ), 20 );
 if ( is_admin() ) {

@@ -53,7 +53,7 @@ function counterfoil_uninstall_site() {
 	foreach ( $counterfoil_posts as $counterfoil_post_id ) {
 		wp_delete_post( (int) $counterfoil_post_id, true );
 	}
-	$counterfoil_tables = array( 'counterfoil_refunds', 'counterfoil_details', 'counterfoil_payments', 'counterfoil_numbers', 'counterfoil_chain' );
+	$counterfoil_tables = array( 'counterfoil_refunds', 'counterfoil_details', 'counterfoil_documents', 'counterfoil_payments', 'counterfoil_numbers', 'counterfoil_chain' );
 	if ( 1 !== (int) get_option( 'counterfoil_sequences_preexisting', 1 ) ) {
 		$counterfoil_tables[] = 'invoice_sequences';
 	}

@@ -179,8 +179,15 @@ fn poppler(tool: &str, args: &[&std::ffi::OsStr]) -> Vec<u8> {
 fn long_input(lines: usize) -> Value {
     let lines: Vec<Value> = (1..=lines)
         .map(|i| {
+            // The first line leaves the base glyphs (Greek, Cyrillic) and
+            // holds one the font lacks (shown as `?`).
+            let name = if i == 1 {
+                "Item 1: Ελληνικά βιβλία, Русские книги, 請".to_owned()
+            } else {
+                format!("Item {i}: a paperback with a long title that wraps onto a second line of the table")
+            };
             serde_json::json!({
-                "name": format!("Item {i}: a paperback with a long title that wraps onto a second line of the table"),
+                "name": name,
                 "quantity": "1", "unit_price": "10.00", "vat_rate": "6", "vat_category": "S"
             })
         })
@@ -309,6 +316,7 @@ fn facturx_pdfs_pass_the_official_checks_render_and_broken_ones_fail() {
         format!("Page {pages} of {pages}"),
         "1378.00 EUR".to_owned(),
         "Item 130:".to_owned(),
+        "Ελληνικά βιβλία, Русские книги, ?".to_owned(),
         "second line of the table".to_owned(),
     ] {
         assert!(text.contains(&want), "{want:?} in the PDF's text:\n{text}");
@@ -468,6 +476,22 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
         403,
         "a subscriber may not download it"
     );
+    // An issued invoice never changes: its input was frozen when first
+    // made; the seller renamed shows on the next invoice only.
+    let frozen = wp
+        .eval(
+            false,
+            &format!(
+                "$s = get_option('counterfoil_seller'); $s['name'] = 'Renamed BV'; update_option('counterfoil_seller', $s);
+                 echo counterfoil_invoice_document({sold_id}, 'ubl') === file_get_contents('{dir}/invoice.ubl.xml') ? 'same' : 'changed', ' ';
+                 $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => 'doc-after', 'user_id' => 3,
+                     'amount' => '24.20', 'currency' => 'EUR'));
+                 echo false !== strpos(counterfoil_invoice_document($p, 'ubl'), 'Renamed BV') ? 'renamed' : 'old';",
+                dir = dir.display()
+            ),
+        )
+        .unwrap();
+    assert_eq!(frozen.trim(), "same renamed");
     // The invoice's screen, without the extension: the PDF is named with
     // how to get it; an invoice without a buyer says what is missing.
     let screen = |id: &str| {

@@ -17,6 +17,12 @@
  *   array $input, WP_Post $post )`; a payment that carries no lines gets one
  *   line for its amount under the seller's default VAT category, which must
  *   then not be the standard rate: a standard-rated sale needs its lines;
+ * - an invoice's input is frozen the first time a valid document is made
+ *   of it — at issue when the site has what it needs, else at the first
+ *   download — in {prefix}counterfoil_documents: from then on every
+ *   document of it is made from that input, so a later change of the
+ *   seller's settings or of a filter changes no issued invoice, and the
+ *   CLI's export writes the same bytes from the same row;
  * - what a valid document needs and the site lacks is a WP_Error naming the
  *   business term (status 422), never an invalid file, and so is a document
  *   whose total with VAT is not the amount the payment recorded (it says
@@ -55,6 +61,111 @@ final class Counterfoil_Documents {
 	public static function init() {
 		add_action( 'admin_post_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
 		add_filter( 'post_row_actions', array( __CLASS__, 'row_actions' ), 20, 2 );
+	}
+
+	/** Hooks of every request: an invoice's input frozen at issue. */
+	public static function init_always() {
+		add_action( 'counterfoil_invoice_created', array( __CLASS__, 'freeze_at_issue' ), 20 );
+		add_action( 'counterfoil_credit_note_created', array( __CLASS__, 'freeze_at_issue' ), 20 );
+	}
+
+	/**
+	 * Freezes a new invoice's or credit note's input when a valid document
+	 * can be made of it now (else it is frozen at its first download).
+	 *
+	 * @param WP_Post|int $post The new post.
+	 */
+	public static function freeze_at_issue( $post ) {
+		$post = get_post( $post );
+		if ( ! $post || ! Counterfoil_Invoice_Type::is_ours( $post->post_type ) ) {
+			return;
+		}
+		try {
+			self::checked_input( $post );
+		} catch ( Throwable $e ) {
+			// The payment is answered whatever happens here: frozen at the first download instead.
+			Counterfoil_Log::once( 'document-freeze:' . get_class( $e ), 'an e-invoice input was not frozen at issue: ' . $e->getMessage() );
+		}
+	}
+
+	/**
+	 * The frozen input of a post, or null.
+	 *
+	 * @param int $post_id Post.
+	 * @return array|null
+	 */
+	private static function frozen( $post_id ) {
+		global $wpdb;
+		$t    = Counterfoil_Schema::tables();
+		$json = $wpdb->get_var( $wpdb->prepare( "SELECT input FROM {$t['documents']} WHERE post_id = %d", $post_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+		$in   = null === $json ? null : json_decode( $json, true );
+		return is_array( $in ) ? $in : null;
+	}
+
+	/**
+	 * A post's input, checked: the frozen one, or one built now that makes
+	 * a valid document whose total is what was paid (then frozen).
+	 *
+	 * @param WP_Post $post Invoice or credit note.
+	 * @return array|WP_Error input and doc (Counterfoil_Einvoice::document()), or why not.
+	 */
+	private static function checked_input( WP_Post $post ) {
+		$frozen = self::frozen( $post->ID );
+		$input  = null === $frozen ? self::input_for( $post ) : $frozen;
+		try {
+			$doc = Counterfoil_Einvoice::document( $input );
+		} catch ( Counterfoil_Einvoice_Refusal $e ) {
+			return new WP_Error(
+				'counterfoil_document_refused',
+				/* translators: %s: what is missing, naming the EN 16931 business term */
+				sprintf( __( 'No valid e-invoice can be made: %s', 'counterfoil' ), $e->getMessage() ),
+				array(
+					'status' => 422,
+					'term'   => $e->term,
+				)
+			);
+		}
+		// A paid document states what was paid: its total is the payment's.
+		$amount = (string) get_post_meta( $post->ID, '_counterfoil_amount', true );
+		if ( '' !== $amount ) {
+			try {
+				$same = Counterfoil_Rules::minor_units( $amount, $doc['currency'] ) === Counterfoil_Rules::minor_units( Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $doc['currency'] );
+			} catch ( InvalidArgumentException $e ) {
+				$same = false;
+			}
+			if ( ! $same ) {
+				return new WP_Error(
+					'counterfoil_document_refused',
+					/* translators: 1: the document's total, 2: the amount paid, 3: currency */
+					sprintf( __( 'No valid e-invoice can be made: BT-112: its lines total %1$s %3$s with VAT, but %2$s %3$s was paid.', 'counterfoil' ), Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $amount, $doc['currency'] ),
+					array(
+						'status' => 422,
+						'term'   => 'BT-112',
+					)
+				);
+			}
+		}
+		if ( null === $frozen ) {
+			global $wpdb;
+			$t = Counterfoil_Schema::tables();
+			$wpdb->query(
+				$wpdb->prepare(
+					"INSERT IGNORE INTO {$t['documents']} (post_id, number, kind, issue_date, input, created_at) VALUES (%d, %s, %s, %s, %s, UTC_TIMESTAMP())", // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+					$post->ID,
+					(string) $input['number'],
+					(string) $input['kind'],
+					(string) $input['issue_date'],
+					wp_json_encode( $input )
+				)
+			);
+			// Two first downloads at once: the row that won is the input.
+			$won   = self::frozen( $post->ID );
+			$input = null === $won ? $input : $won;
+		}
+		return array(
+			'input' => $input,
+			'doc'   => $doc,
+		);
 	}
 
 	/**
@@ -165,40 +276,12 @@ final class Counterfoil_Documents {
 		if ( ! isset( self::FORMATS[ $format ] ) ) {
 			return new WP_Error( 'counterfoil_document_format', __( 'The format is ubl, cii or pdf.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
-		$input = self::input_for( $post );
-		try {
-			$doc = Counterfoil_Einvoice::document( $input );
-		} catch ( Counterfoil_Einvoice_Refusal $e ) {
-			return new WP_Error(
-				'counterfoil_document_refused',
-				/* translators: %s: what is missing, naming the EN 16931 business term */
-				sprintf( __( 'No valid e-invoice can be made: %s', 'counterfoil' ), $e->getMessage() ),
-				array(
-					'status' => 422,
-					'term'   => $e->term,
-				)
-			);
+		$checked = self::checked_input( $post );
+		if ( is_wp_error( $checked ) ) {
+			return $checked;
 		}
-		// A paid document states what was paid: its total is the payment's.
-		$amount = (string) get_post_meta( $post->ID, '_counterfoil_amount', true );
-		if ( '' !== $amount ) {
-			try {
-				$same = Counterfoil_Rules::minor_units( $amount, $doc['currency'] ) === Counterfoil_Rules::minor_units( Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $doc['currency'] );
-			} catch ( InvalidArgumentException $e ) {
-				$same = false;
-			}
-			if ( ! $same ) {
-				return new WP_Error(
-					'counterfoil_document_refused',
-					/* translators: 1: the document's total, 2: the amount paid, 3: currency */
-					sprintf( __( 'No valid e-invoice can be made: BT-112: its lines total %1$s %3$s with VAT, but %2$s %3$s was paid.', 'counterfoil' ), Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $amount, $doc['currency'] ),
-					array(
-						'status' => 422,
-						'term'   => 'BT-112',
-					)
-				);
-			}
-		}
+		$input = $checked['input'];
+		$doc   = $checked['doc'];
 		if ( 'pdf' === $format ) {
 			try {
 				return call_user_func( self::EXTENSION_FUNCTION, wp_json_encode( $input ), 'pdf' );

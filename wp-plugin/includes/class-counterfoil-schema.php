@@ -40,7 +40,10 @@
  * chain_from: the first number the chain issued; numbers below it predate
  * the chain); 11 {prefix}counterfoil_details: the buyer and the lines a
  * payment carried for its e-invoice, once per (gateway, transaction id),
- * plugin-only.
+ * plugin-only; 12 {prefix}counterfoil_documents: each invoice's and credit
+ * note's e-invoice input as first made (JSON), so its documents never
+ * change after and `counterfoil export --format documents` writes the same
+ * bytes, plugin-only.
  *
  * The definitions of the first three and the chain equal counterfoil-core's
  * (core/src/mysql/sql.rs); a test compares SHOW CREATE TABLE of both.
@@ -54,7 +57,7 @@ defined( 'ABSPATH' ) || exit;
  * Schema installer.
  */
 final class Counterfoil_Schema {
-	const VERSION        = 11;
+	const VERSION        = 12;
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */
@@ -201,6 +204,16 @@ final class Counterfoil_Schema {
   created_at datetime NOT NULL,
   PRIMARY KEY  (gateway,transaction_id)
 ) ENGINE=InnoDB $charset;",
+			"CREATE TABLE {$prefix}counterfoil_documents (
+  post_id bigint(20) unsigned NOT NULL,
+  number varchar(191) NOT NULL,
+  kind varchar(16) NOT NULL,
+  issue_date date NOT NULL,
+  input longtext NOT NULL,
+  created_at datetime NOT NULL,
+  PRIMARY KEY  (post_id),
+  KEY issue_date (issue_date)
+) ENGINE=InnoDB $charset;",
 			"CREATE TABLE {$prefix}counterfoil_chain (
   scope_key varchar(191) NOT NULL,
   seq bigint(20) unsigned NOT NULL,
@@ -224,7 +237,7 @@ final class Counterfoil_Schema {
 	/**
 	 * Table names for $wpdb->prefix.
 	 *
-	 * @return array sequences, numbers, payments, refunds, chain, details.
+	 * @return array sequences, numbers, payments, refunds, chain, details, documents.
 	 */
 	public static function tables() {
 		global $wpdb;
@@ -235,6 +248,7 @@ final class Counterfoil_Schema {
 			'refunds'   => $wpdb->prefix . 'counterfoil_refunds',
 			'chain'     => $wpdb->prefix . 'counterfoil_chain',
 			'details'   => $wpdb->prefix . 'counterfoil_details',
+			'documents' => $wpdb->prefix . 'counterfoil_documents',
 		);
 	}
 }

@@ -1,5 +1,6 @@
 //! How fast the core writes e-invoices (issue 40): documents per second on
-//! one core for the model alone (every amount computed), UBL and CII, with a
+//! one core for the model alone (every amount computed), UBL, CII and the
+//! Factur-X PDF, with a
 //! year of 100,000 invoices written as both, against the baseline of the
 //! same run: serializing the same document's input as JSON (serde_json).
 //!
@@ -10,7 +11,7 @@ use std::time::Instant;
 use anyhow::Result;
 use counterfoil_benches::{median, opt};
 use counterfoil_core::einvoice::{
-    cii, ubl, Dec, Document, DocumentInput, Kind, LineInput, Party, VatCategory,
+    cii, pdf, ubl, Dec, Document, DocumentInput, Kind, LineInput, Party, VatCategory,
 };
 
 fn party(name: &str, country: &str, vat: &str) -> Party {
@@ -88,17 +89,19 @@ fn main() -> Result<()> {
     counterfoil_benches::help_or_go(
         "Usage: einvoice-speed [--documents N] [--rounds R]
 
-Documents per second on one core: the model, UBL, CII, and a year of 100,000 invoices as both, against serde_json of the same input.",
+Documents per second on one core: the model, UBL, CII, the Factur-X PDF, and a year of 100,000 invoices as UBL and CII, against serde_json of the same input.",
     );
     let args: Vec<String> = std::env::args().collect();
     let n = opt(&args, "--documents", 20_000);
     let rounds = opt(&args, "--rounds", 5);
+    let n_pdf = (n / 20).max(1);
     let inputs: Vec<DocumentInput> = (0..n).map(input).collect();
     let mut cells: Vec<(&str, Vec<f64>)> = [
         "JSON of the input (baseline)",
         "model (amounts)",
         "model + UBL",
         "model + CII",
+        "model + Factur-X PDF (with its CII)",
     ]
     .into_iter()
     .map(|name| (name, Vec::new()))
@@ -123,10 +126,19 @@ Documents per second on one core: the model, UBL, CII, and a year of 100,000 inv
             })
             .0,
         );
+        // A PDF takes longer: a twentieth of the documents a round.
+        cells[4].1.push(
+            rate(n_pdf, |i| {
+                pdf::to_facturx(&Document::build(inputs[i].clone()).unwrap(), "bench")
+                    .unwrap()
+                    .len()
+            })
+            .0,
+        );
     }
     let base = median(cells[0].1.clone());
     println!(
-        "\nOne core, {n} documents a round (3 lines, 2 VAT rates), median of {rounds} rounds\n"
+        "\nOne core, {n} documents a round ({n_pdf} for the PDF; 3 lines, 2 VAT rates), median of {rounds} rounds\n"
     );
     println!("| what | documents/s | vs JSON of the input |");
     println!("|---|---|---|");

@@ -9,8 +9,15 @@
 //! so a viewer and the embedded program agree; every glyph maps back to
 //! its character (`/ToUnicode`), so the text can be searched and copied;
 //! the same text gives the same bytes.
+//!
+//! Speed: the glyphs of Latin text (ASCII, Latin-1, Latin Extended-A and
+//! the common punctuation) form a base subset, subset and compressed once
+//! per process; a document whose text stays within it embeds that program
+//! as is, and one that needs more glyphs gets its own subset, the base
+//! glyphs first so their ids do not move.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use pdf_writer::types::{CidFontType, FontFlags, SystemInfo, UnicodeCmap};
 use pdf_writer::{Chunk, Filter, Finish, Name, Rect, Ref, Str};
@@ -24,6 +31,42 @@ static DEJAVU_SANS: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf
 
 /// The font's PostScript name.
 const BASE_NAME: &str = "DejaVuSans";
+
+/// The characters of the base subset.
+fn base_chars() -> impl Iterator<Item = char> {
+    ('\u{20}'..='\u{7e}')
+        .chain('\u{a0}'..='\u{17f}')
+        .chain("€–—‘’‚“”„…•·‹›™№−".chars())
+}
+
+/// The base subset: its glyph ids, and its program, compressed.
+struct Base {
+    remapper: GlyphRemapper,
+    program: Vec<u8>,
+    program_len: usize,
+}
+
+fn base(face: &ttf_parser::Face<'static>) -> Result<&'static Base, PdfError> {
+    static BASE: OnceLock<Result<Base, PdfError>> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let mut remapper = GlyphRemapper::new();
+        remapper.remap(0);
+        for c in base_chars() {
+            if let Some(g) = face.glyph_index(c) {
+                remapper.remap(g.0);
+            }
+        }
+        let program = subsetter::subset(DEJAVU_SANS, 0, &remapper)
+            .map_err(|e| PdfError::Font(format!("subsetting failed: {e}")))?;
+        Ok(Base {
+            program_len: program.len(),
+            program: miniz_oxide::deflate::compress_to_vec_zlib(&program, 6),
+            remapper,
+        })
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
 
 /// The font as a document uses it: the glyphs shown so far, in the order
 /// first shown.
@@ -46,9 +89,10 @@ impl Font {
             .glyph_index('?')
             .ok_or_else(|| PdfError::Font("the embedded font has no `?`".into()))?
             .0;
-        let mut remapper = GlyphRemapper::new();
-        // Glyph 0 (.notdef) stays glyph 0 of the subset and is never shown.
-        remapper.remap(0);
+        // Glyph 0 (.notdef) stays glyph 0 of the subset and is never shown;
+        // the base glyphs follow, then any other the document shows.
+        let base = base(&face)?;
+        let remapper = base.remapper.clone();
         Ok(Font {
             units_per_em: f32::from(face.units_per_em()),
             face,
@@ -109,8 +153,16 @@ impl Font {
         let program_ref = next();
         let cmap_ref = next();
 
-        let program = subsetter::subset(DEJAVU_SANS, 0, &self.remapper)
-            .map_err(|e| PdfError::Font(format!("subsetting failed: {e}")))?;
+        let base = base(&self.face)?;
+        let own;
+        let (compressed, program_len) = if self.remapper.num_gids() == base.remapper.num_gids() {
+            (&base.program, base.program_len)
+        } else {
+            let program = subsetter::subset(DEJAVU_SANS, 0, &self.remapper)
+                .map_err(|e| PdfError::Font(format!("subsetting failed: {e}")))?;
+            own = miniz_oxide::deflate::compress_to_vec_zlib(&program, 6);
+            (&own, program.len())
+        };
         // The subset's name: a tag of six capitals naming the glyph set.
         let mut tag = String::with_capacity(6 + 1 + BASE_NAME.len());
         let mut h: u32 = 2166136261;
@@ -183,11 +235,10 @@ impl Font {
             .stem_v(80.0)
             .font_file2(program_ref);
 
-        let compressed = miniz_oxide::deflate::compress_to_vec_zlib(&program, 6);
         chunk
-            .stream(program_ref, &compressed)
+            .stream(program_ref, compressed)
             .filter(Filter::FlateDecode)
-            .pair(Name(b"Length1"), program.len() as i32);
+            .pair(Name(b"Length1"), program_len as i32);
 
         let mut cmap = UnicodeCmap::new(Name(b"Custom"), system_info);
         for (&cid, &c) in &self.chars {

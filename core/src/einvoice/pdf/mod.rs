@@ -30,7 +30,7 @@ use super::{cii, Document, Kind};
 pub const XML_NAME: &str = "factur-x.xml";
 
 /// Why no PDF could be written.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum PdfError {
     /// The embedded font could not be read or subset (a defect of the build).
     #[error("the PDF's font: {0}")]
