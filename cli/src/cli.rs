@@ -89,12 +89,17 @@ pub struct ExportArgs {
     /// Only this status: reserved, creating, issued, unconfirmed or void.
     #[arg(long)]
     pub status: Option<String>,
-    /// csv or jsonl.
+    /// csv or jsonl (the registry), or documents (the e-invoices of the
+    /// invoices and credit notes issued in the period, into --output: a
+    /// new folder, or a file ending in .zip).
     #[arg(long, default_value = "csv")]
     pub format: String,
-    /// Write to this file instead of stdout.
+    /// Write to this file instead of stdout (documents: a folder or a .zip).
     #[arg(long)]
     pub output: Option<String>,
+    /// With --format documents: which files each document gets.
+    #[arg(long, default_value = "ubl,cii,pdf")]
+    pub document_formats: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -24,6 +24,7 @@ pub struct Tables {
     pub adopt_findings: String,
     pub payments: String,
     pub chain: String,
+    pub documents: String,
 }
 
 impl Tables {
@@ -38,6 +39,7 @@ impl Tables {
             adopt_findings: format!("{p}counterfoil_adopt_findings"),
             payments: format!("{p}counterfoil_payments"),
             chain: format!("{p}counterfoil_chain"),
+            documents: format!("{p}counterfoil_documents"),
         }
     }
 }

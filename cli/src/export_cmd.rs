@@ -1,4 +1,5 @@
-//! `counterfoil export`: the registry as CSV or JSON Lines, streamed.
+//! `counterfoil export`: the registry as CSV or JSON Lines, streamed (the
+//! e-invoices, `--format documents`, are [`crate::export_documents`]'s).
 //!
 //! Invariants: the columns, filters, encodings and SQL are the core's
 //! (`counterfoil_core::export`); rows are read in keyset chunks of
@@ -27,6 +28,9 @@ const CHUNK: u64 = 50_000;
 type Row = Vec<Option<String>>;
 
 pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
+    if args.format == "documents" {
+        return crate::export_documents::run(global, args).await;
+    }
     let status = match &args.status {
         Some(s) => Some(NumberStatus::parse(s).ok_or_else(|| {
             anyhow::anyhow!(

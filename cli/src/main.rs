@@ -14,6 +14,7 @@ mod chain_sql;
 mod cli;
 mod db;
 mod export_cmd;
+mod export_documents;
 mod post_check;
 mod series_cmd;
 mod stress_cmd;

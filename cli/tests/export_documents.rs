@@ -1,0 +1,203 @@
+//! `counterfoil export --format documents` against a real WordPress site:
+//! the period's e-invoices into a folder (the same bytes the site gives)
+//! and into a zip (the same archive twice), an invoice of the period with
+//! no e-invoice yet listed as a finding (exit 1), a void one not, and a
+//! folder that is not empty refused (exit 2).
+
+use std::process::{Command, Output};
+
+use counterfoil_tests::wordpress::WordPress;
+use counterfoil_tests::MariaDb;
+
+/// Buyer and lines by transaction id; `nobuyer` gets none.
+const DOCUMENT_INPUT: &str = r#"<?php
+add_filter('counterfoil_document_input', function ($in, $post) {
+    if (false !== strpos($in['buyer_reference'], 'nobuyer')) { return $in; }
+    $in['buyer'] = array('name' => 'Acme GmbH', 'city' => 'Berlin', 'country' => 'DE', 'vat_id' => 'DE123456789');
+    if ('invoice' === $in['kind']) {
+        $in['lines'] = array(array('name' => 'Book', 'quantity' => '2', 'unit_price' => '10.00', 'vat_rate' => '21', 'vat_category' => 'S'));
+    } else {
+        $in['lines'] = array(array('name' => 'Returned book', 'quantity' => '1', 'unit_price' => '10.00', 'vat_rate' => '21', 'vat_category' => 'S'));
+    }
+    return $in;
+}, 10, 2);
+"#;
+
+fn export(wp: &WordPress, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_counterfoil"))
+        .args([
+            "export",
+            "--format",
+            "documents",
+            "--database-url",
+            wp.database_url(),
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_periods_e_invoices_into_a_folder_and_a_zip_with_what_is_missing() {
+    let wp = WordPress::install(MariaDb::shared(), "export-docs", None).unwrap();
+    wp.mu_plugin("document-input", DOCUMENT_INPUT).unwrap();
+    let year = wp.eval(false, "echo current_time('Y');").unwrap();
+    let out = wp
+        .eval(
+            false,
+            "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+                 'vat_id' => 'BE0123456749'));
+             $pay = function ($txn) {
+                 $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => $txn, 'user_id' => 3,
+                     'amount' => '24.20', 'currency' => 'EUR'));
+                 if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }
+                 return $p;
+             };
+             $a = $pay('exp-1'); $b = $pay('exp-2'); $missing = $pay('exp-nobuyer'); $void = $pay('exp-nobuyer-void');
+             update_post_meta($void->ID, '_counterfoil_void_reason', 'test: voided');
+             $cn = counterfoil_create_credit_note_for_refund(array('gateway' => 'shop', 'refund_id' => 're-x', 'transaction_id' => 'exp-1', 'amount' => '12.10'));
+             if (is_wp_error($cn)) { echo $cn->get_error_message(); exit(1); }
+             foreach (array($a, $b, $cn) as $p) { echo $p->post_title, '|', base64_encode(counterfoil_invoice_document($p, 'ubl')), ' '; }
+             echo 'missing:', $missing->post_title;",
+        )
+        .unwrap();
+    let mut expected = Vec::new();
+    let mut missing = String::new();
+    for part in out.split_whitespace() {
+        if let Some(m) = part.strip_prefix("missing:") {
+            missing = m.to_owned();
+        } else {
+            let (number, ubl) = part.split_once('|').unwrap();
+            expected.push((number.to_owned(), ubl.to_owned()));
+        }
+    }
+    assert_eq!(expected.len(), 3, "{out}");
+
+    let dir = counterfoil_tests::target_dir().join(format!("export-docs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let folder = dir.join("folder");
+    let done = export(
+        &wp,
+        &[
+            "--year",
+            &year,
+            "--output",
+            folder.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    println!("{}", text(&done));
+    assert_eq!(done.status.code(), Some(1), "a finding: {}", text(&done));
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(report["documents"], 3);
+    assert_eq!(report["files"], 9);
+    let findings: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        findings.len(),
+        1,
+        "only the invoice without a buyer, not the void one: {findings:?}"
+    );
+    assert!(
+        findings[0].starts_with(&missing) && findings[0].contains("no e-invoice yet"),
+        "{findings:?}"
+    );
+    for (number, ubl) in &expected {
+        let stem: String = number
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let got = std::fs::read(folder.join(format!("{stem}.ubl.xml"))).unwrap();
+        let want = {
+            use base64::Engine;
+            String::from_utf8(
+                base64::engine::general_purpose::STANDARD
+                    .decode(ubl)
+                    .unwrap(),
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            want,
+            "{number}: the site's bytes"
+        );
+        assert!(std::fs::read(folder.join(format!("{stem}.pdf")))
+            .unwrap()
+            .starts_with(b"%PDF-1.7"));
+        assert!(folder.join(format!("{stem}.cii.xml")).exists());
+    }
+    let index = std::fs::read_to_string(folder.join("index.csv")).unwrap();
+    assert_eq!(index.lines().count(), 4, "{index}");
+    assert!(
+        index.contains(",credit_note,") && index.contains(",EUR,24.20,"),
+        "{index}"
+    );
+
+    // A zip, twice: the same archive.
+    let (zip1, zip2) = (dir.join("one.zip"), dir.join("two.zip"));
+    for zip in [&zip1, &zip2] {
+        let done = export(
+            &wp,
+            &[
+                "--year",
+                &year,
+                "--output",
+                zip.to_str().unwrap(),
+                "--document-formats",
+                "ubl,pdf",
+            ],
+        );
+        assert_eq!(done.status.code(), Some(1), "{}", text(&done));
+    }
+    assert_eq!(
+        std::fs::read(&zip1).unwrap(),
+        std::fs::read(&zip2).unwrap(),
+        "the same period, the same archive"
+    );
+    let listing = Command::new("python3")
+        .args(["-m", "zipfile", "-l", zip1.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert_eq!(listing.matches(".ubl.xml").count(), 3, "{listing}");
+    assert_eq!(listing.matches(".pdf").count(), 3, "{listing}");
+    assert_eq!(listing.matches(".cii.xml").count(), 0, "{listing}");
+    assert!(listing.contains("index.csv"), "{listing}");
+
+    // Nothing is overwritten; a bad period or format is an error.
+    let again = export(&wp, &["--output", folder.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    assert!(text(&again).contains("not empty"), "{}", text(&again));
+    let taken = export(&wp, &["--output", zip1.to_str().unwrap()]);
+    assert_eq!(taken.status.code(), Some(2), "{}", text(&taken));
+    let bad = export(
+        &wp,
+        &[
+            "--output",
+            dir.join("x").to_str().unwrap(),
+            "--document-formats",
+            "docx",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    let _ = std::fs::remove_dir_all(&dir);
+}
