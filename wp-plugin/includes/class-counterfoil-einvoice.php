@@ -302,10 +302,26 @@ final class Counterfoil_Einvoice {
 			$sum = self::fits( self::add( $sum, $l['net'] ), 'BT-106', 'sum of invoice line net amounts' );
 		}
 		$with_vat = self::fits( self::add( $sum, $vat ), 'BT-112', 'invoice total amount with VAT' );
-		$paid     = ! empty( $in['paid'] ) ? $with_vat : $zero;
-		$due      = self::fits( self::sub( $with_vat, $paid ), 'BT-115', 'amount due for payment' );
+		$rounding = null;
+		if ( isset( $in['rounding'] ) ) {
+			$r = self::dec( $in['rounding'] );
+			if ( null === $r ) {
+				$refuse( 'BT-114', 'the rounding amount is not a decimal string such as "0.01"' );
+			}
+			$rounding = self::fits( self::round( $r, $places ), 'BT-114', 'rounding amount' );
+			if ( $r[1] > 2 || 0 !== self::cmp( $rounding, $r ) ) {
+				$refuse( 'BT-114', self::str( $r ) . " has decimals $currency amounts do not have" );
+			}
+		}
+		// BR-CO-16: due = with VAT - paid + rounding; paid in full pays both.
+		$payable = self::fits( self::add( $with_vat, null === $rounding ? $zero : $rounding ), 'BT-115', 'amount due for payment' );
+		$paid    = ! empty( $in['paid'] ) ? $payable : $zero;
+		$due     = self::fits( self::sub( $payable, $paid ), 'BT-115', 'amount due for payment' );
 		if ( $with_vat[0] < 0 ) {
 			$refuse( 'BT-112', 'a credit note states positive amounts; this total is negative' );
+		}
+		if ( $payable[0] < 0 ) {
+			$refuse( 'BT-114', 'the amount payable (with VAT, plus the rounding) is negative' );
 		}
 		return array(
 			'credit'          => $credit,
@@ -326,6 +342,7 @@ final class Counterfoil_Einvoice {
 				'without_vat' => $sum,
 				'vat'         => $vat,
 				'with_vat'    => $with_vat,
+				'rounding'    => $rounding,
 				'paid'        => $paid,
 				'due'         => $due,
 			),
@@ -438,6 +455,9 @@ final class Counterfoil_Einvoice {
 		$w->leaf( 'cbc:TaxExclusiveAmount', self::money( $doc, $doc['totals']['without_vat'] ), $cur );
 		$w->leaf( 'cbc:TaxInclusiveAmount', self::money( $doc, $doc['totals']['with_vat'] ), $cur );
 		$w->leaf( 'cbc:PrepaidAmount', self::money( $doc, $doc['totals']['paid'] ), $cur );
+		if ( null !== $doc['totals']['rounding'] ) {
+			$w->leaf( 'cbc:PayableRoundingAmount', self::money( $doc, $doc['totals']['rounding'] ), $cur );
+		}
 		$w->leaf( 'cbc:PayableAmount', self::money( $doc, $doc['totals']['due'] ), $cur );
 		$w->close();
 		foreach ( $doc['lines'] as $i => $l ) {
@@ -609,6 +629,9 @@ final class Counterfoil_Einvoice {
 		$w->leaf( 'ram:LineTotalAmount', self::money( $doc, $t['lines'] ) );
 		$w->leaf( 'ram:TaxBasisTotalAmount', self::money( $doc, $t['without_vat'] ) );
 		$w->leaf( 'ram:TaxTotalAmount', self::money( $doc, $t['vat'] ), array( 'currencyID' => $doc['currency'] ) );
+		if ( null !== $t['rounding'] ) {
+			$w->leaf( 'ram:RoundingAmount', self::money( $doc, $t['rounding'] ) );
+		}
 		$w->leaf( 'ram:GrandTotalAmount', self::money( $doc, $t['with_vat'] ) );
 		$w->leaf( 'ram:TotalPrepaidAmount', self::money( $doc, $t['paid'] ) );
 		$w->leaf( 'ram:DuePayableAmount', self::money( $doc, $t['due'] ) );

@@ -53,6 +53,7 @@ fn input(i: usize) -> DocumentInput {
             line("Bag", "2", "10", "21"),
         ],
         paid: true,
+        rounding: None,
     }
 }
 

@@ -136,6 +136,9 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
         &[("currencyID", cur)],
         &money(d.totals.vat),
     );
+    if let Some(r) = d.totals.rounding {
+        w.leaf("ram:RoundingAmount", &[], &money(r));
+    }
     w.leaf("ram:GrandTotalAmount", &[], &money(d.totals.with_vat));
     w.leaf("ram:TotalPrepaidAmount", &[], &money(d.totals.paid));
     w.leaf("ram:DuePayableAmount", &[], &money(d.totals.due));

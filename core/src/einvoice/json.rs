@@ -92,6 +92,16 @@ pub fn input(v: &Value) -> Result<DocumentInput, DocumentError> {
         buyer: party(v.get("buyer").unwrap_or(&empty)),
         lines,
         paid: v.get("paid").and_then(Value::as_bool).unwrap_or(false),
+        rounding: match v.get("rounding") {
+            None | Some(Value::Null) => None,
+            Some(r) => Some(r.as_str().and_then(Dec::parse).ok_or_else(|| {
+                DocumentError::Invalid {
+                    term: "BT-114",
+                    what: "rounding amount",
+                    reason: "not a decimal string such as \"0.01\"".into(),
+                }
+            })?),
+        },
     })
 }
 

@@ -190,8 +190,13 @@ pub struct DocumentInput {
     pub buyer: Party,
     /// The lines (at least one).
     pub lines: Vec<LineInput>,
-    /// Whether it was paid in full (the paid amount, BT-113, is the total).
+    /// Whether it was paid in full (the paid amount, BT-113, is the total
+    /// payable: with VAT, plus the rounding).
     pub paid: bool,
+    /// Rounding amount (BT-114): what is added to the total with VAT to
+    /// make the amount payable — a shop that rounds VAT per line charges a
+    /// cent or two other than EN 16931's per-category VAT.
+    pub rounding: Option<Dec>,
 }
 
 /// A line with its net amount.
@@ -227,6 +232,8 @@ pub struct Totals {
     pub vat: Dec,
     /// Total with VAT (BT-112).
     pub with_vat: Dec,
+    /// Rounding amount (BT-114), when the input gave one.
+    pub rounding: Option<Dec>,
     /// Paid amount (BT-113).
     pub paid: Dec,
     /// Amount due (BT-115).
@@ -438,24 +445,53 @@ impl Document {
             "BT-112",
             "invoice total amount with VAT",
         )?;
-        let paid = if input.paid { with_vat } else { zero };
+        let rounding = match input.rounding {
+            None => None,
+            Some(r) => {
+                let written = fits(r.round(places), "BT-114", "rounding amount")?;
+                if r.scale() > 2 || written != r {
+                    return Err(invalid(
+                        "BT-114",
+                        "rounding amount",
+                        format!("{r} has decimals {currency} amounts do not have"),
+                    ));
+                }
+                Some(written)
+            }
+        };
+        // BR-CO-16: due = with VAT − paid + rounding; paid in full pays both.
+        let payable = fits(
+            with_vat.checked_add(rounding.unwrap_or(zero)),
+            "BT-115",
+            "amount due for payment",
+        )?;
+        let paid = if input.paid { payable } else { zero };
         let totals = Totals {
             lines: sum,
             without_vat: sum,
             vat,
             with_vat,
+            rounding,
             paid,
             due: fits(
-                with_vat.checked_sub(paid),
+                payable.checked_sub(paid),
                 "BT-115",
                 "amount due for payment",
             )?,
         };
+
         if totals.with_vat.is_negative() {
             return Err(invalid(
                 "BT-112",
                 "invoice total amount with VAT",
                 "a credit note states positive amounts; this total is negative",
+            ));
+        }
+        if payable.is_negative() {
+            return Err(invalid(
+                "BT-114",
+                "rounding amount",
+                "the amount payable (with VAT, plus the rounding) is negative",
             ));
         }
         let mut input = input;
@@ -635,7 +671,33 @@ mod tests {
             buyer: buyer(),
             lines,
             paid: true,
+            rounding: None,
         }
+    }
+
+    #[test]
+    fn a_rounding_amount_makes_the_payable_amount() {
+        // The shop charged 2.55 by its own rounding; EN 16931's total with
+        // VAT is 2.54: BT-114 carries the cent, and nothing is due.
+        let mut i = input(
+            vec![
+                line("Sticker", "1", "1.05", "21", VatCategory::S),
+                line("Sticker", "1", "1.05", "21", VatCategory::S),
+            ],
+            "EUR",
+        );
+        i.rounding = Some(Dec::parse("0.01").unwrap());
+        let d = Document::build(i.clone()).unwrap();
+        assert_eq!(d.totals.with_vat.to_string(), "2.54");
+        assert_eq!(d.totals.paid.to_string(), "2.55");
+        assert_eq!(d.totals.due.to_string(), "0.00");
+        i.paid = false;
+        assert_eq!(Document::build(i.clone()).unwrap().totals.due.to_string(), "2.55");
+        i.rounding = Some(Dec::parse("0.001").unwrap());
+        assert!(matches!(
+            Document::build(i),
+            Err(DocumentError::Invalid { term: "BT-114", .. })
+        ));
     }
 
     #[test]

@@ -126,6 +126,9 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         &[("currencyID", cur)],
         &money(d.totals.paid),
     );
+    if let Some(r) = d.totals.rounding {
+        w.leaf("cbc:PayableRoundingAmount", &[("currencyID", cur)], &money(r));
+    }
     w.leaf(
         "cbc:PayableAmount",
         &[("currencyID", cur)],

@@ -295,7 +295,7 @@ pub fn lay_out(d: &Document, font: &mut Font) -> Vec<Vec<u8>> {
     p.y -= 10.0;
 
     // The VAT breakdown and the totals: kept together.
-    let block = 30.0 + d.breakdown.len() as f32 * 14.0 + 5.0 * 15.0 + 50.0;
+    let block = 30.0 + d.breakdown.len() as f32 * 14.0 + 6.0 * 15.0 + 50.0;
     p.room(block);
     p.text(LEFT, p.y, 8.0, GREY, "VAT breakdown");
     p.right(COL_PRICE, p.y, 8.0, GREY, "Taxable amount");
@@ -314,13 +314,15 @@ pub fn lay_out(d: &Document, font: &mut Font) -> Vec<Vec<u8>> {
     }
     p.y -= 10.0;
     let t = &d.totals;
-    let rows = [
+    let mut rows = vec![
         ("Total without VAT", t.without_vat, 9.0),
         ("VAT", t.vat, 9.0),
         ("Total", t.with_vat, 12.0),
-        ("Paid", t.paid, 9.0),
-        ("Amount due", t.due, 10.0),
     ];
+    if let Some(r) = t.rounding {
+        rows.push(("Rounding", r, 9.0));
+    }
+    rows.extend([("Paid", t.paid, 9.0), ("Amount due", t.due, 10.0)]);
     for (label, amount, size) in rows {
         if label == "Total" {
             p.y -= 5.0;
