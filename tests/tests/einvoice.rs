@@ -654,3 +654,85 @@ fn what_a_payment_carries_makes_its_e_invoice() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A WooCommerce order's e-invoice states its items, shipping and fees at
+/// the VAT rates WooCommerce charged; WooCommerce's rounding of VAT per
+/// line (a cent off EN 16931's per-category VAT) is the rounding amount
+/// (BT-114); an amount-only refund of a one-rate order is one line at that
+/// rate. On the stand-in, or a real WooCommerce named by
+/// COUNTERFOIL_WOOCOMMERCE. Every document checked by the official rules.
+#[test]
+fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
+    let wp =
+        counterfoil_tests::woocommerce::install(counterfoil_tests::MariaDb::shared(), "woo-lines")
+            .unwrap();
+    let dir = counterfoil_tests::target_dir().join(format!("einvoice-woo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = wp
+        .eval(
+            false,
+            &format!(
+                "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+                     'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));
+                 $mixed = cf_test_order_with_items(array(
+                     array('line_item', 'Book', 1, '8.26', 21, '1.73'),
+                     array('line_item', 'Book, signed', 1, '8.26', 21, '1.73'),
+                     array('shipping', 'Flat rate', 1, '4.13', 21, '0.87'),
+                     array('line_item', 'Notebook', 3, '30.00', 6, '1.80'),
+                     array('fee', 'Gift wrap', 1, '2.00', null, '0'),
+                 ));
+                 wc_get_order($mixed)->payment_complete('ch_mixed');
+                 $one = cf_test_order_with_items(array(array('line_item', 'Lamp', 2, '10.00', 21, '2.10')));
+                 wc_get_order($one)->payment_complete('ch_one');
+                 wc_create_refund(array('order_id' => $one, 'amount' => '6.05', 'reason' => 'one lamp'));
+                 $cn = (int) wc_get_order($one)->get_refunds()[0]->get_meta('_counterfoil_credit_note_id');
+                 foreach (array('mixed' => (int) wc_get_order($mixed)->get_meta('_counterfoil_invoice_id'),
+                                'one' => (int) wc_get_order($one)->get_meta('_counterfoil_invoice_id'), 'refund' => $cn) as $name => $post) {{
+                     foreach (array('ubl', 'cii') as $f) {{
+                         $d = counterfoil_invoice_document($post, $f);
+                         if (is_wp_error($d)) {{ echo $name, ': ', $d->get_error_message(); exit(1); }}
+                         file_put_contents('{dir}/' . $name . '.' . $f . '.xml', $d);
+                     }}
+                 }}
+                 echo wc_get_order($mixed)->get_total();",
+                dir = dir.display()
+            ),
+        )
+        .unwrap();
+    assert_eq!(
+        out.trim(),
+        "58.78",
+        "the order's total as WooCommerce charged it"
+    );
+    let mixed = std::fs::read_to_string(dir.join("mixed.ubl.xml")).unwrap();
+    assert_eq!(mixed.matches("<cac:InvoiceLine>").count(), 5, "{mixed}");
+    for want in [
+        "<cbc:Name>Shipping: Flat rate</cbc:Name>",
+        "<cbc:InvoicedQuantity unitCode=\"C62\">3</cbc:InvoicedQuantity>",
+        "<cbc:PriceAmount currencyID=\"EUR\">10</cbc:PriceAmount>",
+        "<cbc:TaxInclusiveAmount currencyID=\"EUR\">58.79</cbc:TaxInclusiveAmount>",
+        "<cbc:PayableRoundingAmount currencyID=\"EUR\">-0.01</cbc:PayableRoundingAmount>",
+        "<cbc:PayableAmount currencyID=\"EUR\">0.00</cbc:PayableAmount>",
+    ] {
+        assert!(mixed.contains(want), "{want} in {mixed}");
+    }
+    let refund = std::fs::read_to_string(dir.join("refund.ubl.xml")).unwrap();
+    assert!(
+        refund.contains("Refund of order #")
+            && refund.contains(">6.05</cbc:TaxInclusiveAmount>")
+            && refund.contains("<cbc:CreditNoteTypeCode>381</cbc:CreditNoteTypeCode>"),
+        "{refund}"
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 6);
+    for (name, xsd, fatal, _) in check(&files) {
+        assert!(xsd.is_empty(), "{name}: schema errors {xsd:?}");
+        assert!(fatal.is_empty(), "{name}: fatal assertions {fatal:?}");
+        println!("{name}: valid");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

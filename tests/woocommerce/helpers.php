@@ -144,3 +144,57 @@ add_filter(
 	10,
 	2
 );
+
+/**
+ * A pending order with items, on the stand-in or a real WooCommerce:
+ * $items of array( type (line_item, shipping, fee), name, quantity, net
+ * total, VAT percent or null, tax amount ); its total is the sum. Tax rates
+ * are made once per percent.
+ */
+function cf_test_order_with_items( array $items, $customer = 0 ) {
+	static $rates = array();
+	$order = wc_get_order( cf_test_order( '0', 'EUR', $customer ) );
+	$total = 0.0;
+	foreach ( $items as $i ) {
+		list( $type, $name, $quantity, $net, $percent, $tax ) = $i;
+		$classes = array(
+			'line_item' => 'WC_Order_Item_Product',
+			'shipping'  => 'WC_Order_Item_Shipping',
+			'fee'       => 'WC_Order_Item_Fee',
+		);
+		$item = new $classes[ $type ]();
+		'shipping' === $type ? $item->set_method_title( $name ) : $item->set_name( $name );
+		if ( 'line_item' === $type ) {
+			$item->set_quantity( $quantity );
+			$item->set_subtotal( $net );
+		}
+		$item->set_total( $net );
+		if ( null !== $percent ) {
+			if ( ! isset( $rates[ $percent ] ) ) {
+				$rates[ $percent ] = WC_Tax::_insert_tax_rate(
+					array(
+						'tax_rate_country'  => '',
+						'tax_rate'          => number_format( $percent, 4, '.', '' ),
+						'tax_rate_name'     => 'VAT ' . $percent,
+						'tax_rate_priority' => 1,
+						'tax_rate_compound' => 0,
+						'tax_rate_shipping' => 1,
+						'tax_rate_order'    => 0,
+						'tax_rate_class'    => '',
+					)
+				);
+			}
+			$item->set_taxes(
+				array(
+					'total'    => array( $rates[ $percent ] => $tax ),
+					'subtotal' => array( $rates[ $percent ] => $tax ),
+				)
+			);
+		}
+		$order->add_item( $item );
+		$total += (float) $net + (float) $tax;
+	}
+	$order->set_total( number_format( $total, 2, '.', '' ) );
+	$order->save();
+	return $order->get_id();
+}

@@ -125,19 +125,34 @@ final class Counterfoil_Documents {
 				)
 			);
 		}
-		// A paid document states what was paid: its total is the payment's.
+		// A paid document states what was paid: its amount payable is the
+		// payment's. A difference of at most a minor unit per line is the
+		// shop's own rounding of VAT per line: the rounding amount (BT-114).
 		$amount = (string) get_post_meta( $post->ID, '_counterfoil_amount', true );
 		if ( '' !== $amount ) {
+			$payable = function ( $doc ) {
+				$t = $doc['totals'];
+				return Counterfoil_Einvoice::str( null === $t['rounding'] ? $t['with_vat'] : Counterfoil_Einvoice::add( $t['with_vat'], $t['rounding'] ) );
+			};
 			try {
-				$same = Counterfoil_Rules::minor_units( $amount, $doc['currency'] ) === Counterfoil_Rules::minor_units( Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $doc['currency'] );
+				$diff = Counterfoil_Rules::minor_units( $amount, $doc['currency'] ) - Counterfoil_Rules::minor_units( $payable( $doc ), $doc['currency'] );
 			} catch ( InvalidArgumentException $e ) {
-				$same = false;
+				$diff = null;
 			}
-			if ( ! $same ) {
+			if ( null === $frozen && null !== $diff && 0 !== $diff && ! isset( $input['rounding'] ) && abs( $diff ) <= count( $doc['lines'] ) ) {
+				$input['rounding'] = Counterfoil_Einvoice::str( array( $diff, $doc['places'] ) );
+				try {
+					$doc  = Counterfoil_Einvoice::document( $input );
+					$diff = 0;
+				} catch ( Counterfoil_Einvoice_Refusal $e ) {
+					unset( $input['rounding'] );
+				}
+			}
+			if ( 0 !== $diff ) {
 				return new WP_Error(
 					'counterfoil_document_refused',
 					/* translators: 1: the document's total, 2: the amount paid, 3: currency */
-					sprintf( __( 'No valid e-invoice can be made: BT-112: its lines total %1$s %3$s with VAT, but %2$s %3$s was paid.', 'counterfoil' ), Counterfoil_Einvoice::str( $doc['totals']['with_vat'] ), $amount, $doc['currency'] ),
+					sprintf( __( 'No valid e-invoice can be made: BT-112: its lines total %1$s %3$s with VAT, but %2$s %3$s was paid.', 'counterfoil' ), $payable( $doc ), $amount, $doc['currency'] ),
 					array(
 						'status' => 422,
 						'term'   => 'BT-112',

@@ -1,13 +1,21 @@
 <?php
 /**
- * WooCommerce and e-invoices: an order's buyer is its billing address; the
+ * WooCommerce and e-invoices: an order's buyer is its billing address and
+ * its lines are its items, shipping and fees (a refund's: its own items,
+ * or one line for the amount at the order's single VAT rate); the
  * customer's order e-mails carry the invoice's PDF (Factur-X, when the
  * extension is loaded) and its UBL when they can be made; the customer
  * downloads them from the order's page in My Account.
  *
  * Invariants: read through WooCommerce's CRUD only; the buyer is added to
  * the document input only when the payment carried none and the order is
- * the invoice's (gateway `woocommerce`, transaction the order's id); an
+ * the invoice's (gateway `woocommerce`, transaction the order's id); each
+ * line is stated at the VAT rate WooCommerce charged on it (category S),
+ * an untaxed one under the seller's default category, and a line with two
+ * taxes (compound rates) is not stated at all — the document is refused
+ * rather than wrong; what WooCommerce's own rounding of tax per line adds
+ * or takes (a cent or two) is the document's rounding amount (BT-114,
+ * Counterfoil_Documents); an
  * e-mail never fails for want of a document — it goes without the file,
  * and the reason is logged once; the attachments are written to a private
  * temporary directory that is removed when the request ends; a customer
@@ -177,20 +185,145 @@ final class Counterfoil_WooCommerce_Documents {
 	}
 
 	/**
+	 * A decimal string of a WooCommerce amount or rate (absolute value).
+	 *
+	 * @param mixed $v Amount.
+	 * @return string
+	 */
+	private static function decimal( $v ) {
+		$s = rtrim( rtrim( number_format( abs( (float) $v ), 6, '.', '' ), '0' ), '.' );
+		return '' === $s ? '0' : $s;
+	}
+
+	/**
+	 * The lines of an order or a refund: its items, shipping and fees, or
+	 * null when it has none or one cannot be stated (two taxes on a line;
+	 * an untaxed line and no default category in the settings).
+	 *
+	 * @param WC_Abstract_Order $order  Order or refund.
+	 * @param array             $seller The seller (default_vat_category).
+	 * @return array|null
+	 */
+	public static function lines_of( $order, array $seller ) {
+		$items = $order->get_items( array( 'line_item', 'shipping', 'fee' ) );
+		if ( empty( $items ) ) {
+			return null;
+		}
+		$lines = array();
+		foreach ( $items as $item ) {
+			$taxes = $item->get_taxes();
+			$taxed = array_filter(
+				isset( $taxes['total'] ) && is_array( $taxes['total'] ) ? $taxes['total'] : array(),
+				function ( $t ) {
+					return '' !== $t && 0.0 !== (float) $t;
+				}
+			);
+			if ( count( $taxed ) > 1 ) {
+				return null;
+			}
+			if ( 1 === count( $taxed ) ) {
+				$rate     = self::decimal( WC_Tax::get_rate_percent_value( (int) key( $taxed ) ) );
+				$category = '0' === $rate ? 'Z' : 'S';
+			} elseif ( isset( $seller['default_vat_category'] ) && '' !== $seller['default_vat_category'] ) {
+				$rate     = '0';
+				$category = (string) $seller['default_vat_category'];
+			} else {
+				return null;
+			}
+			$total    = (float) $item->get_total();
+			$quantity = 'line_item' === $item->get_type() ? abs( (float) $item->get_quantity() ) : 1.0;
+			$name     = (string) $item->get_name();
+			if ( 'shipping' === $item->get_type() ) {
+				/* translators: %s: the shipping method */
+				$name = sprintf( __( 'Shipping: %s', 'counterfoil' ), $name );
+			}
+			// A price that divides exactly (to 6 decimals) keeps the quantity; else one line of the whole.
+			$price = $quantity > 0 ? self::decimal( $total / $quantity ) : '';
+			if ( $quantity <= 0 || abs( (float) $price * $quantity - abs( $total ) ) > 0.0000005 || floor( $quantity ) !== $quantity ) {
+				/* translators: 1: quantity, 2: item */
+				$name     = $quantity > 1 ? sprintf( __( '%1$s × %2$s', 'counterfoil' ), self::decimal( $quantity ), $name ) : $name;
+				$quantity = 1.0;
+				$price    = self::decimal( $total );
+			}
+			// A refund states positive amounts; a discount fee on an order is a negative quantity.
+			$negative = $total < 0 && 'shop_order_refund' !== $order->get_type();
+			$lines[]  = array(
+				'name'         => '' === trim( $name ) ? __( 'Item', 'counterfoil' ) : $name,
+				'quantity'     => ( $negative ? '-' : '' ) . self::decimal( $quantity ),
+				'unit_price'   => $price,
+				'vat_rate'     => $rate,
+				'vat_category' => $category,
+			);
+		}
+		return $lines;
+	}
+
+	/**
+	 * A refund without items: one line for its amount at the order's one
+	 * VAT rate (null when the order's lines have more than one).
+	 *
+	 * @param WC_Order $order  The order.
+	 * @param string   $amount The refund's amount with VAT.
+	 * @param array    $seller The seller.
+	 * @return array|null
+	 */
+	private static function refund_line( $order, $amount, array $seller ) {
+		$lines = self::lines_of( $order, $seller );
+		if ( null === $lines ) {
+			return null;
+		}
+		$rates = array();
+		foreach ( $lines as $l ) {
+			$rates[ $l['vat_category'] . ' ' . $l['vat_rate'] ] = $l;
+		}
+		if ( 1 !== count( $rates ) ) {
+			return null;
+		}
+		$one = reset( $rates );
+		return array(
+			array(
+				/* translators: %d: the order */
+				'name'         => sprintf( __( 'Refund of order #%d', 'counterfoil' ), $order->get_id() ),
+				'quantity'     => '1',
+				'unit_price'   => number_format( (float) $amount / ( 1 + (float) $one['vat_rate'] / 100 ), 2, '.', '' ),
+				'vat_rate'     => $one['vat_rate'],
+				'vat_category' => $one['vat_category'],
+			),
+		);
+	}
+
+	/**
 	 * Hooked on counterfoil_document_input: an order's buyer, when the
-	 * payment carried none.
+	 * payment carried none, and its lines (a refund's for a credit note).
 	 *
 	 * @param array   $input Document input.
 	 * @param WP_Post $post  Invoice or credit note.
 	 * @return array
 	 */
 	public static function input( $input, $post ) {
-		if ( ! empty( $input['buyer'] ) || ! ( $post instanceof WP_Post ) ) {
+		if ( ! ( $post instanceof WP_Post ) ) {
 			return $input;
 		}
 		$order = self::order_of( $post );
-		if ( $order ) {
+		if ( ! $order ) {
+			return $input;
+		}
+		if ( empty( $input['buyer'] ) ) {
 			$input['buyer'] = self::buyer_of( $order );
+		}
+		$seller = isset( $input['seller'] ) && is_array( $input['seller'] ) ? $input['seller'] : array();
+		if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type ) {
+			$refund = wc_get_order( (int) get_post_meta( $post->ID, '_counterfoil_transaction_id', true ) );
+			$lines  = null;
+			if ( $refund && 'shop_order_refund' === $refund->get_type() ) {
+				$lines = self::lines_of( $refund, $seller );
+				$lines = null === $lines ? self::refund_line( $order, (string) get_post_meta( $post->ID, '_counterfoil_amount', true ), $seller ) : $lines;
+			}
+		} else {
+			$lines = self::lines_of( $order, $seller );
+		}
+		if ( null !== $lines ) {
+			$input['lines'] = $lines;
 		}
 		return $input;
 	}

@@ -94,13 +94,17 @@ pub fn input(v: &Value) -> Result<DocumentInput, DocumentError> {
         paid: v.get("paid").and_then(Value::as_bool).unwrap_or(false),
         rounding: match v.get("rounding") {
             None | Some(Value::Null) => None,
-            Some(r) => Some(r.as_str().and_then(Dec::parse).ok_or_else(|| {
-                DocumentError::Invalid {
-                    term: "BT-114",
-                    what: "rounding amount",
-                    reason: "not a decimal string such as \"0.01\"".into(),
-                }
-            })?),
+            Some(r) => {
+                Some(
+                    r.as_str()
+                        .and_then(Dec::parse)
+                        .ok_or_else(|| DocumentError::Invalid {
+                            term: "BT-114",
+                            what: "rounding amount",
+                            reason: "not a decimal string such as \"0.01\"".into(),
+                        })?,
+                )
+            }
         },
     })
 }

@@ -692,7 +692,10 @@ mod tests {
         assert_eq!(d.totals.paid.to_string(), "2.55");
         assert_eq!(d.totals.due.to_string(), "0.00");
         i.paid = false;
-        assert_eq!(Document::build(i.clone()).unwrap().totals.due.to_string(), "2.55");
+        assert_eq!(
+            Document::build(i.clone()).unwrap().totals.due.to_string(),
+            "2.55"
+        );
         i.rounding = Some(Dec::parse("0.001").unwrap());
         assert!(matches!(
             Document::build(i),

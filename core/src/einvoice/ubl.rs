@@ -127,7 +127,11 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         &money(d.totals.paid),
     );
     if let Some(r) = d.totals.rounding {
-        w.leaf("cbc:PayableRoundingAmount", &[("currencyID", cur)], &money(r));
+        w.leaf(
+            "cbc:PayableRoundingAmount",
+            &[("currencyID", cur)],
+            &money(r),
+        );
     }
     w.leaf(
         "cbc:PayableAmount",

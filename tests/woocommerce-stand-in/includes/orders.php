@@ -15,6 +15,7 @@ class WC_DateTime extends DateTime {
 }
 
 require_once __DIR__ . '/features-util.php';
+require_once __DIR__ . '/items.php';
 
 /** The common part of orders and refunds. */
 abstract class WC_Abstract_Order {
@@ -88,6 +89,32 @@ abstract class WC_Abstract_Order {
 
 	abstract public function get_type();
 
+	/** @var WC_Order_Item[] Items added since loading, saved with the order. */
+	protected $items_added = array();
+
+	/** As WooCommerce: an item joins the order when the order is saved. */
+	public function add_item( $item ) { $this->items_added[] = $item; }
+
+	/**
+	 * The order's items of the given types (line_item by default).
+	 *
+	 * @param string|string[] $types Types.
+	 * @return WC_Order_Item[]
+	 */
+	public function get_items( $types = 'line_item' ) {
+		$rows  = $this->get_meta( '_cf_stand_in_items' );
+		$items = array_map( array( 'WC_Order_Item', 'from_row' ), is_array( $rows ) ? $rows : array() );
+		$items = array_merge( $items, $this->items_added );
+		return array_values(
+			array_filter(
+				$items,
+				function ( $i ) use ( $types ) {
+					return in_array( $i->get_type(), (array) $types, true );
+				}
+			)
+		);
+	}
+
 	/** Writes the order (a post and its meta), then announces a status change. */
 	public function save() {
 		$post = array(
@@ -110,6 +137,15 @@ abstract class WC_Abstract_Order {
 			if ( isset( $this->data[ $prop ] ) ) {
 				update_post_meta( $this->id, $meta, $this->data[ $prop ] );
 			}
+		}
+		if ( $this->items_added ) {
+			$rows = $this->get_meta( '_cf_stand_in_items' );
+			$rows = is_array( $rows ) ? $rows : array();
+			foreach ( $this->items_added as $item ) {
+				$rows[] = $item->to_row();
+			}
+			$this->items_added = array();
+			$this->update_meta_data( '_cf_stand_in_items', $rows );
 		}
 		$this->save_meta_data();
 		clean_post_cache( $this->id );
