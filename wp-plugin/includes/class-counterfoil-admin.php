@@ -15,6 +15,22 @@ defined( 'ABSPATH' ) || exit;
  */
 final class Counterfoil_Admin {
 	const SLUG       = 'counterfoil';
+	/**
+	 * The options the plugin keeps that no class constant names, and what
+	 * each holds (docs/reference.md is generated from the code: an option
+	 * without a description fails `scripts/make-reference --check`).
+	 */
+	const OPTIONS = array(
+		'counterfoil_format'                   => 'The invoice number format (default {year}-{seq:04}; tokens {year}, {yy}, {month}, {fy}, {fy_end}, {seq:0N}).',
+		'counterfoil_credit_note_format'       => 'The credit notes\' number format (default CN-{year}-{seq:04}).',
+		'counterfoil_period'                   => 'The numbering period: calendar-year (default), fiscal-year:MM-DD or month.',
+		'counterfoil_missing_series'           => 'What a payment whose series does not exist gets: create (default), continue (after the issuer\'s previous period) or hold (it waits until the series is created).',
+		'counterfoil_new_series_start'         => 'The first number of a series the plan creates (default 1).',
+		'counterfoil_delete_data_on_uninstall' => '1 to delete every invoice, number and payment when the plugin is uninstalled (default: kept).',
+		'counterfoil_webhook_secret'           => 'The payment webhook\'s HMAC secret (unless COUNTERFOIL_WEBHOOK_SECRET defines it); shown on request only, deleted on uninstall.',
+		'counterfoil_next_year_prepared'       => 'The period whose series the daily job last prepared ahead.',
+		'counterfoil_sequences_preexisting'    => 'Set when the series table existed before the plugin (an adopted site): uninstall keeps it.',
+	);
 	const CAPABILITY = 'manage_options';
 	/** Next year's series listed for review (the rest: one checkbox). */
 	const NEXT_YEAR_ROWS = 20;
@@ -361,7 +377,7 @@ final class Counterfoil_Admin {
 		$scope  = self::scope_field();
 		$number = self::int_field( 'number', 1, PHP_INT_MAX );
 		$reason = isset( $_POST['reason'] ) ? sanitize_text_field( wp_unslash( $_POST['reason'] ) ) : '';
-		$done   = null === $number ? new WP_Error( 'x', __( 'Give the number to void.', 'counterfoil' ) ) : Counterfoil_Invoices::void_number( $scope, $number, $reason );
+		$done   = null === $number ? new WP_Error( 'counterfoil_void_number_missing', __( 'Give the number to void.', 'counterfoil' ), array( 'status' => 400 ) ) : Counterfoil_Invoices::void_number( $scope, $number, $reason );
 		if ( is_wp_error( $done ) ) {
 			self::back( 'error', $done->get_error_message() );
 		}

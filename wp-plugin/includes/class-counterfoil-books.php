@@ -156,7 +156,7 @@ final class Counterfoil_Books {
 				<label><?php esc_html_e( 'To', 'counterfoil' ); ?> <input type="date" name="to"></label>
 				<select name="format"><option value="csv">CSV</option><option value="jsonl">JSON Lines</option></select>
 				<?php submit_button( __( 'Export these numbers', 'counterfoil' ), 'primary', 'submit', false ); ?>
-				<p class="description"><?php esc_html_e( 'Columns: scope_key, number, rendered, status, reason, gateway, transaction_id, amount, currency, post_id, created_at, updated_at. Dates in UTC. Cells that a spreadsheet would run as a formula are escaped.', 'counterfoil' ); ?></p>
+				<p class="description"><?php esc_html_e( 'Columns: scope_key, number, rendered, status, reason, gateway, transaction_id, amount, currency, post_id, created_at, updated_at, kind (invoice or credit_note), refers_to (the invoice a credit note corrects). Dates in UTC. Cells that a spreadsheet would run as a formula are escaped.', 'counterfoil' ); ?></p>
 			</form>
 		</div>
 		<?php

@@ -31,6 +31,11 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 			'table_prefix' => $table_prefix,
 			'format'       => $format,
 			'registry'     => true,
+			/**
+			 * The deadline of each database call, in milliseconds (default 5000).
+			 *
+			 * @param int $timeout_ms Milliseconds.
+			 */
 			'timeout_ms'   => (int) apply_filters( 'counterfoil_timeout_ms', 5000 ),
 		);
 		/** This filter is documented in includes/class-counterfoil-php-backend.php */

@@ -25,6 +25,7 @@ defined( 'ABSPATH' ) || exit;
  * Invoice post type.
  */
 final class Counterfoil_Invoice_Type {
+	/** The invoices' post type: one post per issued number, its title the number; nobody edits, trashes or deletes one. */
 	const POST_TYPE = 'counterfoil_invoice';
 	/** The credit notes' post type (same capabilities, same protection). */
 	const CREDIT_NOTE_TYPE = 'counterfoil_cnote';
@@ -32,6 +33,22 @@ final class Counterfoil_Invoice_Type {
 	const OLD_POST_TYPE = 'invoice';
 	/** Meta holding a void invoice's reason. */
 	const VOID_META = '_counterfoil_void_reason';
+	/**
+	 * The meta of an invoice or credit note that no class constant names,
+	 * and what each holds (docs/reference.md is generated from this list).
+	 */
+	const META_KEYS = array(
+		'_counterfoil_scope_key'      => 'The series (scope key) of its number, such as 42:2026.',
+		'_counterfoil_number'         => 'Its number in the series (the integer; the title is the rendered number).',
+		'_counterfoil_gateway'        => 'The payment\'s gateway (a credit note: the refund\'s).',
+		'_counterfoil_transaction_id' => 'The payment\'s transaction id (a credit note: the refund id).',
+		'_counterfoil_amount'         => 'The amount paid (a credit note: credited), a decimal string.',
+		'_counterfoil_currency'       => 'Its currency (ISO 4217).',
+		'_counterfoil_refers_to'      => 'A credit note\'s invoice (post id).',
+		'_counterfoil_refers_scope'   => 'A credit note\'s invoice\'s series.',
+		'_counterfoil_refers_number'  => 'A credit note\'s invoice\'s number in its series.',
+		'_counterfoil_reason'         => 'Why the credit note was issued (the refund\'s reason).',
+	);
 
 	/** @var bool True while remove_orphan() deletes a post that was never issued. */
 	private static $removing_orphan = false;

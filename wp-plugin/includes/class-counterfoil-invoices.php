@@ -575,6 +575,14 @@ final class Counterfoil_Invoices {
 					$meta   += $refers['meta'];
 					$content = $refers['content'];
 				}
+				/**
+				 * The invoice post about to be written for a number: change its content,
+				 * author or meta (not its type, status or title: the number).
+				 *
+				 * @param array $postarr wp_insert_post()'s array (meta_input holds the invoice's meta).
+				 * @param array $record  The backend's record (scope_key, number).
+				 * @param array $payment The payment.
+				 */
 				$post_id = wp_insert_post(
 					apply_filters(
 						'counterfoil_invoice_post_data',
@@ -626,6 +634,15 @@ final class Counterfoil_Invoices {
 			 */
 			do_action( 'counterfoil_credit_note_created', (int) $post_id, $record, $payment );
 		} else {
+			/**
+			 * An invoice was issued for a payment: once per invoice, after its post
+			 * and its registry row are written (a repeated delivery fires nothing).
+			 * Send it, attach documents, notify: the invoice never changes after.
+			 *
+			 * @param int   $post_id The invoice's post (its title is the number).
+			 * @param array $record  The backend's record (scope_key, number).
+			 * @param array $payment The payment (gateway, transaction_id, user_id, amount, currency).
+			 */
 			do_action( 'counterfoil_invoice_created', (int) $post_id, $record, $payment );
 		}
 		return array(

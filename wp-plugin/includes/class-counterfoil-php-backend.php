@@ -241,14 +241,37 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$this->prefix     = $table_prefix;
 		$this->sql        = self::statements( $table_prefix );
 		$this->format     = $format;
+		/**
+		 * The deadline of each database call, in milliseconds (default 5000).
+		 *
+		 * @param int $timeout_ms Milliseconds.
+		 */
 		$this->timeout_ms         = max( 1, (int) apply_filters( 'counterfoil_timeout_ms', 5000 ) );
 		// At most half the deadline by default, so that a dark first node
 		// leaves the next one at least a whole second (mysqli's unit).
+		/**
+		 * The pure-PHP backend's connect timeout, in milliseconds (whole seconds
+		 * for mysqli; at most the call's deadline).
+		 *
+		 * @param int $connect_timeout_ms Milliseconds.
+		 */
 		$this->connect_timeout_ms = min( $this->timeout_ms, max( 1000, (int) apply_filters( 'counterfoil_connect_timeout_ms', min( 3000, intdiv( $this->timeout_ms, 2 ) ) ) ) );
+		/**
+		 * With a node list: how long to stay on a later node before trying the
+		 * earlier ones again, in milliseconds (default 30000).
+		 *
+		 * @param int $fail_back_after_ms Milliseconds.
+		 */
 		$this->fail_back_after_ms = max( 0, (int) apply_filters( 'counterfoil_fail_back_after_ms', 30000 ) );
 		// Off only where mysqli_poll() does not work (PHP compiled to
 		// WebAssembly): statements then wait at most the read timeout, in
 		// whole seconds.
+		/**
+		 * Whether the pure-PHP backend waits for its statements asynchronously
+		 * (so a frozen server is abandoned at the deadline). Default true.
+		 *
+		 * @param bool $async True to wait asynchronously.
+		 */
 		$this->async = (bool) apply_filters( 'counterfoil_async_statements', true );
 		/**
 		 * Whether a payment's first delivery, a held payment's completion

@@ -61,8 +61,13 @@ final class Counterfoil_Rest {
 	}
 
 	/**
-	 * Issues the credit note of a refund: 201 issued, 200 a repeated
-	 * delivery (the same credit note), else the error's status.
+	 * Issues the credit note of a refund. Request: a signed JSON object —
+	 * gateway, refund_id, transaction_id (the payment refunded) or
+	 * invoice_id, amount, optional reason. Response: the credit note's
+	 * number, amount and the invoice it corrects; 201 issued, 200 a
+	 * repeated delivery (the same credit note), 400 bad input, 401 bad
+	 * signature, 404 no invoice of this site matches, 409 more than what is
+	 * left of the invoice or a reused refund id, 503 retry later.
 	 *
 	 * @param WP_REST_Request $request Request.
 	 * @return WP_REST_Response
@@ -226,7 +231,19 @@ final class Counterfoil_Rest {
 	}
 
 	/**
-	 * Creates the invoice of a payment.
+	 * Creates the invoice of a payment. Request: a JSON object — gateway
+	 * (`[a-z0-9_-]`), transaction_id, user_id (the issuer; 0 the shop),
+	 * amount (a decimal string), currency (ISO 4217), optional year, buyer
+	 * and lines (the e-invoice's, docs/einvoice.md) — signed with the
+	 * headers X-Counterfoil-Timestamp and X-Counterfoil-Signature (v2=).
+	 * Response: invoice_id, number, sequence, scope_key, gateway,
+	 * transaction_id, repeated, backend; 201 created, 200 the same payment
+	 * again (the first delivery's invoice), 400 bad input
+	 * (counterfoil_invalid_json, counterfoil_invalid_payment,
+	 * counterfoil_reserved_gateway), 401 bad signature, 409 a reused
+	 * transaction id or a voided number, 503 with Retry-After when the
+	 * database is busy, the payment waits for its series or numbering is
+	 * paused on a copy (code and message in the body, and a request id).
 	 *
 	 * @param WP_REST_Request $request Request.
 	 * @return WP_REST_Response|WP_Error

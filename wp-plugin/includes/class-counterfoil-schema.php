@@ -58,6 +58,7 @@ defined( 'ABSPATH' ) || exit;
  */
 final class Counterfoil_Schema {
 	const VERSION        = 12;
+	/** The option holding the installed schema version (upgrades run when it is lower than VERSION). */
 	const VERSION_OPTION = 'counterfoil_schema_version';
 
 	/** Installs or upgrades when the stored version differs. */

@@ -33,6 +33,7 @@ defined( 'ABSPATH' ) || exit;
  * The site's recorded identity.
  */
 final class Counterfoil_Site_Identity {
+	/** The option holding the site's recorded identity: its address, database and environment type. */
 	const OPTION = 'counterfoil_site_identity';
 	const ACTION = 'counterfoil_confirm_site';
 

@@ -71,10 +71,13 @@ final class Counterfoil_Stripe {
 	const GATEWAY        = 'stripe';
 	const TOLERANCE      = 300;
 	const MAX_BODY       = 262144;
+	/** The live endpoint's signing secret (unless COUNTERFOIL_STRIPE_SECRET defines it). */
 	const SECRET_OPTION  = 'counterfoil_stripe_secret';
 	/** The test endpoint's signing secret (test-mode events only). */
 	const TEST_SECRET_OPTION = 'counterfoil_stripe_test_secret';
+	/** The issuer of a Stripe payment that names none (metadata.counterfoil_user_id). */
 	const ISSUER_OPTION  = 'counterfoil_stripe_default_issuer';
+	/** A Connect platform's own account id (acct_…): events that name another account are not this shop's and are ignored; unset, every event naming an account is ignored. */
 	const ACCOUNT_OPTION = 'counterfoil_stripe_account';
 	/** Whether test-mode events are numbered (in test series); off by default. */
 	const TEST_MODE_OPTION = 'counterfoil_stripe_test_mode';
@@ -234,7 +237,16 @@ final class Counterfoil_Stripe {
 	}
 
 	/**
-	 * Handles one verified event.
+	 * Handles one verified Stripe event (the body Stripe sends, signed with
+	 * the Stripe-Signature header). Payments: checkout.session.completed,
+	 * checkout.session.async_payment_succeeded, payment_intent.succeeded;
+	 * refunds: charge.refunded, refund.created, refund.updated,
+	 * refund.failed, charge.refund.updated. Response: as the payment
+	 * webhook's (201, 200 a repeat) with event_id and event_type; 200 for
+	 * an event that is not this shop's to number (test mode, another
+	 * account, no metadata); 202 a paid session without an issuer, kept
+	 * until one is set; 400 a malformed header, 401 no matching signature,
+	 * 503 retry later (Stripe delivers again for three days).
 	 *
 	 * @param WP_REST_Request $request Request.
 	 * @return WP_REST_Response|WP_Error

@@ -107,6 +107,11 @@ final class Counterfoil_WooCommerce_Backfill {
 	 */
 	public static function run( $execute ) {
 		$since  = self::period_start();
+		/**
+		 * The time the plugin takes as now (Unix seconds); tests move it.
+		 *
+		 * @param int $now Unix time.
+		 */
 		$until  = (int) apply_filters( 'counterfoil_now', time() );
 		$orders = self::unnumbered( $since, $until );
 		$out    = array(
@@ -153,7 +158,13 @@ final class Counterfoil_WooCommerce_Backfill {
 	}
 
 	/**
-	 * The REST backfill: a plan, or the numbering with `execute`.
+	 * The REST backfill: the paid orders of the current period without an
+	 * invoice number — a plan, or their numbering with `execute` (boolean,
+	 * default false). Response: since, until, orders, executed, numbered
+	 * (order id → number), failed (order id → error); 200, or 207 when some
+	 * failed (they are retried automatically). Who: manage_woocommerce,
+	 * e.g. with an application password (`counterfoil woocommerce
+	 * backfill`).
 	 *
 	 * @param WP_REST_Request $request Request.
 	 * @return WP_REST_Response

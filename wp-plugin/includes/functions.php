@@ -372,15 +372,19 @@ function counterfoil_create_credit_note_for_refund( $refund ) {
 }
 
 /**
- * The e-invoice of an invoice or credit note: UBL 2.1 (Peppol BIS 3.0) or
- * UN/CEFACT CII (EN 16931), the same bytes as the core writes. The seller
- * comes from Settings → Invoice numbers (filter `counterfoil_seller`), the
- * buyer and the lines from the filter `counterfoil_document_input`.
+ * The e-invoice of an invoice or credit note: UBL 2.1 (Peppol BIS 3.0),
+ * UN/CEFACT CII (EN 16931) or the Factur-X PDF (with the extension), the
+ * same bytes as the core writes, from the input frozen when its first
+ * document was made. The seller comes from Settings → Invoice numbers
+ * (filter `counterfoil_seller`), the buyer and the lines from the payment
+ * and the filter `counterfoil_document_input`.
  *
  * @param int|WP_Post $invoice The invoice or credit note.
- * @param string      $format  `ubl`, `cii` (or `pdf`: not built yet, 501).
- * @return string|WP_Error The document, or why not (422 naming the missing
- *                         EN 16931 business term in its data's `term`).
+ * @param string      $format  `ubl`, `cii` or `pdf`.
+ * @return string|WP_Error The document, or why not: 404 not an invoice of
+ *                         this site, 400 an unknown format, 501 the PDF
+ *                         without the extension, 422 naming the missing
+ *                         EN 16931 business term in its data's `term`.
  */
 function counterfoil_invoice_document( $invoice, $format ) {
 	return Counterfoil_Documents::document( $invoice, $format );
