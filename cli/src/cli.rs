@@ -16,8 +16,9 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct Global {
     /// mysql://user:pass@host:port/db, or mysql://user:pass@localhost/db?socket=/path/to/sock;
-    /// for `series` and `stress` also postgres://user:pass@host:port/db (or
-    /// postgresql://user@localhost/db?host=/socket/dir)
+    /// several, comma-separated, for a cluster's nodes; for every command but
+    /// `audit`, `adopt` and `export --format documents` also
+    /// postgres://user:pass@host:port/db (or postgresql://user@localhost/db?host=/socket/dir)
     #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
     pub database_url: Option<String>,
     /// Prefix of the Counterfoil tables (WordPress's $wpdb->prefix).

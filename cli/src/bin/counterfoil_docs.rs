@@ -4,7 +4,9 @@
 //!
 //! Usage: `counterfoil-docs OUT_DIR` → `OUT_DIR/counterfoil.1` (and one page
 //! per command, `counterfoil-series.1`, …) and
-//! `OUT_DIR/completions/{counterfoil.bash,_counterfoil,counterfoil.fish}`.
+//! `OUT_DIR/completions/{counterfoil.bash,_counterfoil,counterfoil.fish}`;
+//! `counterfoil-docs --markdown` → every command and flag as Markdown on
+//! stdout (the CLI part of docs/reference.md, `scripts/make-reference`).
 
 #[allow(dead_code)]
 #[path = "../cli.rs"]
@@ -16,6 +18,12 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 
 fn main() -> anyhow::Result<()> {
+    if std::env::args().nth(1).as_deref() == Some("--markdown") {
+        let mut out = String::new();
+        markdown(&cli::Cli::command(), "counterfoil", &mut out);
+        print!("{out}");
+        return Ok(());
+    }
     let Some(out) = std::env::args().nth(1).map(PathBuf::from) else {
         anyhow::bail!("usage: counterfoil-docs OUT_DIR");
     };
@@ -42,4 +50,65 @@ fn main() -> anyhow::Result<()> {
         std::fs::write(out.join("completions").join(file), buf)?;
     }
     Ok(())
+}
+
+/// The CLI's commands and flags as Markdown, for docs/reference.md: one
+/// heading per command (`counterfoil series init`), its description, and a
+/// table of its flags and arguments with their help.
+fn markdown(cmd: &clap::Command, path: &str, out: &mut String) {
+    let level = "#".repeat((path.split(' ').count() + 2).min(6));
+    out.push_str(&format!("{level} `{path}`\n\n"));
+    if let Some(about) = cmd.get_long_about().or(cmd.get_about()) {
+        out.push_str(&format!("{}\n\n", about.to_string().trim()));
+    }
+    let args: Vec<&clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| a.get_id() != "help" && a.get_id() != "version")
+        .filter(|a| path == "counterfoil" || !a.is_global_set())
+        .collect();
+    if !args.is_empty() {
+        out.push_str("| flag or argument | what it does |\n|---|---|\n");
+        for a in args {
+            let name = match a.get_long() {
+                Some(long) => {
+                    let takes = a.get_num_args().is_some_and(|n| n.takes_values())
+                        || a.get_value_names().is_some();
+                    let value = a
+                        .get_value_names()
+                        .and_then(|v| v.first())
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| a.get_id().to_string().to_uppercase());
+                    if takes && !matches!(a.get_action(), clap::ArgAction::SetTrue) {
+                        format!("`--{long} <{value}>`")
+                    } else {
+                        format!("`--{long}`")
+                    }
+                }
+                None => format!("`<{}>`", a.get_id().to_string().to_uppercase()),
+            };
+            let mut help = a
+                .get_long_help()
+                .or(a.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default()
+                .replace('\n', " ")
+                .replace('|', "\\|");
+            let defaults: Vec<String> = a
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            if !defaults.is_empty() {
+                help.push_str(&format!(" (default: `{}`)", defaults.join(",")));
+            }
+            if let Some(env) = a.get_env() {
+                help.push_str(&format!(" (environment: `{}`)", env.to_string_lossy()));
+            }
+            out.push_str(&format!("| {name} | {} |\n", help.trim()));
+        }
+        out.push('\n');
+    }
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        markdown(sub, &format!("{path} {}", sub.get_name()), out);
+    }
 }
