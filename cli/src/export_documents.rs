@@ -14,7 +14,8 @@
 //! new, so nothing is overwritten; the zip's entries carry their invoice's
 //! issue date, so the same period gives the same archive; documents are
 //! made on every core, written in the order of their posts; progress on
-//! stderr.
+//! stderr; two invoices whose numbers read the same (two issuers' series)
+//! never share a file name: the later one's carries its post id.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -169,10 +170,9 @@ struct Frozen {
 /// A document made: its files, or why not.
 type Made = Result<(Document, Vec<(String, Vec<u8>)>), String>;
 
-fn make(f: &Frozen, formats: &[FileFormat]) -> Made {
+fn make(f: &Frozen, stem: &str, formats: &[FileFormat]) -> Made {
     let input = json::input_from_str(&f.input).map_err(|e| e.to_string())?;
     let d = Document::build(input).map_err(|e| e.to_string())?;
-    let stem = file_stem(&f.number);
     let mut files = Vec::with_capacity(formats.len());
     for format in formats {
         let bytes = match format {
@@ -185,8 +185,9 @@ fn make(f: &Frozen, formats: &[FileFormat]) -> Made {
     Ok((d, files))
 }
 
-/// Makes a chunk's documents on every core, in order.
-fn make_all(chunk: &[Frozen], formats: &[FileFormat]) -> Vec<Made> {
+/// Makes a chunk's documents on every core, in order; `stems[i]` names
+/// `chunk[i]`'s files.
+fn make_all(chunk: &[Frozen], stems: &[String], formats: &[FileFormat]) -> Vec<Made> {
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -195,7 +196,15 @@ fn make_all(chunk: &[Frozen], formats: &[FileFormat]) -> Vec<Made> {
     std::thread::scope(|s| {
         let handles: Vec<_> = chunk
             .chunks(per)
-            .map(|part| s.spawn(move || part.iter().map(|f| make(f, formats)).collect::<Vec<_>>()))
+            .zip(stems.chunks(per))
+            .map(|(part, names)| {
+                s.spawn(move || {
+                    part.iter()
+                        .zip(names)
+                        .map(|(f, stem)| make(f, stem, formats))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -270,6 +279,7 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
         tables.documents
     );
     let (mut last, mut documents, mut files, started) = (0u64, 0u64, 0u64, Instant::now());
+    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
     loop {
         let rows: Vec<(u64, String, String, String, String)> = db
             .rows(
@@ -296,7 +306,22 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
         if let Some(f) = chunk.last() {
             last = f.post_id;
         }
-        for (f, made) in chunk.iter().zip(make_all(&chunk, &formats)) {
+        // Two series may render the same number (2026-0001 of two issuers):
+        // the later one's files carry its post id, never overwriting.
+        let stems: Vec<String> = chunk
+            .iter()
+            .map(|f| {
+                let stem = file_stem(&f.number);
+                if used.insert(stem.clone()) {
+                    stem
+                } else {
+                    let own = format!("{stem}-post{}", f.post_id);
+                    used.insert(own.clone());
+                    own
+                }
+            })
+            .collect();
+        for (f, made) in chunk.iter().zip(make_all(&chunk, &stems, &formats)) {
             match made {
                 Ok((d, made_files)) => {
                     let names: Vec<&str> = made_files.iter().map(|(n, _)| n.as_str()).collect();

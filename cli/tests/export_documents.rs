@@ -62,18 +62,27 @@ fn a_periods_e_invoices_into_a_folder_and_a_zip_with_what_is_missing() {
                  return $p;
              };
              $a = $pay('exp-1'); $b = $pay('exp-2'); $missing = $pay('exp-nobuyer'); $void = $pay('exp-nobuyer-void');
+             // Another issuer's first invoice reads like issuer 3's first: 2026-0001 twice.
+             $other = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => 'exp-other', 'user_id' => 4,
+                 'amount' => '24.20', 'currency' => 'EUR'));
+             if (is_wp_error($other) || $other->post_title !== $a->post_title) { echo 'not the same number'; exit(1); }
              update_post_meta($void->ID, '_counterfoil_void_reason', 'test: voided');
              $cn = counterfoil_create_credit_note_for_refund(array('gateway' => 'shop', 'refund_id' => 're-x', 'transaction_id' => 'exp-1', 'amount' => '12.10'));
              if (is_wp_error($cn)) { echo $cn->get_error_message(); exit(1); }
              foreach (array($a, $b, $cn) as $p) { echo $p->post_title, '|', base64_encode(counterfoil_invoice_document($p, 'ubl')), ' '; }
+             echo 'other:', $other->ID, '|', base64_encode(counterfoil_invoice_document($other, 'ubl')), ' ';
              echo 'missing:', $missing->post_title;",
         )
         .unwrap();
     let mut expected = Vec::new();
     let mut missing = String::new();
+    let mut other = (String::new(), String::new());
     for part in out.split_whitespace() {
         if let Some(m) = part.strip_prefix("missing:") {
             missing = m.to_owned();
+        } else if let Some(o) = part.strip_prefix("other:") {
+            let (id, ubl) = o.split_once('|').unwrap();
+            other = (id.to_owned(), ubl.to_owned());
         } else {
             let (number, ubl) = part.split_once('|').unwrap();
             expected.push((number.to_owned(), ubl.to_owned()));
@@ -97,8 +106,8 @@ fn a_periods_e_invoices_into_a_folder_and_a_zip_with_what_is_missing() {
     println!("{}", text(&done));
     assert_eq!(done.status.code(), Some(1), "a finding: {}", text(&done));
     let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
-    assert_eq!(report["documents"], 3);
-    assert_eq!(report["files"], 9);
+    assert_eq!(report["documents"], 4);
+    assert_eq!(report["files"], 12);
     let findings: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
@@ -145,8 +154,21 @@ fn a_periods_e_invoices_into_a_folder_and_a_zip_with_what_is_missing() {
             .starts_with(b"%PDF-1.7"));
         assert!(folder.join(format!("{stem}.cii.xml")).exists());
     }
+    // The other issuer's 2026-0001: its own files, named with its post id.
+    let (first, _) = &expected[0];
+    let theirs = std::fs::read(folder.join(format!("{first}-post{}.ubl.xml", other.0))).unwrap();
+    let want = {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(&other.1)
+            .unwrap()
+    };
+    assert_eq!(
+        theirs, want,
+        "the second 2026-0001 is the other issuer's, not overwritten"
+    );
     let index = std::fs::read_to_string(folder.join("index.csv")).unwrap();
-    assert_eq!(index.lines().count(), 4, "{index}");
+    assert_eq!(index.lines().count(), 5, "{index}");
     assert!(
         index.contains(",credit_note,") && index.contains(",EUR,24.20,"),
         "{index}"
@@ -178,8 +200,8 @@ fn a_periods_e_invoices_into_a_folder_and_a_zip_with_what_is_missing() {
         .output()
         .unwrap();
     let listing = String::from_utf8_lossy(&listing.stdout);
-    assert_eq!(listing.matches(".ubl.xml").count(), 3, "{listing}");
-    assert_eq!(listing.matches(".pdf").count(), 3, "{listing}");
+    assert_eq!(listing.matches(".ubl.xml").count(), 4, "{listing}");
+    assert_eq!(listing.matches(".pdf").count(), 4, "{listing}");
     assert_eq!(listing.matches(".cii.xml").count(), 0, "{listing}");
     assert!(listing.contains("index.csv"), "{listing}");
 
