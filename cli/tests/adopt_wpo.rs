@@ -21,11 +21,7 @@ fn adopt(wp: &WordPress, extra: &[&str]) -> Output {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    counterfoil_tests::output_text(out)
 }
 
 fn php(wp: &WordPress, code: &str) -> String {

@@ -34,11 +34,7 @@ fn run(url: &str, statements: &str) {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    counterfoil_tests::output_text(out)
 }
 
 /// Verify finds `expected` (exit 1), and is clean again once `undo` ran.

@@ -38,11 +38,7 @@ fn export(wp: &WordPress, extra: &[&str]) -> Output {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    counterfoil_tests::output_text(out)
 }
 
 #[test]

@@ -67,3 +67,12 @@ pub fn wait_for_stop_signal() -> anyhow::Result<()> {
             anyhow::Ok(())
         })
 }
+
+/// What a finished command printed: its stdout, then its stderr.
+pub fn output_text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

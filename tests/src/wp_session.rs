@@ -109,3 +109,23 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+/// The first link of an HTML page whose address contains every one of
+/// `parts`, as a path under the site (`/wp-admin/…`, entities decoded), or
+/// None.
+pub fn link_path(html: &str, parts: &[&str]) -> Option<String> {
+    html.split("href=\"")
+        .skip(1)
+        .map(|h| {
+            h.split('"')
+                .next()
+                .unwrap_or_default()
+                .replace("&amp;", "&")
+                .replace("&#038;", "&")
+        })
+        .find(|h| parts.iter().all(|p| h.contains(p)))
+        .map(|h| match h.find("/wp-admin/") {
+            Some(at) => h[at..].to_owned(),
+            None => h,
+        })
+}

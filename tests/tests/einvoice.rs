@@ -432,25 +432,15 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
         .get("/wp-admin/edit.php?post_type=counterfoil_invoice")
         .unwrap()
         .body;
-    let link = list
-        .split("href=\"")
-        .map(|h| {
-            h.split('"')
-                .next()
-                .unwrap()
-                .replace("&amp;", "&")
-                .replace("&#038;", "&")
-        })
-        .find(|h| {
-            h.contains("action=counterfoil_document")
-                && h.contains(&format!("invoice={sold_id}"))
-                && h.contains("format=ubl")
-        })
-        .unwrap_or_else(|| panic!("no UBL row action for invoice {sold_id}"));
-    let path = link
-        .split_once("/wp-admin/")
-        .map(|(_, p)| format!("/wp-admin/{p}"))
-        .unwrap();
+    let path = counterfoil_tests::wp_session::link_path(
+        &list,
+        &[
+            "action=counterfoil_document",
+            &format!("invoice={sold_id}"),
+            "format=ubl",
+        ],
+    )
+    .unwrap_or_else(|| panic!("no UBL row action for invoice {sold_id}"));
     let got = admin.get(&path).unwrap();
     assert_eq!(got.status, 200, "{}", got.body);
     assert!(
@@ -525,25 +515,9 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
         counterfoil_tests::wp_session::Session::login(site.port(), "admin", "admin-password")
             .unwrap();
     let page = admin.get(&screen(sold_id)).unwrap().body;
-    let pdf_link = page
-        .split("href=\"")
-        .map(|h| {
-            h.split('"')
-                .next()
-                .unwrap()
-                .replace("&amp;", "&")
-                .replace("&#038;", "&")
-        })
-        .find(|h| h.contains("format=pdf"))
+    let pdf_path = counterfoil_tests::wp_session::link_path(&page, &["format=pdf"])
         .unwrap_or_else(|| panic!("no PDF on the screen with the extension: {page}"));
-    let got = admin
-        .get(
-            &pdf_link
-                .split_once("/wp-admin/")
-                .map(|(_, p)| format!("/wp-admin/{p}"))
-                .unwrap(),
-        )
-        .unwrap();
+    let got = admin.get(&pdf_path).unwrap();
     assert_eq!(got.status, 200, "{}", got.body);
     assert!(got
         .header("Content-Type")

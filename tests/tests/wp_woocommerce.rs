@@ -856,27 +856,16 @@ fn the_customers_email_carries_the_invoices_ubl_with_the_billing_address() {
         .eval(true, &format!("echo cf_test_screens({mine})['account'];"))
         .unwrap();
     let view = shopper.get(account.trim()).unwrap();
-    let link = view
-        .body
-        .split("href=\"")
-        .map(|h| {
-            h.split('"')
-                .next()
-                .unwrap()
-                .replace("&amp;", "&")
-                .replace("&#038;", "&")
-        })
-        .find(|h| h.contains("action=counterfoil_order_document") && h.contains("format=pdf"))
-        .unwrap_or_else(|| {
-            panic!(
-                "no PDF link on the shopper's order view {account}: {}",
-                view.body
-            )
-        });
-    let path = link
-        .split_once("/wp-admin/")
-        .map(|(_, p)| format!("/wp-admin/{p}"))
-        .unwrap();
+    let path = counterfoil_tests::wp_session::link_path(
+        &view.body,
+        &["action=counterfoil_order_document", "format=pdf"],
+    )
+    .unwrap_or_else(|| {
+        panic!(
+            "no PDF link on the shopper's order view {account}: {}",
+            view.body
+        )
+    });
     let got = shopper.get(&path).unwrap();
     assert_eq!(got.status, 200, "{}", got.body);
     assert!(got.bytes.starts_with(b"%PDF-1.7"));

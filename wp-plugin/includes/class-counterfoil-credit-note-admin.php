@@ -43,14 +43,7 @@ final class Counterfoil_Credit_Note_Admin {
 
 	/** The page's URL for invoice $post_id. */
 	public static function url( $post_id ) {
-		return add_query_arg(
-			array(
-				'post_type' => Counterfoil_Invoice_Type::POST_TYPE,
-				'page'      => self::SLUG,
-				'invoice'   => (int) $post_id,
-			),
-			admin_url( 'edit.php' )
-		);
+		return Counterfoil_Invoice_Type::page_url( self::SLUG, $post_id );
 	}
 
 	/** Issues the credit note the form asks for, then back to the page. */

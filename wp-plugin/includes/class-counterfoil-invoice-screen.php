@@ -54,14 +54,7 @@ final class Counterfoil_Invoice_Screen {
 	 * @return string
 	 */
 	public static function url( $post_id ) {
-		return add_query_arg(
-			array(
-				'post_type' => Counterfoil_Invoice_Type::POST_TYPE,
-				'page'      => self::SLUG,
-				'invoice'   => (int) $post_id,
-			),
-			admin_url( 'edit.php' )
-		);
+		return Counterfoil_Invoice_Type::page_url( self::SLUG, $post_id );
 	}
 
 	/** The lists' row action "View" (first). */

@@ -174,6 +174,24 @@ final class Counterfoil_Invoice_Type {
 	}
 
 	/**
+	 * The URL of one of the plugin's pages under Invoices, about a post.
+	 *
+	 * @param string $slug    The page's slug.
+	 * @param int    $post_id The invoice or credit note.
+	 * @return string
+	 */
+	public static function page_url( $slug, $post_id ) {
+		return add_query_arg(
+			array(
+				'post_type' => self::POST_TYPE,
+				'page'      => $slug,
+				'invoice'   => (int) $post_id,
+			),
+			admin_url( 'edit.php' )
+		);
+	}
+
+	/**
 	 * Nobody edits, trashes or deletes an invoice; reading is for the roles.
 	 *
 	 * @param string[] $caps    Primitive caps.
