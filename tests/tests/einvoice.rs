@@ -482,6 +482,31 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
         )
         .unwrap();
     assert_eq!(frozen.trim(), "same renamed");
+    // A seller of its own for issuer 5 (a marketplace's vendor), saved as the
+    // settings form saves it; issuer 3 keeps the default seller.
+    let vendor = wp
+        .eval(
+            false,
+            "$_POST['seller'] = array('name' => 'Vendor Five SRL', 'city' => 'Liège', 'country' => 'BE', 'vat_id' => 'BE0999999999',
+                 'default_vat_category' => 'E');
+             $_POST['seller_issuer'] = '5';
+             $refused = Counterfoil_Documents::save_settings();
+             $_POST['seller_issuer'] = 'five';
+             $bad = Counterfoil_Documents::save_settings();
+             $five = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => 'doc-vendor-exempt', 'user_id' => 5,
+                 'amount' => '30.00', 'currency' => 'EUR'));
+             $three = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => 'doc-three-exempt', 'user_id' => 3,
+                 'amount' => '30.00', 'currency' => 'EUR'));
+             echo var_export($refused, true), '|', null === $bad ? 'saved' : 'refused', '|',
+                 false !== strpos(counterfoil_invoice_document($five, 'ubl'), 'Vendor Five SRL') ? 'vendor' : 'default', '|',
+                 false !== strpos(counterfoil_invoice_document($three, 'ubl'), 'Renamed BV') ? 'default' : 'vendor';",
+        )
+        .unwrap();
+    assert_eq!(
+        vendor.trim(),
+        "NULL|refused|vendor|default",
+        "issuer 5's seller is its own; a non-numeric issuer is refused; issuer 3 keeps the default"
+    );
     // The invoice's screen, without the extension: the PDF is named with
     // how to get it; an invoice without a buyer says what is missing.
     let screen = |id: &str| {
@@ -507,6 +532,14 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
         "{refused}"
     );
     assert_eq!(subscriber.get(&screen(sold_id)).unwrap().status, 403);
+    let settings = admin
+        .get("/wp-admin/options-general.php?page=counterfoil&seller_issuer=5")
+        .unwrap()
+        .body;
+    assert!(
+        settings.contains("value=\"Vendor Five SRL\"") && settings.contains("5: Vendor Five SRL"),
+        "the settings page shows and lists issuer 5's seller"
+    );
     drop(site);
     // With the extension: the Factur-X PDF, downloaded from the screen, and
     // the credit note's from the function.

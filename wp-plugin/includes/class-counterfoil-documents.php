@@ -46,6 +46,8 @@ defined( 'ABSPATH' ) || exit;
 final class Counterfoil_Documents {
 	/** The seller's details (the party shape of docs/einvoice.md) and VAT defaults. */
 	const SELLER_OPTION = 'counterfoil_seller';
+	/** The sellers of other issuers (a marketplace's vendors): issuer id => the seller's details. */
+	const SELLERS_OPTION = 'counterfoil_sellers';
 	/** The admin-post action of a download. */
 	const ACTION = 'counterfoil_document';
 	/** The formats written: their media type and file name ending. */
@@ -204,11 +206,14 @@ final class Counterfoil_Documents {
 	 * @return array
 	 */
 	public static function seller( $issuer ) {
-		$seller = get_option( self::SELLER_OPTION, array() );
+		$sellers = get_option( self::SELLERS_OPTION, array() );
+		$seller  = is_array( $sellers ) && isset( $sellers[ (int) $issuer ] ) && is_array( $sellers[ (int) $issuer ] )
+			? $sellers[ (int) $issuer ]
+			: get_option( self::SELLER_OPTION, array() );
 		/**
 		 * The seller of an issuer's e-invoices (a marketplace's vendor).
 		 *
-		 * @param array $seller The settings' seller.
+		 * @param array $seller The settings' seller of this issuer, else the default seller.
 		 * @param int   $issuer The issuer.
 		 */
 		$seller = apply_filters( 'counterfoil_seller', is_array( $seller ) ? $seller : array(), (int) $issuer );
@@ -491,9 +496,30 @@ final class Counterfoil_Documents {
 
 	/** The settings page's seller part (inside the settings form). */
 	public static function settings_fields() {
-		$seller = get_option( self::SELLER_OPTION, array() );
-		$seller = is_array( $seller ) ? $seller : array();
+		// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- which seller the read-only form shows.
+		$issuer  = isset( $_GET['seller_issuer'] ) ? absint( $_GET['seller_issuer'] ) : 0;
+		$sellers = get_option( self::SELLERS_OPTION, array() );
+		$sellers = is_array( $sellers ) ? $sellers : array();
+		$seller  = $issuer ? ( isset( $sellers[ $issuer ] ) ? $sellers[ $issuer ] : array() ) : get_option( self::SELLER_OPTION, array() );
+		$seller  = is_array( $seller ) ? $seller : array();
 		echo '<fieldset id="counterfoil-seller"><legend><strong>' . esc_html__( 'Seller on e-invoices', 'counterfoil' ) . '</strong></legend>';
+		printf(
+			'<p><label>%1$s <input type="text" inputmode="numeric" name="seller_issuer" value="%2$s"></label> <span class="description">%3$s</span></p>',
+			esc_html__( 'Issuer (user id)', 'counterfoil' ),
+			esc_attr( $issuer ? (string) $issuer : '' ),
+			esc_html__( 'Empty: the seller of every issuer without one of its own. A user id: that issuer\'s seller (a marketplace\'s vendor); empty its fields to remove it.', 'counterfoil' )
+		);
+		if ( $sellers ) {
+			echo '<p>' . esc_html__( 'Issuers with a seller of their own:', 'counterfoil' ) . ' ';
+			foreach ( $sellers as $id => $one ) {
+				printf(
+					'<a href="%1$s">%2$s</a> ',
+					esc_url( add_query_arg( 'seller_issuer', (int) $id, admin_url( 'options-general.php?page=' . Counterfoil_Admin::SLUG ) ) . '#counterfoil-seller' ),
+					esc_html( sprintf( '%d: %s', (int) $id, isset( $one['name'] ) ? $one['name'] : '' ) )
+				);
+			}
+			echo '</p>';
+		}
 		foreach ( self::seller_fields() as $key => $label ) {
 			printf(
 				'<p><label>%1$s <input type="text" class="regular-text" name="seller[%2$s]" value="%3$s"></label></p>',
@@ -533,7 +559,24 @@ final class Counterfoil_Documents {
 		if ( isset( $seller['default_vat_category'] ) && ! in_array( $seller['default_vat_category'], array( 'Z', 'E', 'AE', 'K', 'G', 'O' ), true ) ) {
 			return __( 'The seller was not saved: the VAT category of a payment without lines is one of E, O, Z, AE, K, G (a standard-rated sale needs its lines).', 'counterfoil' );
 		}
-		update_option( self::SELLER_OPTION, $seller, false );
+		// phpcs:ignore WordPress.Security.NonceVerification.Missing -- checked by the settings form's guard().
+		$issuer = isset( $_POST['seller_issuer'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['seller_issuer'] ) ) ) : '';
+		if ( '' !== $issuer && ! ctype_digit( $issuer ) ) {
+			return __( 'The seller was not saved: the issuer is a user id (digits), or empty for the default seller.', 'counterfoil' );
+		}
+		if ( '' === $issuer || 0 === (int) $issuer ) {
+			update_option( self::SELLER_OPTION, $seller, false );
+			return null;
+		}
+		$sellers = get_option( self::SELLERS_OPTION, array() );
+		$sellers = is_array( $sellers ) ? $sellers : array();
+		if ( $seller ) {
+			$sellers[ (int) $issuer ] = $seller;
+		} else {
+			unset( $sellers[ (int) $issuer ] );
+		}
+		ksort( $sellers );
+		update_option( self::SELLERS_OPTION, $sellers, false );
 		return null;
 	}
 }
