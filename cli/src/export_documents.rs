@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use counterfoil_core::einvoice::{cii, json, pdf, ubl, Document};
+use counterfoil_core::export::ExportFilter;
 use counterfoil_core::TablePrefix;
 use mysql_async::Value;
 
@@ -218,26 +219,25 @@ fn period(args: &ExportArgs) -> Result<(String, String)> {
     if args.scope.is_some() || args.status.is_some() {
         bail!("invalid argument: --format documents takes --year, --from and --to (the issue dates), not --scope or --status");
     }
-    let day = |d: &str, what: &str| -> Result<String> {
-        let ok = d.len() == 10
-            && d.as_bytes()[4] == b'-'
-            && d.as_bytes()[7] == b'-'
-            && d.split('-').all(|p| p.bytes().all(|b| b.is_ascii_digit()));
-        if !ok {
-            bail!("invalid argument `{what}`: `{d}` is not a day YYYY-MM-DD");
-        }
-        Ok(d.to_owned())
-    };
+    // The registry export's own check of a year and days.
+    ExportFilter {
+        scope: None,
+        year: args.year,
+        from: args.from.clone(),
+        to: args.to.clone(),
+        status: None,
+    }
+    .validate()?;
     let (mut from, mut to) = ("1000-01-01".to_owned(), "9999-12-31".to_owned());
     if let Some(y) = args.year {
         from = format!("{y:04}-01-01");
         to = format!("{y:04}-12-31");
     }
     if let Some(f) = &args.from {
-        from = day(f, "from")?;
+        from = f.clone();
     }
     if let Some(t) = &args.to {
-        to = day(t, "to")?;
+        to = t.clone();
     }
     Ok((from, to))
 }

@@ -201,7 +201,8 @@ impl ExportFilter {
     }
 }
 
-fn is_day(d: &str) -> bool {
+/// Whether `d` is a day `YYYY-MM-DD` (month 1–12, day 1–31).
+pub(crate) fn is_day(d: &str) -> bool {
     let b = d.as_bytes();
     b.len() == 10
         && b[4] == b'-'

@@ -18,10 +18,7 @@ use crate::exceptions::invalid_argument;
 const PRODUCER: &str = concat!("Counterfoil ", env!("CARGO_PKG_VERSION"));
 
 fn refused(e: DocumentError) -> PhpException {
-    let term = match &e {
-        DocumentError::Missing { term, .. } | DocumentError::Invalid { term, .. } => *term,
-    };
-    invalid_argument(format!("{term}: {e}"))
+    invalid_argument(format!("{}: {e}", e.term()))
 }
 
 /// The document of `input_json` as `ubl`, `cii` or `pdf` (Factur-X).

@@ -165,7 +165,7 @@ final class Counterfoil_Documents {
 		if ( null === $frozen ) {
 			global $wpdb;
 			$t = Counterfoil_Schema::tables();
-			$wpdb->query(
+			$inserted = $wpdb->query(
 				$wpdb->prepare(
 					"INSERT IGNORE INTO {$t['documents']} (post_id, number, kind, issue_date, input, created_at) VALUES (%d, %s, %s, %s, %s, UTC_TIMESTAMP())", // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
 					$post->ID,
@@ -175,9 +175,14 @@ final class Counterfoil_Documents {
 					wp_json_encode( $input )
 				)
 			);
-			// Two first downloads at once: the row that won is the input.
-			$won   = self::frozen( $post->ID );
-			$input = null === $won ? $input : $won;
+			if ( 1 !== $inserted ) {
+				// Two first downloads at once: the row that won is the input
+				// (read again only when this insert did not write it).
+				$won = self::frozen( $post->ID );
+				if ( null !== $won && $won !== $input ) {
+					return self::checked_input( $post );
+				}
+			}
 		}
 		return array(
 			'input' => $input,

@@ -42,6 +42,15 @@ pub enum DocumentError {
     },
 }
 
+impl DocumentError {
+    /// The business term the refusal names, such as `BT-31`.
+    pub fn term(&self) -> &'static str {
+        match self {
+            DocumentError::Missing { term, .. } | DocumentError::Invalid { term, .. } => term,
+        }
+    }
+}
+
 /// A seller or a buyer (the shape; the seller also `iban`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Party {
@@ -276,15 +285,7 @@ fn present(v: &Option<String>) -> bool {
     v.as_deref().is_some_and(|s| !s.trim().is_empty())
 }
 
-fn is_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && s.split('-').all(|p| p.bytes().all(|c| c.is_ascii_digit()))
-        && (1..=12).contains(&s[5..7].parse::<u32>().unwrap_or(0))
-        && (1..=31).contains(&s[8..10].parse::<u32>().unwrap_or(0))
-}
+use crate::export::is_day as is_date;
 
 /// Decimals a currency's amounts are written with in a document: EN 16931
 /// allows at most 2; a zero-decimal currency writes none.
