@@ -129,7 +129,7 @@ fn check_year(year: u32) -> Result<()> {
 /// site's local date; a date that does not exist is refused.
 pub fn period_of(rule: PeriodRule, year: u32, month: u32, day: u32) -> Result<PeriodKey> {
     check_year(year)?;
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
     let length = if month == 2 && leap {
         29
     } else {

@@ -334,7 +334,7 @@ pub fn check_amount(amount: &str) -> Result<()> {
         !s.is_empty() && s.len() <= most && s.bytes().all(|b| b.is_ascii_digit())
     };
     if digits(whole, MAX_AMOUNT_WHOLE_DIGITS)
-        && decimals.map_or(true, |d| digits(d, MAX_AMOUNT_DECIMALS))
+        && decimals.is_none_or(|d| digits(d, MAX_AMOUNT_DECIMALS))
     {
         return Ok(());
     }

@@ -90,7 +90,7 @@ pub fn issuer_and_period(scope: &str) -> Option<(&str, PeriodKey)> {
         7 if tail.as_bytes()[4] == b'-' => (&tail[..4], Some(&tail[5..])),
         _ => return None,
     };
-    if !digits(year) || !month.map_or(true, digits) {
+    if !digits(year) || !month.is_none_or(digits) {
         return None;
     }
     let year: u32 = year.parse().ok()?;

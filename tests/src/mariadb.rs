@@ -332,7 +332,7 @@ impl MariaDb {
                         stat.rsplit_once(')')
                             .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
                     })
-                    .map_or(true, |state| state == "T" || state == "t")
+                    .is_none_or(|state| state == "T" || state == "t")
             });
             if all_stopped {
                 return Ok(());
