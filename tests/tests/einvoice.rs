@@ -743,3 +743,180 @@ fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Faults in the freeze of an e-invoice's input, switched on by the option
+/// `cf_test_freeze`: `race` writes another request's row (its seller
+/// renamed "Winner BV") just before our `INSERT IGNORE` runs, so that ours
+/// loses; `fail` turns our insert into a statement that fails (a table that
+/// does not exist), through WordPress's public `query` filter. Each counts
+/// its work in an option, so that a run where the fault never fired fails.
+const FREEZE_FAULTS: &str = r#"<?php
+add_filter('query', function ($q) {
+    global $wpdb;
+    $t = $wpdb->prefix . 'counterfoil_documents';
+    if (0 !== strpos($q, "INSERT IGNORE INTO $t ") || !preg_match('/VALUES \((\d+),/', $q, $m)) { return $q; }
+    $mode = get_option('cf_test_freeze');
+    if ('race' === $mode) {
+        $winner = Counterfoil_Documents::input_for(get_post((int) $m[1]));
+        $winner['seller']['name'] = 'Winner BV';
+        $wpdb->query($wpdb->prepare("INSERT INTO $t (post_id, number, kind, issue_date, input, created_at) VALUES (%d, %s, %s, %s, %s, UTC_TIMESTAMP())",
+            (int) $m[1], $winner['number'], $winner['kind'], $winner['issue_date'], wp_json_encode($winner)));
+        update_option('cf_test_freeze_raced', (int) get_option('cf_test_freeze_raced', 0) + 1);
+    } elseif ('fail' === $mode) {
+        update_option('cf_test_freeze_failed', (int) get_option('cf_test_freeze_failed', 0) + 1);
+        return "INSERT INTO {$t}_gone (post_id) VALUES (" . (int) $m[1] . ")";
+    }
+    return $q;
+});
+"#;
+
+/// An invoice's input is frozen at its first download by `INSERT IGNORE`
+/// (here: one that could not be frozen at issue, its row deleted). When
+/// another request's row lands just before ours, this download and every
+/// later one are the winner's bytes; when our insert fails, nothing is made
+/// from the input that was not kept: the function and the download refuse
+/// with 503 and say why, and the next download, the fault gone, freezes it.
+#[test]
+fn a_freeze_that_lost_its_race_serves_the_winner_and_a_failed_one_serves_nothing() {
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "einvoice_freeze", None).unwrap();
+    wp.mu_plugin("document-input", DOCUMENT_INPUT).unwrap();
+    wp.mu_plugin("freeze-faults", FREEZE_FAULTS).unwrap();
+    let out = wp
+        .eval(
+            false,
+            "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+                 'vat_id' => 'BE0123456749', 'electronic_address' => '0123456749', 'electronic_address_scheme' => '0208',
+                 'default_vat_category' => 'E'));
+             global $wpdb; $t = $wpdb->prefix . 'counterfoil_documents';
+             $ids = array();
+             foreach (array('race-exempt', 'fail-exempt') as $txn) {
+                 $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => $txn, 'user_id' => 3,
+                     'amount' => '30.00', 'currency' => 'EUR'));
+                 if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }
+                 // Frozen at issue; unfrozen again, as an invoice the site could not make a document of then.
+                 echo $wpdb->get_var(\"SELECT COUNT(*) FROM $t WHERE post_id = {$p->ID}\"), ' ';
+                 $wpdb->query(\"DELETE FROM $t WHERE post_id = {$p->ID}\");
+                 $ids[] = $p->ID;
+             }
+             echo implode(' ', $ids);",
+        )
+        .unwrap();
+    let words: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(&words[..2], ["1", "1"], "frozen at issue: {out}");
+    let (race_id, fail_id) = (words[2], words[3]);
+    let dir =
+        counterfoil_tests::target_dir().join(format!("einvoice-freeze-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    // Lost race: our insert writes nothing; the document is the winner's.
+    let raced = wp
+        .eval(
+            false,
+            &format!(
+                "global $wpdb; $t = $wpdb->prefix . 'counterfoil_documents';
+                 update_option('cf_test_freeze', 'race');
+                 $first = counterfoil_invoice_document({race_id}, 'ubl');
+                 update_option('cf_test_freeze', '');
+                 if (is_wp_error($first)) {{ echo 'error: ', $first->get_error_message(); exit(1); }}
+                 file_put_contents('{dir}/race.ubl.xml', $first);
+                 $winner = json_decode($wpdb->get_var(\"SELECT input FROM $t WHERE post_id = {race_id}\"), true);
+                 echo '|', get_option('cf_test_freeze_raced'), '|', $wpdb->get_var(\"SELECT COUNT(*) FROM $t WHERE post_id = {race_id}\"),
+                     '|', $winner['seller']['name'],
+                     '|', $first === Counterfoil_Einvoice::ubl(Counterfoil_Einvoice::document($winner)) ? 'winner' : 'not the winner';",
+                dir = dir.display()
+            ),
+        )
+        .unwrap();
+    let raced: Vec<&str> = raced.split('|').skip(1).collect();
+    assert_eq!(
+        raced,
+        ["1", "1", "Winner BV", "winner"],
+        "the race ran once, one row, the winner's, and the download is made from it"
+    );
+    let first = std::fs::read_to_string(dir.join("race.ubl.xml")).unwrap();
+    assert!(
+        first.contains("Winner BV") && !first.contains("Counterfoil Shop BV"),
+        "{first}"
+    );
+
+    // The second download, over HTTP by the administrator: the same bytes.
+    let site = wp.serve(false, 2).unwrap();
+    let admin =
+        counterfoil_tests::wp_session::Session::login(site.port(), "admin", "admin-password")
+            .unwrap();
+    let list = admin
+        .get("/wp-admin/edit.php?post_type=counterfoil_invoice")
+        .unwrap()
+        .body;
+    let link = |id: &str| {
+        counterfoil_tests::wp_session::link_path(
+            &list,
+            &[
+                "action=counterfoil_document",
+                &format!("invoice={id}"),
+                "format=ubl",
+            ],
+        )
+        .unwrap_or_else(|| panic!("no UBL row action for invoice {id}"))
+    };
+    let second = admin.get(&link(race_id)).unwrap();
+    assert_eq!(second.status, 200, "{}", second.body);
+    assert_eq!(second.body, first, "both downloads are the winner's bytes");
+
+    // A failed insert: refused, and nothing made from the unfrozen input.
+    let failed = wp
+        .eval(
+            false,
+            &format!(
+                "global $wpdb; $wpdb->suppress_errors(true); $t = $wpdb->prefix . 'counterfoil_documents';
+                 update_option('cf_test_freeze', 'fail');
+                 $d = counterfoil_invoice_document({fail_id}, 'ubl');
+                 echo '|', get_option('cf_test_freeze_failed'), '|', $wpdb->get_var(\"SELECT COUNT(*) FROM $t WHERE post_id = {fail_id}\"),
+                     '|', is_wp_error($d) ? $d->get_error_data()['status'] . '|' . $d->get_error_message() : 'a document|';"
+            ),
+        )
+        .unwrap();
+    let failed: Vec<&str> = failed.split('|').skip(1).collect();
+    assert_eq!(
+        &failed[..3],
+        ["1", "0", "503"],
+        "the insert failed once, no row, and no document: {failed:?}"
+    );
+    assert!(
+        failed[3].contains("could not be kept"),
+        "the refusal says why: {failed:?}"
+    );
+    let refused = admin.get(&link(fail_id)).unwrap();
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(
+        refused.body.contains("could not be kept") && !refused.body.contains("Counterfoil Shop BV"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT COUNT(*) FROM wp_counterfoil_documents WHERE post_id = {fail_id}"
+        )),
+        "0"
+    );
+    // The fault gone: the next download freezes the input and is served.
+    wp.eval(false, "update_option('cf_test_freeze', '');")
+        .unwrap();
+    let served = admin.get(&link(fail_id)).unwrap();
+    assert_eq!(served.status, 200, "{}", served.body);
+    assert!(
+        served.body.contains("Counterfoil Shop BV"),
+        "{}",
+        served.body
+    );
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT COUNT(*) FROM wp_counterfoil_documents WHERE post_id = {fail_id}"
+        )),
+        "1"
+    );
+    drop(site);
+    let _ = std::fs::remove_dir_all(&dir);
+}

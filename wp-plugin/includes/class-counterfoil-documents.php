@@ -22,7 +22,10 @@
  *   download — in {prefix}counterfoil_documents: from then on every
  *   document of it is made from that input, so a later change of the
  *   seller's settings or of a filter changes no issued invoice, and the
- *   CLI's export writes the same bytes from the same row;
+ *   CLI's export writes the same bytes from the same row; when two
+ *   requests freeze it at once, the row that won is the input of both, and
+ *   when the input cannot be kept (the insert failed) no document is made
+ *   (a WP_Error, status 503);
  * - what a valid document needs and the site lacks is a WP_Error naming the
  *   business term (status 422), never an invalid file, and so is a document
  *   whose total with VAT is not the amount the payment recorded (it says
@@ -179,7 +182,17 @@ final class Counterfoil_Documents {
 				// Two first downloads at once: the row that won is the input
 				// (read again only when this insert did not write it).
 				$won = self::frozen( $post->ID );
-				if ( null !== $won && $won !== $input ) {
+				if ( null === $won ) {
+					// The insert failed and nothing is kept: a document made
+					// now could differ from the next one, so none is made.
+					Counterfoil_Log::once( 'document-unfrozen', 'an e-invoice input could not be kept in the documents table: ' . $wpdb->last_error );
+					return new WP_Error(
+						'counterfoil_document_unfrozen',
+						__( 'The e-invoice cannot be made now: its input could not be kept in the documents table, and every e-invoice of an invoice is made from the input kept. Try again later; the site\'s error log names the database error.', 'counterfoil' ),
+						array( 'status' => 503 )
+					);
+				}
+				if ( $won !== $input ) {
 					return self::checked_input( $post );
 				}
 			}

@@ -384,7 +384,8 @@ function counterfoil_create_credit_note_for_refund( $refund ) {
  * @return string|WP_Error The document, or why not: 404 not an invoice of
  *                         this site, 400 an unknown format, 501 the PDF
  *                         without the extension, 422 naming the missing
- *                         EN 16931 business term in its data's `term`.
+ *                         EN 16931 business term in its data's `term`, 503
+ *                         when its input could not be kept (frozen).
  */
 function counterfoil_invoice_document( $invoice, $format ) {
 	return Counterfoil_Documents::document( $invoice, $format );
