@@ -166,6 +166,134 @@ pub fn credit_note_amount(
     }
 }
 
+/// The longest reason a credit note records, in bytes.
+pub const MAX_REASON: usize = 255;
+
+/// A refund to document by a credit note of an invoice: what
+/// `hold_credit_note` records, checked before anything is sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreditNoteRequest {
+    refund: crate::payment::PaymentRef,
+    requested: Option<u64>,
+    reason: String,
+    invoice_scope: ScopeKey,
+    invoice_number: u64,
+    invoice_minor: u64,
+    currency: String,
+}
+
+impl CreditNoteRequest {
+    /// The refund `refund` (gateway, refund id as the transaction id) of
+    /// `requested` (a decimal amount of `currency`; `None`: everything left)
+    /// on the invoice `invoice_number` of `invoice_scope`, whose amount is
+    /// `invoice_amount` of `currency`, for `reason` (at most
+    /// [`MAX_REASON`] bytes). Amounts are read by [`minor_units`].
+    pub fn new(
+        refund: crate::payment::PaymentRef,
+        requested: Option<&str>,
+        currency: &str,
+        invoice_scope: ScopeKey,
+        invoice_number: u64,
+        invoice_amount: &str,
+        reason: &str,
+    ) -> Result<Self> {
+        let currency = money::currency_code(currency)?;
+        if reason.len() > MAX_REASON {
+            return Err(Error::InvalidArgument {
+                name: "reason",
+                reason: format!("the reason is {} bytes; at most {MAX_REASON}", reason.len()),
+            });
+        }
+        if kind_of(invoice_scope.as_str()) == Kind::CreditNote {
+            return Err(Error::InvalidArgument {
+                name: "scope",
+                reason: format!(
+                    "`{}` is a credit-note series; a credit note corrects an invoice",
+                    invoice_scope.as_str()
+                ),
+            });
+        }
+        Ok(Self {
+            requested: requested.map(|a| minor_units(a, &currency)).transpose()?,
+            invoice_minor: minor_units(invoice_amount, &currency)?,
+            refund,
+            reason: reason.to_owned(),
+            invoice_scope,
+            invoice_number,
+            currency,
+        })
+    }
+
+    /// The refund (gateway, refund id).
+    pub fn refund(&self) -> &crate::payment::PaymentRef {
+        &self.refund
+    }
+
+    /// The amount asked for, in smallest units (`None`: everything left).
+    pub fn requested(&self) -> Option<u64> {
+        self.requested
+    }
+
+    /// Why the invoice is credited.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// The invoice's series.
+    pub fn invoice_scope(&self) -> &ScopeKey {
+        &self.invoice_scope
+    }
+
+    /// The invoice's number in its series.
+    pub fn invoice_number(&self) -> u64 {
+        self.invoice_number
+    }
+
+    /// The invoice's amount, in smallest units.
+    pub fn invoice_minor(&self) -> u64 {
+        self.invoice_minor
+    }
+
+    /// The invoice's (and the credit note's) currency, upper case.
+    pub fn currency(&self) -> &str {
+        &self.currency
+    }
+}
+
+/// What recording a refund's credit note found (`hold_credit_note`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CreditNoteHeld {
+    /// The credit note's row, naming its invoice: recorded by this call
+    /// (`created`), or by an earlier delivery of the same refund. Its
+    /// number comes from the payment flow (`record_payment` of `scope`).
+    Recorded {
+        /// The credit note's series.
+        scope: String,
+        /// Its amount, a decimal string of the invoice's currency.
+        amount: String,
+        /// This call wrote the row (or named the invoice on a row an
+        /// earlier delivery left without it).
+        created: bool,
+    },
+    /// Refused by [`credit_note_amount`]: zero, nothing left, or more than
+    /// what is left. Nothing was written.
+    Refused {
+        /// The invoice's amount, in smallest units.
+        invoice_minor: u64,
+        /// What its credit notes total, in smallest units.
+        credited_minor: u64,
+        /// What the refund asked for (`None`: everything left).
+        requested_minor: Option<u64>,
+    },
+    /// The refund id was recorded for another invoice or another amount, or
+    /// is not a credit note's: a refund is never credited twice under a
+    /// reused id. Nothing was written.
+    Mismatch,
+    /// The invoice's number is not issued (void, unfinished, unknown):
+    /// nothing was written.
+    NotIssued,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

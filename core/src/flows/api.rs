@@ -120,6 +120,21 @@ macro_rules! with_operations {
                 period: crate::format::Period,
             ) -> crate::payment::Held = hold_payment(scope, payment, amount, currency, period);
 
+            /// Records the credit note of a refund in the credit-note series
+            /// `scope`, without a number yet (the payment flow numbers it,
+            /// as a held payment: `record_payment` of the same refund), naming
+            /// its invoice, in one transaction under the invoice's registry
+            /// row lock: the amount is decided by
+            /// [`crate::credit_note::credit_note_amount`] from what the
+            /// invoice's credit notes total under that lock. A refund
+            /// delivered again is answered from its row; a refused one writes
+            /// nothing. `period` is the site's local year and month.
+            fn hold_credit_note(
+                scope: &crate::scope::ScopeKey,
+                request: &crate::credit_note::CreditNoteRequest,
+                period: crate::format::Period,
+            ) -> crate::credit_note::CreditNoteHeld = hold_credit_note(scope, request, period);
+
             /// Claims a reserved number of `scope` to create its invoice (the
             /// payment flow's second phase). The claim is committed on this
             /// store's own connection, so it survives whatever happens to the

@@ -24,6 +24,7 @@ pub(crate) mod awb;
 pub(crate) mod call;
 pub(crate) mod chain;
 pub(crate) mod claims;
+pub(crate) mod credit_notes;
 pub(crate) mod numbering;
 pub(crate) mod operations;
 pub(crate) mod payments;
@@ -60,6 +61,7 @@ pub(crate) trait Statements:
     + recorded::RecordedStatements
     + payments::PaymentStatements
     + claims::ClaimStatements
+    + credit_notes::CreditNoteStatements
     + Send
 {
 }
@@ -71,6 +73,7 @@ impl<S> Statements for S where
         + recorded::RecordedStatements
         + payments::PaymentStatements
         + claims::ClaimStatements
+        + credit_notes::CreditNoteStatements
         + Send
 {
 }

@@ -276,6 +276,36 @@ pub(crate) async fn hold_payment<S: CallSite + Send>(
     .await
 }
 
+/// Records a refund's credit note, naming its invoice, under the cap, in
+/// one transaction under the invoice's lock (`flows::credit_notes`).
+pub(crate) async fn hold_credit_note<S: CallSite + Send>(
+    store: &mut S,
+    scope: &ScopeKey,
+    request: &crate::credit_note::CreditNoteRequest,
+    period: Period,
+) -> Result<crate::credit_note::CreditNoteHeld> {
+    if crate::credit_note::kind_of(scope.as_str()) != crate::credit_note::Kind::CreditNote {
+        return Err(crate::error::Error::InvalidArgument {
+            name: "scope",
+            reason: format!("`{}` is not a credit-note series", scope.as_str()),
+        });
+    }
+    let (request, period) = (Arc::new(request.clone()), period.to_string());
+    run(
+        store,
+        "hold_credit_note",
+        scope.as_str(),
+        move |conn, sql, key| {
+            let (request, period) = (request.clone(), period.clone());
+            Box::pin(async move {
+                let mut statements = S::statements(conn, sql);
+                super::credit_notes::hold_credit_note(&mut statements, key, &request, &period).await
+            })
+        },
+    )
+    .await
+}
+
 /// Claims a reserved number to create its invoice (`flows::claims`).
 pub(crate) async fn claim_number<S: CallSite + Send>(
     store: &mut S,

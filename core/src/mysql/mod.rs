@@ -21,6 +21,7 @@ mod classify;
 mod connection;
 mod dialect;
 mod dialect_awb;
+mod dialect_credit;
 #[cfg(feature = "mysql-blocking")]
 mod lane;
 #[cfg(feature = "mysql-blocking")]
@@ -28,6 +29,7 @@ mod lane_exchange;
 mod one_trip;
 mod session;
 pub mod sql;
+pub mod sql_credit;
 mod vetting;
 
 use std::future::Future;
@@ -66,6 +68,7 @@ pub(crate) struct Sql {
     series: SeriesSql,
     registry: RegistrySql,
     awb: AwbSql,
+    credit: sql_credit::CreditNoteSql,
 }
 
 /// A series store bound to one database connection.
@@ -125,6 +128,7 @@ impl SeriesStore {
             series: SeriesSql::new(&config.table_prefix),
             registry: RegistrySql::new(&config.table_prefix),
             awb: AwbSql::new(&config.table_prefix),
+            credit: sql_credit::CreditNoteSql::new(&config.table_prefix),
         };
         Ok(Self {
             config,

@@ -25,8 +25,10 @@ mod classify;
 mod connection;
 mod dialect;
 mod dialect_awb;
+mod dialect_credit;
 mod replication;
 mod sql;
+mod sql_credit;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -134,6 +134,8 @@ pub struct PgSql {
     pub unconfirmed_of_call: String,
     /// The AWB stock's tables.
     pub awb: PgAwbSql,
+    /// A refund's credit note.
+    pub credit: super::sql_credit::PgCreditNoteSql,
 }
 
 impl PgSql {
@@ -394,6 +396,7 @@ impl PgSql {
                  WHERE scope_key = $1 AND number = $2::text::numeric AND status = 'creating' AND claim = $3"
             ),
             awb: PgAwbSql::new(p),
+            credit: super::sql_credit::PgCreditNoteSql::new(p),
             chain,
             sequences,
             numbers,
