@@ -38,6 +38,7 @@ require_once __DIR__ . '/includes/class-counterfoil-einvoice.php';
 require_once __DIR__ . '/includes/class-counterfoil-chain.php';
 require_once __DIR__ . '/includes/class-counterfoil-wpdb-transaction.php';
 require_once __DIR__ . '/includes/interface-counterfoil-backend.php';
+require_once __DIR__ . '/includes/trait-counterfoil-php-backend-credit-notes.php';
 require_once __DIR__ . '/includes/class-counterfoil-php-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-extension-backend.php';
 require_once __DIR__ . '/includes/class-counterfoil-schema.php';

@@ -1,5 +1,6 @@
 //! `Counterfoil\Sequences`: the namespaced API on any scope key.
 
+use counterfoil_core::credit_note::{CreditNoteHeld, CreditNoteRequest};
 use counterfoil_core::{
     Advanced, Claim, Error, Held, Initialized, MissingSeries, NumberFormat, PaymentRecord,
     PaymentRef, Period, ScopeKey,
@@ -426,6 +427,88 @@ impl Sequences {
             }
             Held::Numbered(r) => record_array(&r),
         }
+    }
+
+    /// Records the credit note of refund (`$gateway`, `$refund_id`) in the
+    /// credit-note series `$scope_key`, without a number yet (a later
+    /// `recordPayment()` of the same refund numbers it), naming invoice
+    /// `$invoice_number` of `$invoice_scope` (of `$invoice_amount`
+    /// `$currency`) and `$reason`, in one transaction under the invoice's
+    /// registry row lock, with the cap on what may be credited checked
+    /// there. `$amount` is the refund's decimal amount (null: everything
+    /// left); `$year` and `$month` the site's local period. Returns
+    /// `status`: `recorded` (with `scope_key`, `amount`, `created`),
+    /// `refused` (with `invoice`, `credited`, `requested`, in smallest
+    /// units: nothing written), `mismatch` (the refund id was recorded for
+    /// another invoice or amount) or `not_issued`.
+    ///
+    /// @throws \Counterfoil\InvalidArgumentException for a bad argument.
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    #[allow(clippy::too_many_arguments)]
+    pub fn hold_credit_note(
+        &self,
+        scope_key: String,
+        gateway: String,
+        refund_id: String,
+        amount: Option<String>,
+        currency: String,
+        year: i64,
+        month: i64,
+        invoice_scope: String,
+        invoice_number: i64,
+        invoice_amount: String,
+        reason: String,
+    ) -> PhpResult<ZBox<ZendHashTable>> {
+        let key = scope(&scope_key)?;
+        let request = CreditNoteRequest::new(
+            PaymentRef::new(&gateway, &refund_id).map_err(to_php)?,
+            amount.as_deref(),
+            &currency,
+            scope(&invoice_scope)?,
+            unsigned("invoice_number", invoice_number)?,
+            &invoice_amount,
+            &reason,
+        )
+        .map_err(to_php)?;
+        let period = period_of(year, month)?;
+        let held = process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.hold_credit_note(&key, &request, period).await })
+        })?;
+        let mut out = ZendHashTable::new();
+        let minor = |v: u64| to_php_int(&invoice_scope, v);
+        match held {
+            CreditNoteHeld::Recorded {
+                scope,
+                amount,
+                created,
+            } => {
+                out.insert("status", "recorded").map_err(build_error)?;
+                out.insert("scope_key", scope.as_str())
+                    .map_err(build_error)?;
+                out.insert("amount", amount.as_str()).map_err(build_error)?;
+                out.insert("created", created).map_err(build_error)?;
+            }
+            CreditNoteHeld::Refused {
+                invoice_minor,
+                credited_minor,
+                requested_minor,
+            } => {
+                out.insert("status", "refused").map_err(build_error)?;
+                out.insert("invoice", minor(invoice_minor)?)
+                    .map_err(build_error)?;
+                out.insert("credited", minor(credited_minor)?)
+                    .map_err(build_error)?;
+                out.insert("requested", requested_minor.map(minor).transpose()?)
+                    .map_err(build_error)?;
+            }
+            CreditNoteHeld::Mismatch => {
+                out.insert("status", "mismatch").map_err(build_error)?;
+            }
+            CreditNoteHeld::NotIssued => {
+                out.insert("status", "not_issued").map_err(build_error)?;
+            }
+        }
+        Ok(out)
     }
 
     /// Claims reserved number `$number` of `$scope_key` to create its invoice

@@ -16,9 +16,15 @@
  * - the amount is more than zero and at most what is left of the invoice's
  *   amount after its earlier credit notes (the core's
  *   credit_note::credit_note_amount, in the currency's smallest unit), in
- *   the invoice's currency; the check and the credit note's row are made
- *   under one named lock per invoice, so two refunds of one invoice at once
- *   never credit more than it was. A refused refund writes nothing;
+ *   the invoice's currency; the check, the credit note's row and the
+ *   invoice it names are one transaction on the backend's own connection
+ *   (Counterfoil_Backend::hold_credit_note: the core's
+ *   flows::credit_notes, or its pure-PHP twin), under the invoice's
+ *   registry row lock, never on $wpdb (which reconnects silently), so two
+ *   refunds of one invoice at once never credit more than it was, and a
+ *   delivery cut at any point never leaves a credit note without its
+ *   invoice. A refused refund writes nothing (409); a refund of more than
+ *   what is left is refused, never capped;
  * - only an issued invoice of this site is credited; a refund of a payment
  *   this site never invoiced makes none (404 not_invoiced).
  *
@@ -31,9 +37,6 @@ defined( 'ABSPATH' ) || exit;
  * Credit notes for refunds.
  */
 final class Counterfoil_Credit_Notes {
-	/** Seconds a refund waits for another refund of the same invoice. */
-	const LOCK_SECONDS = 10;
-
 	/**
 	 * Issues (or finds) the credit note of a refund.
 	 *
@@ -86,63 +89,46 @@ final class Counterfoil_Credit_Notes {
 			return $bad( sprintf( __( 'A credit note is in its invoice\'s currency, %s.', 'counterfoil' ), $invoice['currency'] ) );
 		}
 		try {
-			$requested = null === $amount ? null : Counterfoil_Rules::minor_units( $amount, $invoice['currency'] );
+			if ( null !== $amount ) {
+				Counterfoil_Rules::minor_units( $amount, $invoice['currency'] );
+			}
 		} catch ( InvalidArgumentException $e ) {
 			return $bad( $e->getMessage() );
 		}
-		$lock = self::lock( $invoice );
-		if ( is_wp_error( $lock ) ) {
-			return $lock;
-		}
+		$now     = counterfoil_local_period();
+		$current = counterfoil_current_period();
 		try {
-			$row = self::row( $refund['gateway'], $refund['refund_id'] );
-			if ( $row && null === $row->refers_scope && 'credit_note' === Counterfoil_Rules::kind_of( (string) $row->scope_key ) ) {
-				// Recorded by a delivery that stopped before it named the
-				// invoice: this delivery names it (nothing else can have).
-				$linked = self::record( (string) $row->scope_key, $refund, (string) $row->amount, $invoice, $reason );
-				if ( is_wp_error( $linked ) ) {
-					return $linked;
-				}
-				$row = self::row( $refund['gateway'], $refund['refund_id'] );
-			}
-			if ( $row ) {
-				$same = (string) $row->refers_scope === $invoice['scope_key'] && (int) $row->refers_number === $invoice['number']
-					&& ( null === $requested || Counterfoil_Rules::minor_units( (string) $row->amount, $invoice['currency'] ) === $requested );
-				if ( ! $same ) {
-					return new WP_Error( 'counterfoil_refund_mismatch', __( 'This refund id was already recorded for another invoice or amount; a refund is never credited twice under a reused id.', 'counterfoil' ), array( 'status' => 409 ) );
-				}
-				$credit = (string) $row->amount;
-				$scope  = (string) $row->scope_key;
-			} else {
-				$credited = self::credited( $invoice );
-				try {
-					$minor  = Counterfoil_Rules::credit_note_amount( $invoice['minor'], $credited, $requested );
-					$credit = Counterfoil_Rules::amount_from_minor_units( $minor, $invoice['currency'] )[0];
-				} catch ( InvalidArgumentException $e ) {
-					return new WP_Error( 'counterfoil_refund_exceeds', self::refusal( $invoice, $credited, $requested ), array( 'status' => 409 ) );
-				}
-				$now     = counterfoil_local_period();
-				$current = counterfoil_current_period();
-				$scope   = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], $current[0], $current[1] );
-				$held    = self::record( $scope, $refund, $credit, $invoice, $reason );
-				if ( is_wp_error( $held ) ) {
-					return $held;
-				}
-			}
-			// The credit note's year: its series' (a year's or a month's), else the local year.
-			$owner   = Counterfoil_Rules::issuer_and_period( $scope );
-			$payment = array(
-				'gateway'        => $refund['gateway'],
-				'transaction_id' => $refund['refund_id'],
-				'user_id'        => $invoice['issuer'],
-				'year'           => null === $owner ? counterfoil_local_period()[0] : $owner[1],
-				'amount'         => $credit,
-				'currency'       => $invoice['currency'],
-			);
-			$result = Counterfoil_Invoices::issue( $scope, $payment, counterfoil_local_period(), true );
-		} finally {
-			self::unlock( $invoice );
+			$series = Counterfoil_Rules::credit_note_series( $invoice['scope_key'], $current[0], $current[1] );
+			// The row, its invoice and the cap: one transaction on the
+			// backend's own connection, under the invoice's row lock.
+			$held = counterfoil_backend()->hold_credit_note( $series, $refund['gateway'], $refund['refund_id'], $amount, $invoice['currency'], $now[0], $now[1], $invoice['scope_key'], $invoice['number'], $invoice['amount'], $reason );
+		} catch ( InvalidArgumentException $e ) {
+			return $bad( $e->getMessage() );
+		} catch ( Throwable $e ) {
+			return self::unavailable( get_class( $e ) . ': ' . $e->getMessage(), 'credit-note-record' );
 		}
+		if ( 'refused' === $held['status'] ) {
+			return new WP_Error( 'counterfoil_refund_exceeds', self::refusal( $invoice, (int) $held['credited'], $held['requested'] ), array( 'status' => 409 ) );
+		}
+		if ( 'mismatch' === $held['status'] ) {
+			return new WP_Error( 'counterfoil_refund_mismatch', __( 'This refund id was already recorded for another invoice or amount; a refund is never credited twice under a reused id.', 'counterfoil' ), array( 'status' => 409 ) );
+		}
+		if ( 'recorded' !== $held['status'] ) {
+			return new WP_Error( 'counterfoil_invoice_not_issued', __( 'The invoice is not issued (void or unfinished): it cannot be credited.', 'counterfoil' ), array( 'status' => 409 ) );
+		}
+		$credit = (string) $held['amount'];
+		$scope  = (string) $held['scope_key'];
+		// The credit note's year: its series' (a year's or a month's), else the local year.
+		$owner   = Counterfoil_Rules::issuer_and_period( $scope );
+		$payment = array(
+			'gateway'        => $refund['gateway'],
+			'transaction_id' => $refund['refund_id'],
+			'user_id'        => $invoice['issuer'],
+			'year'           => null === $owner ? $now[0] : $owner[1],
+			'amount'         => $credit,
+			'currency'       => $invoice['currency'],
+		);
+		$result = Counterfoil_Invoices::issue( $scope, $payment, $now, true );
 		if ( is_wp_error( $result ) ) {
 			return $result;
 		}
@@ -160,7 +146,8 @@ final class Counterfoil_Credit_Notes {
 	 *
 	 * @param array $refund The refund.
 	 * @return array|WP_Error post_id, scope_key, number, number_as_issued,
-	 *                        issuer, currency, minor (its amount).
+	 *                        issuer, currency, amount (decimal) and minor
+	 *                        (smallest units).
 	 */
 	private static function invoice_of( array $refund ) {
 		$post_id = 0;
@@ -202,40 +189,9 @@ final class Counterfoil_Credit_Notes {
 			'number_as_issued' => $post->post_title,
 			'issuer'           => null !== $issuer && ctype_digit( $issuer ) ? (int) $issuer : (int) $post->post_author,
 			'currency'         => strtoupper( $currency ),
+			'amount'           => $amount,
 			'minor'            => $minor,
 		);
-	}
-
-	/**
-	 * Records the credit note's row without a number yet (held in its
-	 * series), naming the invoice it corrects; the payment flow numbers it.
-	 *
-	 * @return true|WP_Error
-	 */
-	private static function record( $scope, array $refund, $credit, array $invoice, $reason ) {
-		$now = counterfoil_local_period();
-		try {
-			counterfoil_backend()->hold_payment( $scope, $refund['gateway'], $refund['refund_id'], $credit, $invoice['currency'], $now[0], $now[1] );
-		} catch ( Throwable $e ) {
-			return self::unavailable( get_class( $e ) . ': ' . $e->getMessage(), 'credit-note-record' );
-		}
-		global $wpdb;
-		$t  = Counterfoil_Schema::tables();
-		$ok = $wpdb->query(
-			$wpdb->prepare(
-				"UPDATE {$t['payments']} SET refers_scope = %s, refers_number = %d, reason = %s
-				 WHERE gateway = %s AND transaction_id = %s AND refers_scope IS NULL",
-				$invoice['scope_key'],
-				$invoice['number'],
-				$reason,
-				$refund['gateway'],
-				$refund['refund_id']
-			)
-		);
-		if ( false === $ok ) {
-			return self::unavailable( 'linking a credit note to its invoice failed: ' . $wpdb->last_error, 'credit-note-link' );
-		}
-		return true;
 	}
 
 	/** 503: the credit note could not be recorded now (the detail goes to the log). */
@@ -275,18 +231,6 @@ final class Counterfoil_Credit_Notes {
 		}
 		/* translators: 1: the refund, 2: what is left, 3: the invoice's number */
 		return sprintf( __( 'A refund of %1$s is more than what is left to credit on invoice %3$s (%2$s).', 'counterfoil' ), $money( (int) $requested ), $money( $left ), $invoice['number_as_issued'] );
-	}
-
-	/** The credit-note row of a refund, or null. */
-	private static function row( $gateway, $refund_id ) {
-		global $wpdb;
-		$t = Counterfoil_Schema::tables();
-		return $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number, post_id, amount, currency, refers_scope, refers_number FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $refund_id ) );
-	}
-
-	/** What the invoice's credit notes total, in smallest units. */
-	private static function credited( array $invoice ) {
-		return self::credited_in( $invoice['scope_key'], $invoice['number'], $invoice['currency'] );
 	}
 
 	/** What the credit notes of invoice ($scope, $number) total, in smallest units of $currency. */
@@ -384,36 +328,5 @@ final class Counterfoil_Credit_Notes {
 			$out[] = $row->post_id ? get_the_title( (int) $row->post_id ) : __( '(being issued)', 'counterfoil' );
 		}
 		return $out;
-	}
-
-	/** Takes the invoice's named lock (server-wide: the database is in the name). */
-	private static function lock( array $invoice ) {
-		global $wpdb;
-		$got = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, %d)', self::lock_name( $invoice ), self::LOCK_SECONDS ) );
-		if ( '1' !== (string) $got ) {
-			return new WP_Error(
-				'counterfoil_busy',
-				__( 'Another refund of this invoice is being credited; deliver this one again.', 'counterfoil' ),
-				array(
-					'status'      => 503,
-					'retry_after' => 5,
-					'detail'      => 'GET_LOCK for a credit note answered ' . var_export( $got, true ) . ' ' . $wpdb->last_error, // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_var_export
-					'cause'       => 'credit-note-lock',
-				)
-			);
-		}
-		return true;
-	}
-
-	/** Releases the invoice's named lock. */
-	private static function unlock( array $invoice ) {
-		global $wpdb;
-		$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', self::lock_name( $invoice ) ) );
-	}
-
-	/** The lock's name: at most 64 characters (MySQL's limit). */
-	private static function lock_name( array $invoice ) {
-		global $wpdb;
-		return 'counterfoil_cn:' . md5( DB_NAME . '.' . $wpdb->prefix . '|' . $invoice['scope_key'] . '#' . $invoice['number'] );
 	}
 }

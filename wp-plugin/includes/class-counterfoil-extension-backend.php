@@ -87,6 +87,10 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		return $this->sequences->holdPayment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month );
 	}
 
+	public function hold_credit_note( $scope, $gateway, $refund_id, $amount, $currency, $year, $month, $invoice_scope, $invoice_number, $invoice_amount, $reason ) {
+		return $this->sequences->holdCreditNote( $scope, $gateway, $refund_id, $amount, $currency, $year, $month, $invoice_scope, $invoice_number, $invoice_amount, $reason );
+	}
+
 	public function advance( $scope, $next ) {
 		return $this->sequences->advance( $scope, $next );
 	}

@@ -48,6 +48,8 @@ use Counterfoil\TimeoutException;
  * Pure-PHP backend.
  */
 final class Counterfoil_Php_Backend implements Counterfoil_Backend {
+	use Counterfoil_Php_Backend_Credit_Notes;
+
 	const MAX_ATTEMPTS = 5;
 	const ER_DUP_ENTRY = 1062;
 

@@ -56,6 +56,33 @@ interface Counterfoil_Backend {
 	public function hold_payment( $scope, $gateway, $transaction_id, $amount, $currency, $year, $month );
 
 	/**
+	 * Records the credit note of a refund in the credit-note series $scope,
+	 * without a number (record_payment() of the same refund numbers it),
+	 * naming its invoice, in one transaction on the backend's own connection
+	 * under the invoice's registry row lock; the cap (the core's
+	 * credit_note::credit_note_amount) is checked there, also for a row an
+	 * earlier delivery left without its invoice. A refused refund writes
+	 * nothing.
+	 *
+	 * @param string      $scope          The credit-note series.
+	 * @param string      $gateway        Gateway.
+	 * @param string      $refund_id      The refund's id.
+	 * @param string|null $amount         The refund (decimal); null: everything left.
+	 * @param string      $currency       The invoice's currency.
+	 * @param int         $year           Local year.
+	 * @param int         $month          Local month.
+	 * @param string      $invoice_scope  The invoice's series.
+	 * @param int         $invoice_number The invoice's number.
+	 * @param string      $invoice_amount The invoice's amount (decimal).
+	 * @param string      $reason         Why (at most 255 bytes).
+	 * @return array status: recorded (scope_key, amount, created), refused
+	 *               (invoice, credited, requested, in smallest units),
+	 *               mismatch (the refund id names another invoice or amount)
+	 *               or not_issued.
+	 */
+	public function hold_credit_note( $scope, $gateway, $refund_id, $amount, $currency, $year, $month, $invoice_scope, $invoice_number, $invoice_amount, $reason );
+
+	/**
 	 * Moves a series so that $next is its next number; false when it is
 	 * already there or beyond (never moves down).
 	 *

@@ -138,6 +138,39 @@ final class CreditNotesTest extends TestCase {
 		$this->assertSame( array( $ok['post']->ID ), $this->announced );
 	}
 
+	/**
+	 * Issue 46: a credit note's row left without its invoice by a delivery
+	 * from before the fix (held in its series, naming nothing) is named by
+	 * the refund delivered again only if the cap allows its amount: with
+	 * 15.00 of 20.00 credited meanwhile, a row of 10.00 is refused (409,
+	 * still unnamed, no number); one of 5.00 is named and issued.
+	 */
+	public function test_a_row_left_without_its_invoice_is_named_only_under_the_cap() {
+		global $wpdb;
+		list( $u, $txn ) = $this->invoice();
+		$t               = Counterfoil_Schema::tables();
+		$series          = $u . ':cn:' . counterfoil_current_period()[0];
+		$now             = counterfoil_local_period();
+		foreach ( array( 're_old_a_' . $u => '10.00', 're_old_b_' . $u => '5.00' ) as $id => $amount ) {
+			$held = counterfoil_backend()->hold_payment( $series, 'stripe', $id, $amount, 'EUR', $now[0], $now[1] );
+			$this->assertSame( 'held', $held['status'] );
+		}
+		$other = $this->refund( $txn, 're_new_' . $u, '15.00' );
+		$this->assertIsArray( $other, is_wp_error( $other ) ? $other->get_error_message() : '' );
+
+		$refused = $this->refund( $txn, 're_old_a_' . $u, '10.00' );
+		$this->assertWPError( $refused );
+		$this->assertSame( 'counterfoil_refund_exceeds', $refused->get_error_code() );
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT number, refers_scope FROM {$t['payments']} WHERE gateway = 'stripe' AND transaction_id = %s", 're_old_a_' . $u ) );
+		$this->assertNull( $row->refers_scope );
+		$this->assertNull( $row->number );
+
+		$named = $this->refund( $txn, 're_old_b_' . $u );
+		$this->assertIsArray( $named, is_wp_error( $named ) ? $named->get_error_message() : '' );
+		$this->assertSame( '5.00', $named['amount'] );
+		$this->assertSame( 20.0, (float) $wpdb->get_var( $wpdb->prepare( "SELECT SUM(amount) FROM {$t['payments']} WHERE refers_scope = %s", get_post_meta( $named['invoice_id'], '_counterfoil_scope_key', true ) ) ) );
+	}
+
 	public function test_a_credit_note_is_as_immutable_as_an_invoice() {
 		list( , $txn ) = $this->invoice();
 		$cn            = $this->refund( $txn, 're_imm_' . wp_generate_password( 6, false ), '1.00' );

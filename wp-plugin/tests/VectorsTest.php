@@ -335,6 +335,20 @@ final class VectorsTest extends TestCase {
 		$this->assertSame( array_keys( $core ), array_intersect( array_keys( $core ), array_keys( $twin ) ), 'statements of the core that the twin lacks' );
 	}
 
+	/**
+	 * The twin's credit-note statements are the core's text
+	 * (tests/vectors/credit_note_statements.json, kept equal to the core by
+	 * core/tests/credit_note_statements.rs), every one of them.
+	 */
+	public function test_credit_note_statements() {
+		$core = self::load( 'credit_note_statements.json' );
+		$twin = Counterfoil_Php_Backend::credit_note_statements( 'wp_' );
+		ksort( $core );
+		ksort( $twin );
+		$this->assertCount( 5, $core );
+		$this->assertSame( $core, $twin );
+	}
+
 	/** The recorded allocation's one-trip packet, filled as the core fills it (tests/vectors/one_trip_packets.json). */
 	public function test_one_trip_recorded_packets() {
 		$template = Counterfoil_Php_Backend::statements( 'wp_' )['registry.recorded_one_trip'];
