@@ -1075,14 +1075,16 @@ fn stripe_refunds(extension: bool) {
     drop(fpm);
 }
 
-/// Different refunds of one invoice at the same moment (issue 27's
-/// per-invoice lock, proven): 4 PHP processes released together each ask,
-/// invoice after invoice in the same order, for a credit note of 6.00 on
-/// each of 12 invoices of 10.00 EUR — every invoice is asked for 24.00 at
-/// once and can give 6.00 once. Exactly one credit note per invoice is
-/// issued (12 in all, numbered 1..=12 in the credit-note series), the 36
-/// others are refused with nothing written. Without the lock, two
-/// processes both read 10.00 left and both credit it.
+/// Different refunds of one invoice at the same moment (the per-invoice
+/// lock, proven; since issue 46 the invoice's registry row locked in the
+/// transaction that records the credit note): 5 PHP processes released
+/// together each ask, invoice after invoice in the same order, for a credit
+/// note of 2.50 on each of 12 invoices of 10.00 EUR — every invoice is asked
+/// for 12.50 at once and can give 2.50 four times. Exactly four credit notes
+/// per invoice are admitted (48 in all, numbered 1..=48 in the credit-note
+/// series, 10.00 credited on each invoice), the 12 others are refused with
+/// nothing written. Without the lock, two processes both read what is left
+/// and both credit it.
 fn overlapping_refunds_of_one_invoice(extension: bool) {
     use counterfoil_tests::workers::run_overlapping;
     let name = if extension {
@@ -1103,11 +1105,11 @@ fn overlapping_refunds_of_one_invoice(extension: bool) {
         .unwrap();
     assert!(scope.starts_with("7:"), "{scope}");
     let script = repo_root().join("tests/wp-workers/credit-notes.php");
-    let commands = (0..4)
+    let commands = (0..5)
         .map(|w| {
             let mut c = wp.php(extension);
             c.arg(&script)
-                .args(["pi_race", &format!("w{w}"), "12", "6.00"]);
+                .args(["pi_race", &format!("w{w}"), "12", "2.50"]);
             c
         })
         .collect();
@@ -1119,7 +1121,7 @@ fn overlapping_refunds_of_one_invoice(extension: bool) {
         for line in f.stdout.lines() {
             let parts: Vec<&str> = line.split_whitespace().collect();
             match parts.as_slice() {
-                ["ok", txn, seq, "6.00"] => {
+                ["ok", txn, seq, "2.50"] => {
                     issued.push(seq.parse::<u64>().unwrap());
                     *per_invoice.entry((*txn).to_owned()).or_default() += 1;
                 }
@@ -1130,16 +1132,16 @@ fn overlapping_refunds_of_one_invoice(extension: bool) {
         }
     }
     assert!(
-        per_invoice.values().all(|n| *n == 1),
-        "an invoice credited more than it was: {per_invoice:?}"
+        per_invoice.len() == 12 && per_invoice.values().all(|n| *n == 4),
+        "every invoice admits exactly four refunds of 2.50: {per_invoice:?}"
     );
     issued.sort_unstable();
     assert_eq!(
         issued,
-        (1..=12).collect::<Vec<u64>>(),
+        (1..=48).collect::<Vec<u64>>(),
         "credit notes issued"
     );
-    assert_eq!(refused, 48 - 12);
+    assert_eq!(refused, 60 - 48);
     let cn = format!(
         "{}:cn:{}",
         &scope[..scope.find(':').unwrap()],
@@ -1149,13 +1151,13 @@ fn overlapping_refunds_of_one_invoice(extension: bool) {
         wp.scalar(&format!(
             "SELECT CONCAT(COUNT(*), ' ', SUM(amount)) FROM wp_counterfoil_payments WHERE refers_scope = '{scope}'"
         )),
-        "12 72"
+        "48 120"
     );
     assert_eq!(
         wp.scalar(&format!(
             "SELECT CONCAT(COUNT(*), ' ', MIN(number), ' ', MAX(number)) FROM wp_counterfoil_numbers WHERE scope_key = '{cn}'"
         )),
-        "12 1 12"
+        "48 1 48"
     );
 }
 
@@ -1167,6 +1169,114 @@ fn overlapping_refunds_of_one_invoice_never_credit_more_than_it_was_pure_php() {
 #[test]
 fn overlapping_refunds_of_one_invoice_never_credit_more_than_it_was_extension() {
     overlapping_refunds_of_one_invoice(true);
+}
+
+/// Issue 46: a credit note's delivery that dies between its writes never
+/// lets an invoice be credited more than it was. A refund of 60.00 on an
+/// invoice of 100.00 is cut (its PHP process exits, from WordPress's
+/// `query` filter) at the first `$wpdb` write made for its credit note
+/// once its row exists: before issue 46 the statement that named the
+/// invoice on the row, since then the credit note's post (the row, its
+/// invoice and the cap are one transaction on the backend's own
+/// connection). The row is never left without its invoice; a second refund
+/// of 60.00 is refused (409, nothing written: 40.00 is left), and the first
+/// delivered again is issued. Before issue 46: the row was left unlinked,
+/// the second refund credited 60.00 and the first, delivered again, was
+/// linked without the cap check — 120.00 credited.
+fn a_refund_cut_between_its_writes(extension: bool) {
+    let name = if extension {
+        "cn_cut_ext"
+    } else {
+        "cn_cut_php"
+    };
+    let wp = WordPress::install(MariaDb::shared(), name, None).unwrap();
+    let invoice = wp
+        .eval(
+            extension,
+            "$p = counterfoil_create_invoice_for_payment(array('gateway' => 'stripe', 'transaction_id' => 'pi_cut', \
+             'user_id' => 7, 'amount' => '100.00', 'currency' => 'EUR')); \
+             if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); } \
+             echo get_post_meta($p->ID, '_counterfoil_scope_key', true), ' ', get_post_meta($p->ID, '_counterfoil_number', true);",
+        )
+        .unwrap();
+    let (scope, number) = invoice.split_once(' ').unwrap();
+    // The cut, only in a process that defines CF_CUT: the first write of a
+    // credit note made on $wpdb once its row exists ends the process.
+    wp.mu_plugin(
+        "cut-credit-note",
+        r#"<?php add_filter('query', function ($q) {
+            if (defined('CF_CUT') && (preg_match('/^\s*UPDATE\s+\S*counterfoil_payments\S*\s+SET\s+refers_scope/i', $q)
+                || preg_match('/^\s*INSERT\s+INTO\s+`?\w*posts`?\s/i', $q))) {
+                echo "cut\n";
+                exit(3);
+            }
+            return $q;
+        });"#,
+    )
+    .unwrap();
+    let refund = |id: &str, cut: bool| {
+        let code = format!(
+            "{} $r = Counterfoil_Credit_Notes::for_refund(array('gateway' => 'stripe', 'refund_id' => '{id}', \
+             'transaction_id' => 'pi_cut', 'amount' => '60.00', 'reason' => 'cut')); \
+             if (is_wp_error($r)) {{ $d = $r->get_error_data(); echo 'error ', $r->get_error_code(), ' ', $d['status'] ?? ''; }} \
+             else {{ echo 'ok ', $r['amount'], ' ', $r['sequence']; }}",
+            if cut { "define('CF_CUT', true);" } else { "" }
+        );
+        wp.eval(extension, &code)
+    };
+    let row = |id: &str| {
+        wp.scalar(&format!(
+            "SELECT CONCAT_WS(' ', amount, COALESCE(refers_scope, 'unlinked'), refers_number) \
+             FROM wp_counterfoil_payments WHERE gateway = 'stripe' AND transaction_id = '{id}'"
+        ))
+    };
+    let cut = refund("re_cut_1", true);
+    assert!(
+        cut.as_ref().is_err_and(|e| e.to_string().contains("cut")),
+        "the first delivery was not cut: {cut:?}"
+    );
+    let after_cut = row("re_cut_1");
+    let second = refund("re_cut_2", false).unwrap();
+    let again = refund("re_cut_1", false).unwrap();
+    let credited = wp.scalar(&format!(
+        "SELECT CONCAT(COUNT(*), ' ', SUM(amount)) FROM wp_counterfoil_payments \
+         WHERE refers_scope = '{scope}' AND refers_number = {number}"
+    ));
+    let total: f64 = credited
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("0")
+        .parse()
+        .unwrap();
+    assert!(
+        total <= 100.0,
+        "invoice {scope}/{number} of 100.00 credited {credited} (second refund: {second}; the first again: {again})"
+    );
+    assert!(
+        after_cut.is_empty() || after_cut == format!("60.00 {scope} {number}"),
+        "the cut delivery left its credit note's row as `{after_cut}`"
+    );
+    assert_eq!(second, "error counterfoil_refund_exceeds 409");
+    assert_eq!(row("re_cut_2"), "", "a refused refund wrote a row");
+    assert_eq!(again, "ok 60.00 1");
+    assert_eq!(credited, "1 60");
+    assert_eq!(
+        wp.scalar(&format!(
+            "SELECT GROUP_CONCAT(CONCAT(number, ' ', status)) FROM wp_counterfoil_numbers WHERE scope_key = '7:cn:{}'",
+            &scope[scope.rfind(':').unwrap() + 1..]
+        )),
+        "1 issued"
+    );
+}
+
+#[test]
+fn a_refund_cut_between_its_writes_never_credits_more_than_the_invoice_pure_php() {
+    a_refund_cut_between_its_writes(false);
+}
+
+#[test]
+fn a_refund_cut_between_its_writes_never_credits_more_than_the_invoice_extension() {
+    a_refund_cut_between_its_writes(true);
 }
 
 /// Issue 40: a Checkout Session's customer details are the e-invoice's
