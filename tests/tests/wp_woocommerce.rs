@@ -35,27 +35,41 @@ fn orders(wp: &WordPress, count: usize, total: &str) -> Vec<u64> {
     out.split_whitespace().map(|s| s.parse().unwrap()).collect()
 }
 
-/// Runs `workers` copies of tests/wp-workers/woo-pay.php at once over `ids`:
-/// per order, the numbers the workers read back.
+/// What the workers of [`pay_at_once`] saw.
+struct Paid {
+    /// Per order, the numbers the workers read back.
+    told: BTreeMap<u64, Vec<String>>,
+    /// Per order, how many workers met another one's claim on its invoice
+    /// (`counterfoil_claim_busy` fired in them at least once).
+    met: BTreeMap<u64, usize>,
+}
+
+/// Runs `workers` copies of tests/wp-workers/woo-pay.php at once over `ids`
+/// (`linger_ms`: how long the claim's holder lingers before writing the
+/// invoice post, 0 for not at all).
 fn pay_at_once(
     wp: &WordPress,
     extension: bool,
     workers: usize,
     load: &str,
     ids: &[u64],
-) -> BTreeMap<u64, Vec<String>> {
+    linger_ms: u64,
+) -> Paid {
     let script = repo_root().join("tests/wp-workers/woo-pay.php");
     let commands = (0..workers)
         .map(|w| {
             let mut c = wp.php(extension);
             c.arg(&script).arg(load).arg(w.to_string());
             c.args(ids.iter().map(|i| i.to_string()));
+            c.env("CF_LINGER_MS", linger_ms.to_string());
             c
         })
         .collect();
     let finished = run_overlapping(commands, Duration::from_secs(300)).unwrap();
     let mut told = BTreeMap::<u64, Vec<String>>::new();
+    let mut met = BTreeMap::<u64, usize>::new();
     for f in &finished {
+        let mut busy = BTreeSet::<u64>::new();
         for line in f.stdout.lines() {
             let parts: Vec<&str> = line.split_whitespace().collect();
             match parts.as_slice() {
@@ -63,6 +77,9 @@ fn pay_at_once(
                     .entry(id.parse().unwrap())
                     .or_default()
                     .push((*number).to_owned()),
+                ["busy", id] => {
+                    busy.insert(id.parse().unwrap());
+                }
                 ["start" | "end", _] => {}
                 other => panic!(
                     "unexpected worker line {other:?}\n{}\n{}",
@@ -70,8 +87,11 @@ fn pay_at_once(
                 ),
             }
         }
+        for id in busy {
+            *met.entry(id).or_default() += 1;
+        }
     }
-    told
+    Paid { told, met }
 }
 
 /// The registry of series `scope`: (number, status) rows.
@@ -157,8 +177,17 @@ fn one_order_at_once(extension: bool) {
         "woo-once-php"
     });
     let ids = orders(&wp, 1, "49.90");
-    // Six processes hold the order as unpaid and complete it at the same moment.
-    let told = pay_at_once(&wp, extension, 6, "early", &ids);
+    // Six processes hold the order as unpaid and complete it at the same
+    // moment; the one that claims the invoice lingers 300 ms in its claim.
+    let Paid { told, met } = pay_at_once(&wp, extension, 6, "early", &ids, 300);
+    // They met on the order: at least one delivery found another one
+    // creating the invoice (the claim busy), not only ran at the same time.
+    let met = met.get(&ids[0]).copied().unwrap_or(0);
+    println!("{met} of 6 deliveries found the claim busy");
+    assert!(
+        met >= 1,
+        "no delivery met another one's claim on the order: no contention shown"
+    );
     assert_eq!(
         told[&ids[0]].len(),
         6,
@@ -195,7 +224,7 @@ fn one_order_completed_by_six_processes_at_once_gets_one_invoice_on_the_pure_php
 fn fifty_orders_paid_by_eight_processes_get_fifty_numbers_without_gaps() {
     let wp = shop("woo-fifty");
     let ids = orders(&wp, 50, "12.00");
-    let told = pay_at_once(&wp, true, 8, "late", &ids);
+    let told = pay_at_once(&wp, true, 8, "late", &ids, 0).told;
     assert!(
         told.values().all(|v| v.len() == 8),
         "every worker read every order's number: {told:?}"

@@ -8,7 +8,13 @@
  * and a return page); with LOAD=late just before its call. Released at the
  * harness's start line (tests/src/workers.rs); prints `start <ns>`, one line
  * per order (`ok <order> <invoice number read back from the order>` or
- * `none <order>`) and `end <ns>`.
+ * `none <order>`) and `end <ns>`; and `busy <order>` each time the plugin's
+ * `counterfoil_claim_busy` fires in this process: another delivery of the
+ * order's payment was creating its invoice when this one came for it (the
+ * proof that the workers met on the order, not merely ran at the same time).
+ * With CF_LINGER_MS set, a delivery that holds the claim lingers that long
+ * before it writes the invoice post, so that the others arrive while it
+ * holds it.
  *
  * Usage (in the site's directory): php woo-pay.php LOAD SEED ORDER_ID…
  */
@@ -31,10 +37,27 @@ if ( 'early' === $load ) {
 		$loaded[ $id ] = wc_get_order( $id );
 	}
 }
+$current = 0;
+add_action(
+	'counterfoil_claim_busy',
+	function () use ( &$current ) {
+		echo "busy $current\n";
+	}
+);
+$linger = (int) getenv( 'CF_LINGER_MS' );
+if ( $linger > 0 ) {
+	add_action(
+		'counterfoil_before_invoice_post',
+		function () use ( $linger ) {
+			usleep( $linger * 1000 );
+		}
+	);
+}
 cf_wait_at_start_line();
 echo 'start ', cf_now_ns(), "\n";
 foreach ( $orders as $id ) {
-	$order = isset( $loaded[ $id ] ) ? $loaded[ $id ] : wc_get_order( $id );
+	$current = $id;
+	$order   = isset( $loaded[ $id ] ) ? $loaded[ $id ] : wc_get_order( $id );
 	$order->payment_complete( "txn-$id" );
 	$number = (string) wc_get_order( $id )->get_meta( '_counterfoil_invoice_number', true );
 	if ( '' === $number ) {
