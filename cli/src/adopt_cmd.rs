@@ -7,22 +7,23 @@
 //! running it again, and a run that did not finish is visible in
 //! `{prefix}counterfoil_adopt_runs`. History is never renumbered unless
 //! `--resolve-duplicates=renumber`. Safe while the site takes payments:
-//! series only move up, atomically, and the registry's unique index refuses
-//! any number twice.
+//! each series is adopted in one transaction holding its row (`adopt_write`),
+//! so a live allocation on it waits and continues after the adopted numbers,
+//! and a number that became another post's meanwhile rolls the series back
+//! (exit 2, the conflicts named) instead of being silently skipped.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use counterfoil_core::audit::{Holder, SeriesAudit};
-use counterfoil_core::{
-    NumberFormat, Period, RegistrySql, ScopeKey, SeriesSql, StoreConfig, TablePrefix,
-};
+use counterfoil_core::{NumberFormat, Period, RegistrySql, ScopeKey, SeriesSql, TablePrefix};
 use serde_json::json;
 
+use crate::adopt_write::{adopt_series, registry_store, AdoptedRow, SeriesWrite, Target};
 use crate::audit_cmd::{run_audit, Audited};
 use crate::cli::{AdoptArgs, Global};
-use crate::db::{AdoptedRow, Db, Tables};
+use crate::db::{Db, Tables};
 use crate::Outcome;
 
 const VOID_REASON: &str = "missing before adoption (found by counterfoil adopt)";
@@ -48,9 +49,6 @@ impl SeriesPlan<'_> {
 }
 
 pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
-    if args.from == "wp-overnight" {
-        return crate::adopt_wpo::run(global, args).await;
-    }
     let url = crate::database_url(global)?;
     let prefix = TablePrefix::new(&global.table_prefix)?;
     let tables = Tables::new(&prefix);
@@ -185,21 +183,6 @@ pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// The core's store on the site's database with the registry's tables
-/// made (both adopt sources write through it), and the registry's SQL names.
-pub(crate) async fn registry_store(
-    url: &str,
-    global: &Global,
-    prefix: &TablePrefix,
-) -> Result<(counterfoil_core::SeriesStore, RegistrySql)> {
-    let config = StoreConfig::new(url)
-        .table_prefix(prefix.as_str())?
-        .deadline(Duration::from_millis(global.timeout_ms.max(1)));
-    let mut store = counterfoil_core::SeriesStore::connect(config).await?;
-    store.ensure_registry_schema().await?;
-    Ok((store, RegistrySql::new(prefix)))
-}
-
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     url: &str,
@@ -212,7 +195,7 @@ async fn execute(
     plans: &[SeriesPlan<'_>],
 ) -> Result<()> {
     // 1. Tables.
-    let (mut store, registry) = registry_store(url, global, prefix).await?;
+    let (store, registry) = registry_store(url, global, prefix).await?;
     db.query_drop(&format!(
         "CREATE TABLE IF NOT EXISTS `{}` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, started_at DATETIME NOT NULL, \
          finished_at DATETIME NULL, arguments TEXT NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
@@ -246,12 +229,19 @@ async fn execute(
     let run_id = db.conn.last_insert_id().unwrap_or(0);
 
     let total: usize = plans.iter().map(|p| p.backfill.len() + p.voids.len()).sum();
-    for plan in plans {
-        let scope = ScopeKey::new(plan.audit.scope.as_str())?;
-        // 2. The series: created at its lowest number, moved up to its highest.
-        store.initialize(&scope, plan.audit.lowest.max(1)).await?;
-        store.advance(&scope, plan.audit.highest + 1).await?;
-        // 3. The registry: every owner issued, every gap void with its reason.
+    let target = Target {
+        series: store.sql(),
+        numbers: &registry.numbers,
+        findings: &tables.adopt_findings,
+    };
+    let mut held = Duration::ZERO;
+    for (i, plan) in plans.iter().enumerate() {
+        let scope = plan.audit.scope.as_str();
+        ScopeKey::new(scope)?;
+        // 2.–4. One transaction per series, holding its row: created at its
+        // lowest number and moved up to its highest; every owner issued,
+        // every gap void with its reason; the findings (later duplicates,
+        // owners whose number the registry gives to another post); read back.
         let rows: Vec<AdoptedRow> = plan
             .backfill
             .iter()
@@ -270,51 +260,40 @@ async fn execute(
                 payment: None,
             }))
             .collect();
-        db.insert_adopted(
-            &registry.numbers,
-            plan.audit.scope.as_str(),
-            &rows,
-            args.batch_size,
-            Duration::from_millis(args.pause_ms),
-            global.json,
-        )
-        .await?;
-        // 4. Findings: later duplicates, and owners whose number the registry gives to another post.
-        let finding = format!(
-            "INSERT IGNORE INTO `{}` (kind, scope_key, number, post_id, other_post_id, created_at) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP())",
-            tables.adopt_findings
-        );
+        let mut findings = Vec::new();
         for d in &plan.audit.duplicates {
             let owner = d.holders[0].post_id;
             for h in &d.holders[1..] {
-                db.exec(
-                    &finding,
-                    (
-                        "duplicate",
-                        plan.audit.scope.as_str(),
-                        h.seq,
-                        h.post_id,
-                        owner,
-                    ),
-                )
-                .await?;
+                findings.push(("duplicate", h.seq, h.post_id, owner));
             }
         }
         for (h, other) in &plan.conflicts {
-            db.exec(
-                &finding,
-                (
-                    "conflict",
-                    plan.audit.scope.as_str(),
-                    h.seq,
-                    h.post_id,
-                    *other,
-                ),
-            )
-            .await?;
+            findings.push(("conflict", h.seq, h.post_id, *other));
         }
+        let series = SeriesWrite {
+            scope,
+            start: plan.audit.lowest.max(1),
+            highest: plan.audit.highest,
+            rows: &rows,
+            findings: &findings,
+        };
+        let done = adopt_series(db, &target, &series, args.batch_size, global.json)
+            .await
+            .map_err(|e| {
+                if i > 0 {
+                    e.context(format!(
+                        "{i} series before it were adopted whole; run adopt again once this one is settled"
+                    ))
+                } else {
+                    e
+                }
+            })?;
+        held = held.max(done.held);
         if args.resolve_duplicates == "renumber" {
             renumber(db, tables, &registry, store.sql(), format, plan).await?;
+        }
+        if i + 1 < plans.len() && args.pause_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(args.pause_ms)).await;
         }
     }
     // 5. The unique index, last (an older registry table may lack it).
@@ -339,12 +318,14 @@ async fn execute(
     if global.json {
         println!(
             "{}",
-            json!({"type": "done", "run": run_id, "registry_rows_written": total})
+            json!({"type": "done", "run": run_id, "registry_rows_written": total,
+                   "longest_series_lock_ms": held.as_millis() as u64})
         );
     } else {
         println!(
-            "\nadopted: {} series, {total} registry rows written (run #{run_id}).",
-            plans.len()
+            "\nadopted: {} series, {total} registry rows written (run #{run_id}; each series in one transaction, its row held at most {} ms).",
+            plans.len(),
+            held.as_millis()
         );
     }
     Ok(())

@@ -21,7 +21,11 @@
 //!   each year's series at that year's lowest number; every counter moves up
 //!   to its highest, so the next order continues the sequence;
 //! - without `--execute` nothing is written; with it every step is
-//!   idempotent (INSERT IGNORE, counters only moved up).
+//!   idempotent (INSERT IGNORE, counters only moved up);
+//! - each series is adopted in one transaction holding its row
+//!   (`adopt_write`): a number the live shop hands out meanwhile is never
+//!   silently the registry's for another order — adopt rolls that series
+//!   back and fails naming it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -30,8 +34,9 @@ use anyhow::{bail, Result};
 use counterfoil_core::{ScopeKey, TablePrefix};
 use serde_json::json;
 
+use crate::adopt_write::{adopt_series, registry_store, AdoptedRow, SeriesWrite, Target};
 use crate::cli::{AdoptArgs, Global};
-use crate::db::{AdoptedRow, Db, Tables};
+use crate::db::{Db, Tables};
 use crate::Outcome;
 
 /// The reason of a number WP Overnight's store handed out that no order carries.
@@ -356,15 +361,17 @@ async fn execute(
     prefix: &TablePrefix,
     plans: &[SeriesPlan],
 ) -> Result<()> {
-    let (mut store, registry) = crate::adopt_cmd::registry_store(url, global, prefix).await?;
+    let (store, registry) = registry_store(url, global, prefix).await?;
     db.ensure_adopt_findings(tables).await?;
+    let target = Target {
+        series: store.sql(),
+        numbers: &registry.numbers,
+        findings: &tables.adopt_findings,
+    };
     let total: usize = plans.iter().map(|p| p.issued.len() + p.voids.len()).sum();
-    for p in plans {
-        let scope = ScopeKey::new(p.scope.as_str())?;
-        store.initialize(&scope, p.start.max(1)).await?;
-        if p.highest > 0 {
-            store.advance(&scope, p.highest + 1).await?;
-        }
+    let mut held = Duration::ZERO;
+    for (i, p) in plans.iter().enumerate() {
+        ScopeKey::new(p.scope.as_str())?;
         let rows: Vec<AdoptedRow> = p
             .issued
             .iter()
@@ -383,35 +390,45 @@ async fn execute(
                 payment: None,
             }))
             .collect();
-        db.insert_adopted(
-            &registry.numbers,
-            p.scope.as_str(),
-            &rows,
-            args.batch_size,
-            Duration::from_millis(args.pause_ms),
-            global.json,
-        )
-        .await?;
-        for (n, later, owner) in &p.duplicates {
-            db.exec(
-                &format!(
-                    "INSERT IGNORE INTO `{}` (kind, scope_key, number, post_id, other_post_id, created_at) VALUES ('duplicate', ?, ?, ?, ?, UTC_TIMESTAMP())",
-                    tables.adopt_findings
-                ),
-                (p.scope.as_str(), *n, *later, *owner),
-            )
-            .await?;
+        let findings: Vec<_> = p
+            .duplicates
+            .iter()
+            .map(|(n, later, owner)| ("duplicate", *n, *later, *owner))
+            .collect();
+        let series = SeriesWrite {
+            scope: &p.scope,
+            start: p.start,
+            highest: p.highest,
+            rows: &rows,
+            findings: &findings,
+        };
+        let done = adopt_series(db, &target, &series, args.batch_size, global.json)
+            .await
+            .map_err(|e| {
+                if i > 0 {
+                    e.context(format!(
+                        "{i} series before it were adopted whole; run adopt again once this one is settled"
+                    ))
+                } else {
+                    e
+                }
+            })?;
+        held = held.max(done.held);
+        if i + 1 < plans.len() && args.pause_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(args.pause_ms)).await;
         }
     }
     if global.json {
         println!(
             "{}",
-            json!({"type": "done", "series": plans.len(), "registry_rows_written": total})
+            json!({"type": "done", "series": plans.len(), "registry_rows_written": total,
+                   "longest_series_lock_ms": held.as_millis() as u64})
         );
     } else {
         println!(
-            "\nadopted from WP Overnight: {} series, {total} registry rows written.",
-            plans.len()
+            "\nadopted from WP Overnight: {} series, {total} registry rows written (each series in one transaction; its row held at most {} ms).",
+            plans.len(),
+            held.as_millis()
         );
     }
     Ok(())

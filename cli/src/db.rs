@@ -44,16 +44,6 @@ impl Tables {
     }
 }
 
-/// A registry row adopt writes: a number issued to its owner (a post, or a
-/// payment's gateway and transaction), or void with its reason.
-pub struct AdoptedRow<'a> {
-    pub number: u64,
-    pub status: &'static str,
-    pub reason: Option<&'a str>,
-    pub post_id: Option<u64>,
-    pub payment: Option<(&'static str, String)>,
-}
-
 /// A connection with a per-statement deadline.
 pub struct Db {
     pub conn: Conn,
@@ -136,55 +126,6 @@ impl Db {
             .await?
             .first()
             .copied())
-    }
-
-    /// Writes adopt's registry rows of series `scope` where missing
-    /// (`INSERT IGNORE`), `batch` a statement, pausing `pause` between
-    /// statements, with progress on stderr unless `quiet`.
-    pub async fn insert_adopted(
-        &mut self,
-        numbers: &str,
-        scope: &str,
-        rows: &[AdoptedRow<'_>],
-        batch: usize,
-        pause: Duration,
-        quiet: bool,
-    ) -> Result<()> {
-        let mut done = 0usize;
-        for chunk in rows.chunks(batch.max(1)) {
-            let values = vec![
-                "(?, ?, ?, ?, 'adopt', ?, ?, ?, UTC_TIMESTAMP(), UTC_TIMESTAMP())";
-                chunk.len()
-            ]
-            .join(", ");
-            let mut params: Vec<mysql_async::Value> = Vec::with_capacity(chunk.len() * 7);
-            for r in chunk {
-                params.extend([
-                    mysql_async::Value::from(scope),
-                    mysql_async::Value::from(r.number),
-                    mysql_async::Value::from(r.status),
-                    mysql_async::Value::from(r.reason),
-                    mysql_async::Value::from(r.post_id),
-                    mysql_async::Value::from(r.payment.as_ref().map(|p| p.0)),
-                    mysql_async::Value::from(r.payment.as_ref().map(|p| p.1.as_str())),
-                ]);
-            }
-            self.exec(
-                &format!(
-                    "INSERT IGNORE INTO `{numbers}` (scope_key, number, status, reason, source, post_id, gateway, transaction_id, created_at, updated_at) VALUES {values}"
-                ),
-                params,
-            )
-            .await?;
-            done += chunk.len();
-            if !quiet {
-                eprintln!("adopt: {scope}: registry {done}/{}", rows.len());
-            }
-            if !pause.is_zero() {
-                tokio::time::sleep(pause).await;
-            }
-        }
-        Ok(())
     }
 
     /// Creates adopt's findings table if missing.

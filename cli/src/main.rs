@@ -4,7 +4,9 @@
 //! line on stderr; exit 0 ok, 1 findings (audit/verify), 2 error.
 
 mod adopt_cmd;
+mod adopt_pause;
 mod adopt_wpo;
+mod adopt_write;
 mod audit_cmd;
 mod awb_cmd;
 mod chain_check;
@@ -86,6 +88,9 @@ fn main() {
         match cli.command {
             cli::Command::Series(cmd) => series_cmd::run(&cli.global, cmd).await,
             cli::Command::Audit(site) => audit_cmd::run(&cli.global, &site).await,
+            cli::Command::Adopt(args) if args.from == "wp-overnight" => {
+                adopt_wpo::run(&cli.global, &args).await
+            }
             cli::Command::Adopt(args) => adopt_cmd::run(&cli.global, &args).await,
             cli::Command::Verify(args) => verify_cmd::run(&cli.global, &args).await,
             cli::Command::Stress(args) => stress_cmd::run(&cli.global, &args).await,
