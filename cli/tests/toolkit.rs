@@ -243,8 +243,10 @@ fn adopt_killed_midway_is_completed_by_a_rerun() {
             "--execute",
             "--batch-size",
             "10",
+            // Between series (each series is one transaction): the kill
+            // comes after the first series committed, before the next.
             "--pause-ms",
-            "20",
+            "3000",
         ])
         .env("DATABASE_URL", &url)
         .stdout(Stdio::null())
