@@ -165,6 +165,38 @@ namespace Counterfoil {
         public function format(int $number, int $year, ?int $month = null): string {}
 
         /**
+         * Records the credit note of refund (`$gateway`, `$refund_id`) in the
+         * credit-note series `$scope_key`, without a number yet (a later
+         * `recordPayment()` of the same refund numbers it), naming invoice
+         * `$invoice_number` of `$invoice_scope` (of `$invoice_amount`
+         * `$currency`) and `$reason`, in one transaction under the invoice's
+         * registry row lock, with the cap on what may be credited checked
+         * there. `$amount` is the refund's decimal amount (null: everything
+         * left); `$year` and `$month` the site's local period. Returns
+         * `status`: `recorded` (with `scope_key`, `amount`, `created`),
+         * `refused` (with `invoice`, `credited`, `requested`, in smallest
+         * units: nothing written), `mismatch` (the refund id was recorded for
+         * another invoice or amount) or `not_issued`.
+         *
+         * @throws \Counterfoil\InvalidArgumentException for a bad argument.
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @param string $scope_key
+         * @param string $gateway
+         * @param string $refund_id
+         * @param string|null $amount
+         * @param string $currency
+         * @param int $year
+         * @param int $month
+         * @param string $invoice_scope
+         * @param int $invoice_number
+         * @param string $invoice_amount
+         * @param string $reason
+         * @return array
+         */
+        public function holdCreditNote(string $scope_key, string $gateway, string $refund_id, ?string $amount = null, string $currency, int $year, int $month, string $invoice_scope, int $invoice_number, string $invoice_amount, string $reason): array {}
+
+        /**
          * Records a payment whose series `$scope_key` does not exist yet,
          * without a number, with the period (the site's local `$year` and
          * `$month`) it arrived in. Once the series exists, `recordPayment()` of
