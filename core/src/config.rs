@@ -79,6 +79,42 @@ pub struct StoreConfig {
     /// default on). Off, they take the flow of several statements: the
     /// benchmarks' baseline.
     pub one_trip_payments: bool,
+    /// When a transaction that took a number is read back on the same
+    /// connection after its COMMIT was answered, the number told only when
+    /// the read finds it (docs/galera.md): by default on a node of a
+    /// cluster where every node writes (Galera).
+    pub confirm_commits: ConfirmCommits,
+}
+
+/// When a numbering transaction's COMMIT is read back before its number is
+/// told ([`StoreConfig::confirm_commits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ConfirmCommits {
+    /// On a node of a cluster where every node writes (Galera, Group
+    /// Replication multi-primary): there a transaction aborted by another
+    /// node's write set after its last statement has been seen to answer
+    /// its COMMIT with OK and vanish. The default.
+    #[default]
+    OnClusters,
+    /// On every MySQL/MariaDB server (a proxy in between that may answer
+    /// for the server; the tests' lying proxy). The PostgreSQL store has no
+    /// cluster where every node writes and confirms nothing.
+    Always,
+    /// Never: the benchmark's baseline only. A COMMIT answered OK whose
+    /// write set a cluster aborted would tell a number it does not hold.
+    Never,
+}
+
+impl ConfirmCommits {
+    /// Whether a session to a server that is (`multi_writer`) or is not a
+    /// node of a cluster where every node writes confirms its commits.
+    pub fn applies(self, multi_writer: bool) -> bool {
+        match self {
+            ConfirmCommits::OnClusters => multi_writer,
+            ConfirmCommits::Always => true,
+            ConfirmCommits::Never => false,
+        }
+    }
 }
 
 impl StoreConfig {
@@ -101,7 +137,15 @@ impl StoreConfig {
             node_list: NodeListPolicy::OneCluster,
             fail_back_after: Self::DEFAULT_FAIL_BACK_AFTER,
             one_trip_payments: true,
+            confirm_commits: ConfirmCommits::OnClusters,
         }
+    }
+
+    /// When a numbering transaction is read back after its COMMIT before
+    /// its number is told ([`ConfirmCommits`]; default: on clusters).
+    pub fn confirm_commits(mut self, confirm: ConfirmCommits) -> Self {
+        self.confirm_commits = confirm;
+        self
     }
 
     /// Sends a payment's first delivery, a held payment's completion and a

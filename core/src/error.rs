@@ -326,6 +326,20 @@ pub enum Error {
         /// The server's message.
         message: String,
     },
+    /// On a node of a cluster where every node writes (Galera), the COMMIT
+    /// of a transaction that took a number was answered OK, but reading its
+    /// rows back on the same connection did not find them (or the read
+    /// failed): the number is not told. Its outcome is unknown: a number
+    /// that did commit stays `unconfirmed` in the registry (a gap with a
+    /// reason, never a number told twice); a payment delivered again finds
+    /// its row if it committed, or is numbered anew.
+    #[error("{operation}: the database answered the COMMIT, but the work was not found when read back on the same node ({detail}); the number was not handed out; the outcome is unknown (a number may have been skipped, never repeated): try again")]
+    Unconfirmed {
+        /// What was being done.
+        operation: &'static str,
+        /// What the read back found.
+        detail: String,
+    },
     /// The connection settings are unusable (bad URL, bad table prefix, …).
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -340,7 +354,7 @@ impl Error {
     /// number) may succeed. Never true for bad input or a missing series.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Error::Timeout { .. } | Error::Unavailable { .. } => true,
+            Error::Timeout { .. } | Error::Unavailable { .. } | Error::Unconfirmed { .. } => true,
             // PostgreSQL (no numeric code): serialization failure, deadlock,
             // lock timeout, and our own statement timeout (the retry loop
             // stays inside the deadline).
@@ -368,7 +382,7 @@ impl Error {
     /// happen (refused before running, or rolled back).
     pub fn outcome_unknown(&self) -> bool {
         match self {
-            Error::Timeout { .. } | Error::Unexpected(_) => true,
+            Error::Timeout { .. } | Error::Unexpected(_) | Error::Unconfirmed { .. } => true,
             Error::Unavailable { may_have_run, .. } => *may_have_run,
             Error::Server { code, .. } => {
                 matches!(
@@ -405,6 +419,7 @@ impl Error {
             | Error::UnsafeReplication { .. } => "unsafe_durability",
             Error::Timeout { .. } => "timeout",
             Error::Unavailable { .. } => "unavailable",
+            Error::Unconfirmed { .. } => "unconfirmed",
             Error::Server { .. } => "server",
             Error::Config(_) => "config",
             Error::Unexpected(_) => "unexpected",

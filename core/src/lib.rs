@@ -75,7 +75,9 @@ pub use series_life::{MissingSeries, PlannedSeries};
 pub use table_prefix::TablePrefix;
 
 #[cfg(any(feature = "mysql", feature = "postgres"))]
-pub use config::{Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats};
+pub use config::{
+    ConfirmCommits, Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats,
+};
 #[cfg(feature = "mysql")]
 pub use mysql::sql::{AwbSql, RegistrySql, SeriesSql};
 #[cfg(feature = "mysql-blocking")]

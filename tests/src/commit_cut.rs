@@ -11,6 +11,13 @@
 //! not return rows (its answers are OK packets, which this reads).
 //! Clients must connect over TCP (no TLS; `prefer_socket=false` for
 //! mysql_async).
+//!
+//! Armed to lie ([`CommitCut::arm_lie`]), it sends the next `COMMIT` to the
+//! server as `ROLLBACK` and forwards the server's answer, an OK packet like
+//! the COMMIT's: the client is told its transaction committed, and nothing
+//! of it exists — what a Galera node has been seen to do with a transaction
+//! another node's write set aborted after its last statement (MDEV-24775's
+//! family; docs/galera.md).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -19,10 +26,14 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::mariadb::MariaDb;
+use crate::wordpress::WordPress;
+
 /// The proxy; it runs until dropped.
 pub struct CommitCut {
     port: u16,
     armed: Arc<AtomicUsize>,
+    lies: Arc<AtomicUsize>,
     cuts: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
 }
@@ -33,9 +44,10 @@ impl CommitCut {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let port = listener.local_addr()?.port();
         let armed = Arc::new(AtomicUsize::new(0));
+        let lies = Arc::new(AtomicUsize::new(0));
         let cuts = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let (a, c, s) = (armed.clone(), cuts.clone(), stop.clone());
+        let (a, l, c, s) = (armed.clone(), lies.clone(), cuts.clone(), stop.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
@@ -45,13 +57,14 @@ impl CommitCut {
                 let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
                     continue;
                 };
-                let (a, c) = (a.clone(), c.clone());
-                std::thread::spawn(move || relay(client, server, a, c));
+                let (a, l, c) = (a.clone(), l.clone(), c.clone());
+                std::thread::spawn(move || relay(client, server, a, l, c));
             }
         });
         Ok(Self {
             port,
             armed,
+            lies,
             cuts,
             stop,
         })
@@ -67,6 +80,17 @@ impl CommitCut {
         self.armed.store(n, Ordering::SeqCst);
     }
 
+    /// The next `n` COMMITs (on any connection) are sent as ROLLBACK, and
+    /// the client gets the server's OK: told committed, nothing kept.
+    pub fn arm_lie(&self, n: usize) {
+        self.lies.store(n, Ordering::SeqCst);
+    }
+
+    /// How many armed lies are still to be told (0: each was told).
+    pub fn lies_left(&self) -> usize {
+        self.lies.load(Ordering::SeqCst)
+    }
+
     /// How many answers were dropped so far.
     pub fn cuts(&self) -> usize {
         self.cuts.load(Ordering::SeqCst)
@@ -79,6 +103,33 @@ impl Drop for CommitCut {
         // Wake the accept loop so that it sees the stop flag.
         let _ = TcpStream::connect(("127.0.0.1", self.port));
     }
+}
+
+/// A fresh database behind a [`CommitCut`] proxy: (database URL, proxy,
+/// the URL through the proxy).
+pub fn database_behind_a_proxy(label: &str) -> (String, CommitCut, String) {
+    let url = MariaDb::shared().fresh_database(label).unwrap();
+    let db = MariaDb::database_name(&url);
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    let via_proxy = format!(
+        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
+        proxy.port()
+    );
+    (url, proxy, via_proxy)
+}
+
+/// A WordPress site (series 1:2026 from 1) whose plugin connection goes
+/// through a [`CommitCut`] proxy; WordPress's own does not.
+pub fn site_behind_a_proxy(name: &str) -> (WordPress, CommitCut) {
+    let wp = WordPress::install(MariaDb::shared(), name, None).unwrap();
+    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
+        .unwrap();
+    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}')", proxy.port()),
+    );
+    (wp, proxy)
 }
 
 /// Whether a MySQL packet payload is a COM_QUERY that commits: "COMMIT",
@@ -131,7 +182,36 @@ fn holds_last_answer(bytes: &[u8]) -> bool {
     false
 }
 
-fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicUsize>, cuts: Arc<AtomicUsize>) {
+/// The packet `packet` (header and payload) with each `COMMIT` statement
+/// of its COM_QUERY turned into `ROLLBACK`, its length header rewritten.
+fn as_rollback(packet: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(&packet[5..]);
+    let statements: Vec<String> = text
+        .split(';')
+        .map(|s| {
+            if s.trim().eq_ignore_ascii_case("COMMIT") {
+                s.replace("COMMIT", "ROLLBACK")
+                    .replace("commit", "ROLLBACK")
+            } else {
+                s.to_owned()
+            }
+        })
+        .collect();
+    let mut payload = vec![0x03];
+    payload.extend_from_slice(statements.join(";").as_bytes());
+    let len = payload.len();
+    let mut out = vec![len as u8, (len >> 8) as u8, (len >> 16) as u8, packet[3]];
+    out.extend_from_slice(&payload);
+    out
+}
+
+fn relay(
+    client: TcpStream,
+    server: TcpStream,
+    armed: Arc<AtomicUsize>,
+    lies: Arc<AtomicUsize>,
+    cuts: Arc<AtomicUsize>,
+) {
     let cut_next_answer = Arc::new(AtomicBool::new(false));
     let (Ok(mut from_client), Ok(mut to_server)) = (client.try_clone(), server.try_clone()) else {
         return;
@@ -153,8 +233,14 @@ fn relay(client: TcpStream, server: TcpStream, armed: Arc<AtomicUsize>, cuts: Ar
                 if buf.len() < 4 + len {
                     break;
                 }
-                let packet: Vec<u8> = buf.drain(..4 + len).collect();
+                let mut packet: Vec<u8> = buf.drain(..4 + len).collect();
                 if is_commit(&packet[4..])
+                    && lies
+                        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| l.checked_sub(1))
+                        .is_ok()
+                {
+                    packet = as_rollback(&packet);
+                } else if is_commit(&packet[4..])
                     && armed
                         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |a| a.checked_sub(1))
                         .is_ok()

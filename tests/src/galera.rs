@@ -170,6 +170,10 @@ impl Galera {
             ))
             .arg(format!("--wsrep-sst-receive-address=127.0.0.1:{}", n.gcomm + 2))
             .arg("--wsrep-sst-method=rsync")
+            // A failing run keeps the nodes' logs (the directory is kept
+            // when the test panics): with every certification conflict and
+            // brute-force abort in them, by connection id.
+            .arg("--wsrep-log-conflicts=ON")
             .arg("--binlog-format=ROW")
             .arg("--innodb-autoinc-lock-mode=2")
             .stdin(Stdio::null())
@@ -261,6 +265,22 @@ impl Galera {
             c.disconnect().await?;
             anyhow::Ok(())
         })
+    }
+
+    /// Runs statements on node `i` as root, through its socket.
+    pub fn exec_on(&self, i: usize, sql: &str) -> Result<()> {
+        let url = self.root_url(i);
+        block_on(async {
+            let mut c = mysql_async::Conn::new(mysql_async::Opts::from_url(&url)?).await?;
+            c.query_drop(sql).await?;
+            c.disconnect().await?;
+            anyhow::Ok(())
+        })
+    }
+
+    /// Where node `i` keeps its data and its error log (`mariadbd.err`).
+    pub fn node_dir(&self, i: usize) -> &std::path::Path {
+        &self.nodes[i].dir
     }
 
     /// kill -9 of node `i`.

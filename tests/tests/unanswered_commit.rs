@@ -8,9 +8,8 @@
 
 use counterfoil_core::payment::UNANSWERED_REASON;
 use counterfoil_core::{ScopeKey, SeriesStore, StoreConfig};
-use counterfoil_tests::commit_cut::CommitCut;
+use counterfoil_tests::commit_cut::{database_behind_a_proxy, site_behind_a_proxy};
 use counterfoil_tests::mariadb::block_on;
-use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
 
 /// `number status reason` of every registry row of `scope`, in order.
@@ -26,39 +25,12 @@ fn registry(url: &str, table: &str, scope: &str) -> String {
     .unwrap_or_default()
 }
 
-/// A fresh database behind a [`CommitCut`] proxy: (database URL, proxy,
-/// the URL through the proxy).
-fn database_behind_a_proxy(label: &str) -> (String, CommitCut, String) {
-    let url = MariaDb::shared().fresh_database(label).unwrap();
-    let db = MariaDb::database_name(&url);
-    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
-    let via_proxy = format!(
-        "mysql://cf:cf@127.0.0.1:{}/{db}?prefer_socket=false",
-        proxy.port()
-    );
-    (url, proxy, via_proxy)
-}
-
 /// A core store on `url` with its schema and series `scope` from 1.
 async fn store_with_series(url: &str, scope: &ScopeKey) -> SeriesStore {
     let mut s = SeriesStore::connect(StoreConfig::new(url)).await.unwrap();
     s.ensure_registry_schema().await.unwrap();
     s.initialize(scope, 1).await.unwrap();
     s
-}
-
-/// A WordPress site (series 1:2026 from 1) whose plugin connection goes
-/// through a [`CommitCut`] proxy; WordPress's own does not.
-fn site_behind_a_proxy(name: &str) -> (WordPress, CommitCut) {
-    let wp = WordPress::install(MariaDb::shared(), name, None).unwrap();
-    wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")
-        .unwrap();
-    let proxy = CommitCut::start(MariaDb::shared().port()).unwrap();
-    wp.config_set(
-        "COUNTERFOIL_DB_NODES",
-        &format!("array('127.0.0.1:{}')", proxy.port()),
-    );
-    (wp, proxy)
 }
 
 #[test]

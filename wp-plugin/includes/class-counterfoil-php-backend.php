@@ -15,6 +15,10 @@
  * - at connect, wrong credentials or database (1044, 1045, 1049, 1698) stop at
  *   once; any other refusal tries the next node of COUNTERFOIL_DB_NODES; a
  *   Galera node gets causal reads (wsrep_sync_wait = 1);
+ * - on a Galera node (a cluster where every node writes) a number a
+ *   transaction took is told only once its row was read back after the
+ *   COMMIT (the core's commit confirmation): a COMMIT answered OK whose write
+ *   set the cluster aborted tells no number;
  * - one deadline per call (filter counterfoil_timeout_ms, 5 s): each connect
  *   and each statement gets only what is left of it. Statements run
  *   asynchronously and are awaited with mysqli_poll() for exactly the time
@@ -227,6 +231,8 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		'connects'       => 0,
 		'retries'        => 0,
 		'one_trip'       => 0,
+		'confirmed'      => 0,
+		'unconfirmed'    => 0,
 		'skipped'        => 0,
 		'skipped_reason' => null,
 	);
@@ -460,7 +466,11 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					$number     = $this->recorded_in_one_trip( $scope, $source, $call, $request_key );
 					$unanswered = false;
 					if ( null !== $number ) {
-						$this->confirm_recorded( $scope, $number, $call );
+						if ( $this->confirms_commits() ) {
+							$this->confirm_taken( $scope, $number, $call );
+						} else {
+							$this->confirm_recorded( $scope, $number, $call );
+						}
 						return $number;
 					}
 				}
@@ -503,7 +513,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 							$this->check_registry_insert( $r, $scope, $number );
 							$this->chain_append( Counterfoil_Chain::issued( $scope, $number ) );
 							$committing[] = $number;
-							return array( $number, $call );
+							return array( $number, $call, true );
 						}
 					);
 				} catch ( Counterfoil_Same_Request $e ) {
@@ -513,6 +523,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					}
 				}
 				list( $number, $mark ) = $taken;
+				if ( isset( $taken[2] ) && $this->confirms_commits() ) {
+					$this->confirm_taken( $scope, $number, $mark );
+					return $number;
+				}
 				$this->confirm_recorded( $scope, $number, $mark );
 				return $number;
 			}
@@ -529,6 +543,25 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			$this->execute( $this->sql['registry.confirm_by_call'], 'sis', array( $scope, $number, $mark ) );
 		} catch ( Counterfoil_Retryable $e ) {
 			unset( $e ); // Lost on the way: the number stays unconfirmed; the caller has it.
+		}
+	}
+
+	/**
+	 * A number this try's transaction took, on a node of a cluster where
+	 * every node writes (the core's flows::recorded::told): marked issued,
+	 * and told only when the marking found its unconfirmed row. A COMMIT
+	 * answered OK whose write set the cluster aborted left no row: its
+	 * number is not told. A lost statement is retried by attempt(), and the
+	 * retry voids the number as unanswered.
+	 *
+	 * @throws DatabaseUnavailableException When the row is not there.
+	 */
+	private function confirm_taken( $scope, $number, $mark ) {
+		++$this->stats['confirmed'];
+		$r = $this->check( $this->execute( $this->sql['registry.confirm_by_call'], 'sis', array( $scope, $number, $mark ) ) );
+		if ( 1 !== $r['affected'] ) {
+			++$this->stats['unconfirmed'];
+			throw new DatabaseUnavailableException( sprintf( 'allocate_recorded: the database answered the COMMIT, but the work was not found when read back on the same node (number %d of `%s` has no unconfirmed row of this call); the number was not handed out; the outcome is unknown (a number may have been skipped, never repeated): try again', $number, $scope ) );
 		}
 	}
 
@@ -581,7 +614,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			function () use ( $scope, $gateway, $transaction_id, $amount, $currency, $period ) {
 				$done = $this->record_in_one_trip( $scope, $gateway, $transaction_id, $amount, $currency, $period );
 				if ( is_array( $done ) ) {
-					return $done;
+					return $this->confirmed_payment( $gateway, $transaction_id, $done );
 				}
 				if ( 'repeat' === $done ) {
 					return $this->recorded_before( $gateway, $transaction_id );
@@ -606,7 +639,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 					$this->rollback_quietly();
 					throw $e;
 				}
-				return $record;
+				return $this->confirmed_payment( $gateway, $transaction_id, $record );
 			}
 		);
 	}
@@ -899,7 +932,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	private function complete_held( $gateway, $transaction_id ) {
 		// (The flow of several statements; recorded_before() tries the
 		// one-trip packet first.)
-		return $this->transaction(
+		$done = $this->transaction(
 			function () use ( $gateway, $transaction_id ) {
 				$rows = $this->select( $this->sql['registry.lock_payment'], 'ss', array( $gateway, $transaction_id ) );
 				if ( ! $rows ) {
@@ -907,11 +940,68 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				}
 				list( $id, $scope, $number, $period, $amount, $currency ) = $rows[0];
 				if ( null !== $number ) {
-					return $this->find_payment( $gateway, $transaction_id ); // Numbered meanwhile.
+					return array( $this->find_payment( $gateway, $transaction_id ), false ); // Numbered meanwhile.
 				}
-				return $this->number_payment( (int) $id, $scope, array( $gateway, $transaction_id, $amount, $currency ), $period );
+				return array( $this->number_payment( (int) $id, $scope, array( $gateway, $transaction_id, $amount, $currency ), $period ), true );
 			}
 		);
+		list( $record, $taken ) = $done;
+		return $taken ? $this->confirmed_payment( $gateway, $transaction_id, $record ) : $record;
+	}
+
+	/**
+	 * The number a transaction of this call just committed, told only when
+	 * it holds (the core's flows::payments::confirmed): on a node of a
+	 * cluster where every node writes (Galera), the payment row is read back
+	 * on the same connection and must carry $record's number in its series.
+	 * A COMMIT answered OK whose write set the cluster aborted left no such
+	 * row: its number is not told (DatabaseUnavailableException, not
+	 * retried here; the gateway delivers again). A read that fails is
+	 * retried by attempt() like any lost statement: the retry finds the row
+	 * or records the payment anew.
+	 *
+	 * @param string $gateway        Gateway.
+	 * @param string $transaction_id Transaction id.
+	 * @param array  $record         What the transaction answered.
+	 * @return array $record.
+	 * @throws DatabaseUnavailableException When the read does not find it.
+	 */
+	private function confirmed_payment( $gateway, $transaction_id, array $record ) {
+		if ( ! $this->confirms_commits() ) {
+			return $record;
+		}
+		++$this->stats['confirmed'];
+		$rows = $this->select( $this->sql['registry.find_payment'], 'ss', array( $gateway, $transaction_id ) );
+		if ( $rows && (string) $rows[0][0] === (string) $record['scope_key'] && null !== $rows[0][1] && (int) $rows[0][1] === (int) $record['number'] ) {
+			return $record;
+		}
+		++$this->stats['unconfirmed'];
+		$found = $rows ? sprintf( 'series `%s`, number %s', $rows[0][0], null === $rows[0][1] ? 'none' : $rows[0][1] ) : 'no payment row';
+		throw new DatabaseUnavailableException( sprintf( 'record_payment: the database answered the COMMIT, but the work was not found when read back on the same node (payment %s/%s was told number %d of `%s`; read back: %s); the number was not handed out; the outcome is unknown (a number may have been skipped, never repeated): try again', $gateway, $transaction_id, $record['number'], $record['scope_key'], $found ) );
+	}
+
+	/**
+	 * Whether a numbering transaction's COMMIT is read back before its
+	 * number is told (the core's ConfirmCommits): by default on a node of a
+	 * cluster where every node writes.
+	 *
+	 * @return bool
+	 */
+	private function confirms_commits() {
+		/**
+		 * When the pure-PHP backend reads a numbering transaction back after
+		 * its COMMIT before telling its number (the core's
+		 * StoreConfig::confirm_commits): 'clusters' (the default: on a node
+		 * of a cluster where every node writes, Galera), 'always' (on every
+		 * server: a proxy in between that may answer for the server), or
+		 * 'never' (a benchmark's baseline only: a COMMIT answered OK whose
+		 * write set the cluster aborted would tell a number the cluster does
+		 * not hold).
+		 *
+		 * @param string $when 'clusters', 'always' or 'never'.
+		 */
+		$when = apply_filters( 'counterfoil_confirm_commits', 'clusters' );
+		return 'always' === $when || ( 'never' !== $when && $this->multi_writer );
 	}
 
 	public function claim_number( $scope, $number, $claim, $stale_seconds ) {
@@ -1157,7 +1247,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		if ( $rows && null === $rows[0][1] ) {
 			list( $scope, , , , $period, $amount, $currency ) = $rows[0];
 			$done = $this->complete_in_one_trip( $scope, $gateway, $transaction_id, $amount, $currency, $period );
-			return null === $done ? $this->complete_held( $gateway, $transaction_id ) : $done;
+			return null === $done ? $this->complete_held( $gateway, $transaction_id ) : $this->confirmed_payment( $gateway, $transaction_id, $done );
 		}
 		return $this->payment_found( $rows, $gateway, $transaction_id );
 	}

@@ -14,6 +14,9 @@
 //! - a dialect method answers in the two layers every store uses: the outer
 //!   `Err` is a driver failure (the store classifies it and decides on a
 //!   retry), the inner `Result` the operation's own answer;
+//! - where the dialect confirms commits ([`Dialect::confirms_commits`]), a
+//!   number taken by a transaction is told only after its rows were read
+//!   back on the same connection once the COMMIT was answered;
 //! - the rules a flow applies are the pure ones (`series_life`, `series`,
 //!   `payment`), shared with the PHP twin through `tests/vectors/`.
 
@@ -51,6 +54,16 @@ pub(crate) trait Dialect {
         &mut self,
         outcome: Answer<T, Self::Failure>,
     ) -> impl Future<Output = Answer<T, Self::Failure>> + Send;
+
+    /// Whether a transaction that took a number is read back after its
+    /// COMMIT was answered, before the number is told (a node of a cluster
+    /// where every node writes: Galera; see `mysql::session`). The flows
+    /// that number ([`payments`], [`recorded`]) then tell a number only
+    /// when the read finds it, and answer [`crate::error::Error::Unconfirmed`]
+    /// otherwise.
+    fn confirms_commits(&self) -> bool {
+        false
+    }
 }
 
 /// Every statement trait of the flows: what a dialect implements.

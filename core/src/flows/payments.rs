@@ -12,6 +12,9 @@
 //! In one trip ([`PaymentStatements::complete_in_one_trip`]) the lock is
 //! taken by the statement that numbers the row, only while the row is still
 //! held with the values read; anything else goes to [`complete_held`].
+//! Where the dialect confirms commits (a Galera node), a number a
+//! transaction took is told only once the payment row read back after the
+//! COMMIT carries it ([`confirmed`]).
 
 use std::future::Future;
 
@@ -234,7 +237,9 @@ where
             .record_in_one_trip(scope, payment, period)
             .await?
         {
-            Ok(OneTrip::Numbered(record)) => return Ok(Ok(record)),
+            Ok(OneTrip::Numbered(record)) => {
+                return confirmed(statements, payment.gateway, payment.txn, record).await
+            }
             Ok(OneTrip::Repeat) => return recorded_before(statements, payment, one_trip).await,
             Ok(OneTrip::Several) => {}
             Err(e) => return Ok(Err(e)),
@@ -243,7 +248,7 @@ where
     statements.begin().await?;
     let outcome = record_first(statements, scope, payment, period).await;
     match statements.end(outcome).await? {
-        Ok(Some(record)) => Ok(Ok(record)),
+        Ok(Some(record)) => confirmed(statements, payment.gateway, payment.txn, record).await,
         Err(e) => Ok(Err(e)),
         Ok(None) => recorded_before(statements, payment, one_trip).await,
     }
@@ -271,7 +276,9 @@ where
             .complete_in_one_trip(payment.gateway, payment.txn, &held)
             .await?
         {
-            Ok(OneTrip::Numbered(record)) => return Ok(Ok(record)),
+            Ok(OneTrip::Numbered(record)) => {
+                return confirmed(statements, payment.gateway, payment.txn, record).await
+            }
             Ok(OneTrip::Repeat | OneTrip::Several) => {}
             Err(e) => return Ok(Err(e)),
         }
@@ -312,7 +319,7 @@ where
     statements.begin().await?;
     let outcome = number_held(statements, gateway, txn).await;
     match statements.end(outcome).await? {
-        Ok(Some(record)) => Ok(Ok(record)),
+        Ok(Some(record)) => confirmed(statements, gateway, txn, record).await,
         Err(e) => Ok(Err(e)),
         Ok(None) => Ok(numbered_meanwhile(
             find_payment(statements, gateway, txn).await?,
@@ -320,6 +327,45 @@ where
             txn,
         )),
     }
+}
+
+/// The number a transaction of this call just committed, told only when it
+/// holds: where the dialect confirms commits (a Galera node), the payment
+/// row is read back on the same connection and must carry `record`'s
+/// number in its series; a row missing or numbered otherwise is
+/// [`Error::Unconfirmed`] (a COMMIT answered OK whose write set the
+/// cluster aborted: the number was not taken, and may be handed out to
+/// the next payment). A failed read is the driver's failure: the call's
+/// loop retries, and the retry finds the row or records the payment anew.
+async fn confirmed<S: PaymentStatements + Send>(
+    statements: &mut S,
+    gateway: &str,
+    txn: &str,
+    record: PaymentRecord,
+) -> Answer<PaymentRecord, S::Failure> {
+    if !statements.confirms_commits() {
+        return Ok(Ok(record));
+    }
+    let stored = match statements.payment(gateway, txn).await? {
+        Ok(stored) => stored,
+        Err(e) => return Ok(Err(e)),
+    };
+    let found = stored.as_ref().map(|p| (p.scope.as_str(), p.number));
+    if found == Some((record.scope.as_str(), Some(record.number))) {
+        return Ok(Ok(record));
+    }
+    Ok(Err(Error::Unconfirmed {
+        operation: "record_payment",
+        detail: format!(
+            "payment {gateway}/{txn} was told number {} of `{}`; read back: {}",
+            record.number,
+            record.scope,
+            match found {
+                None => "no payment row".to_owned(),
+                Some((scope, number)) => format!("series `{scope}`, number {number:?}"),
+            }
+        ),
+    }))
 }
 
 /// A delivery's work inside its transaction: the payment row first, then

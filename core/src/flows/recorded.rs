@@ -18,7 +18,9 @@
 //! under READ COMMITTED or on PostgreSQL, and a packet the server has not
 //! started yet is never waited for: such a packet's number stays
 //! `unconfirmed` (listed by the books), never handed out again, since the
-//! retry's allocation waits for the series row the packet holds.
+//! retry's allocation waits for the series row the packet holds. Where the
+//! dialect confirms commits (a Galera node), a number a try took is told
+//! only once marking its row issued found the row after the COMMIT.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,13 +97,14 @@ pub(crate) trait RecordedStatements: Dialect {
         request_key: Option<&str>,
     ) -> impl Future<Output = Answer<(), Self::Failure>> + Send;
 
-    /// Marks `number` issued if its row carries the mark `call`.
+    /// Marks `number` issued if its row carries the mark `call` and is
+    /// issued or unconfirmed: the rows changed (1 when it was unconfirmed).
     fn confirm(
         &mut self,
         scope: &str,
         number: u64,
         call: &str,
-    ) -> impl Future<Output = Result<(), Self::Failure>> + Send;
+    ) -> impl Future<Output = Result<u64, Self::Failure>> + Send;
 }
 
 /// One call of the recorded allocation: its mark, its request key, and the
@@ -158,8 +161,7 @@ where
         call.packet_unanswered.store(false, Ordering::SeqCst);
         match answered {
             Ok(RecordedOneTrip::Numbered(number)) => {
-                confirm(statements, scope, number, &call.mark).await;
-                return Ok(Ok(number));
+                return told(statements, scope, number, &call.mark, true).await;
             }
             Ok(RecordedOneTrip::Several) => {}
             Err(e) => return Ok(Err(e)),
@@ -167,53 +169,71 @@ where
     }
     statements.begin().await?;
     let outcome = take(statements, scope, call).await;
-    if let Ok(Ok((number, _))) = &outcome {
+    if let Ok(Ok((number, _, true))) = &outcome {
         call.committing.lock().expect("not poisoned").push(*number);
     }
-    let (number, mark) = match statements.end(outcome).await? {
+    let (number, mark, fresh) = match statements.end(outcome).await? {
         Ok(taken) => taken,
         // The same key at the same moment: the other call committed first;
         // this one rolled back and reads it.
         Err(e @ Error::DuplicateNumber { .. }) if call.request_key.is_some() => {
             let key = call.request_key.as_deref().unwrap_or_default();
             match by_request_key(statements, scope, key).await? {
-                Ok(Some(found)) => found,
+                Ok(Some((number, mark))) => (number, mark, false),
                 Ok(None) => return Ok(Err(e)),
                 Err(refused) => return Ok(Err(refused)),
             }
         }
         Err(e) => return Ok(Err(e)),
     };
-    confirm(statements, scope, number, &mark).await;
-    Ok(Ok(number))
+    told(statements, scope, number, &mark, fresh).await
 }
 
-/// The COMMIT was answered (or a repeat found its number): this caller has
-/// the number. Marking it issued is idempotent; if this answer is lost, or
-/// the deadline ends the call first, the number stays unconfirmed.
-async fn confirm<S: RecordedStatements + Send>(
+/// The COMMIT was answered (or a repeat found its number, `fresh` false):
+/// this caller has the number. Marking it issued is idempotent; if this
+/// answer is lost, or the deadline ends the call first, the number stays
+/// unconfirmed. Where the dialect confirms commits (a Galera node), a
+/// number this try took (`fresh`) is told only when marking its row issued
+/// found the row: a COMMIT answered OK whose write set the cluster aborted
+/// left no row, and its number is not told ([`Error::Unconfirmed`]); a
+/// failure of the marking itself is the driver's (the call's loop retries,
+/// and the retry voids the number as unanswered).
+async fn told<S: RecordedStatements + Send>(
     statements: &mut S,
     scope: &str,
     number: u64,
     mark: &str,
-) {
+    fresh: bool,
+) -> Answer<u64, S::Failure> {
+    if fresh && statements.confirms_commits() {
+        return Ok(match statements.confirm(scope, number, mark).await? {
+            1 => Ok(number),
+            _ => Err(Error::Unconfirmed {
+                operation: "allocate_recorded",
+                detail: format!("number {number} of `{scope}` has no unconfirmed row of this call"),
+            }),
+        });
+    }
     if let Err(e) = statements.confirm(scope, number, mark).await {
         log::warn!("number {number} of `{scope}` stays unconfirmed: {e}");
     }
+    Ok(Ok(number))
 }
 
-/// The work inside the transaction: the number and the mark to confirm.
+/// The work inside the transaction: the number, the mark to confirm, and
+/// whether this transaction took it (`false`: a request key's earlier
+/// number).
 async fn take<S>(
     statements: &mut S,
     scope: &str,
     call: &RecordedCall,
-) -> Answer<(u64, String), S::Failure>
+) -> Answer<(u64, String, bool), S::Failure>
 where
     S: RecordedStatements + NumberingStatements + Send,
 {
     match &call.request_key {
         Some(key) => match by_request_key(statements, scope, key).await? {
-            Ok(Some(found)) => return Ok(Ok(found)),
+            Ok(Some((number, mark))) => return Ok(Ok((number, mark, false))),
             Ok(None) => {}
             Err(refused) => return Ok(Err(refused)),
         },
@@ -260,7 +280,7 @@ where
     let entry = chain::issued(scope, number, None);
     Ok(chain::append(statements, &entry)
         .await?
-        .map(|()| (number, call.mark.clone())))
+        .map(|()| (number, call.mark.clone(), true)))
 }
 
 /// The number request key `key` took in `scope`, with its call's mark

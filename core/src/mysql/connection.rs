@@ -54,7 +54,11 @@ impl SeriesStore {
             };
             for node in earlier {
                 if let Ok((conn, multi_writer)) = self.connect_node(node, probe).await {
-                    self.conn = Some(Session::new(conn, multi_writer));
+                    self.conn = Some(Session::new(
+                        conn,
+                        multi_writer,
+                        self.config.confirm_commits,
+                    ));
                     self.writer.connected(node);
                     return Ok(());
                 }
@@ -66,7 +70,11 @@ impl SeriesStore {
         for node in 0..self.nodes.len() {
             match self.connect_node(node, self.config.connect_timeout).await {
                 Ok((conn, multi_writer)) => {
-                    self.conn = Some(Session::new(conn, multi_writer));
+                    self.conn = Some(Session::new(
+                        conn,
+                        multi_writer,
+                        self.config.confirm_commits,
+                    ));
                     self.writer.connected(node);
                     return Ok(());
                 }

@@ -123,6 +123,10 @@ impl Dialect for MysqlStatements<'_> {
     async fn end<T: Send>(&mut self, outcome: Answer<T, Failure>) -> Answer<T, Failure> {
         self.session.end(outcome).await
     }
+
+    fn confirms_commits(&self) -> bool {
+        self.session.confirms_commits()
+    }
 }
 
 impl SeriesStatements for MysqlStatements<'_> {
@@ -248,9 +252,9 @@ impl RecordedStatements for MysqlStatements<'_> {
         }
     }
 
-    async fn confirm(&mut self, scope: &str, number: u64, call: &str) -> Result<(), Failure> {
+    async fn confirm(&mut self, scope: &str, number: u64, call: &str) -> Result<u64, Failure> {
         let sql = &self.sql.registry.confirm_by_call;
-        self.conn().exec_drop(sql, (scope, number, call)).await
+        self.changed(sql, (scope, number, call)).await
     }
 
     async fn record_in_one_trip(

@@ -41,7 +41,8 @@ use tokio::time::Instant;
 
 pub use crate::awb_stock_rules::{AwbStock, AwbTransition, PoolReport};
 pub use crate::config::{
-    url_from_parts, Durability, DurabilityPolicy, NodeListPolicy, StoreConfig, StoreStats,
+    url_from_parts, ConfirmCommits, Durability, DurabilityPolicy, NodeListPolicy, StoreConfig,
+    StoreStats,
 };
 #[cfg(feature = "mysql-blocking")]
 pub use lane::AllocationLane;

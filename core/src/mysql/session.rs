@@ -23,23 +23,39 @@ use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 
 use super::AttemptResult;
+use crate::config::ConfirmCommits;
 
 /// A connection of the store and whether a transaction may be open on it.
 pub(crate) struct Session {
     conn: Conn,
     open: bool,
     multi_writer: bool,
+    confirm_commits: bool,
 }
 
 impl Session {
     /// A checked connection; `multi_writer`: to a node of a cluster where
-    /// every node writes (`vetting::ServerCheck::multi_writer`).
-    pub(crate) fn new(conn: Conn, multi_writer: bool) -> Self {
+    /// every node writes (`vetting::ServerCheck::multi_writer`);
+    /// `confirm`: the store's setting (`StoreConfig::confirm_commits`).
+    pub(crate) fn new(conn: Conn, multi_writer: bool, confirm: ConfirmCommits) -> Self {
         Self {
             conn,
             open: false,
             multi_writer,
+            confirm_commits: confirm.applies(multi_writer),
         }
+    }
+
+    /// Whether a numbering transaction's COMMIT answered OK is read back
+    /// before its number is told: by default on a node of a cluster where
+    /// every node writes ([`ConfirmCommits`]). There a transaction that another node's write set aborts
+    /// after its last statement has been seen to answer its COMMIT with OK
+    /// and vanish (`galera_payments_through_every_node`: a payment told a
+    /// number the cluster does not hold, the number told again to the next
+    /// payment; MDEV-24775's family). A plain read on the same connection
+    /// sees only committed rows, so a row found is a commit that happened.
+    pub(crate) fn confirms_commits(&self) -> bool {
+        self.confirm_commits
     }
 
     /// Whether the connection is to a node of a cluster where every node

@@ -310,10 +310,10 @@ impl RecordedStatements for PgStatements<'_> {
         }
     }
 
-    async fn confirm(&mut self, scope: &str, number: u64, call: &str) -> Result<(), Failure> {
+    async fn confirm(&mut self, scope: &str, number: u64, call: &str) -> Result<u64, Failure> {
         let sql = &self.sql.confirm_by_call;
         let params: &Params = &[&scope, &number.to_string(), &call];
-        self.changed(sql, params).await.map(drop)
+        self.changed(sql, params).await
     }
 
     async fn record_in_one_trip(

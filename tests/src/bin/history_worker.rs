@@ -5,7 +5,9 @@
 //! Usage: `history-worker MODE URL[,URL…] SCOPE DEADLINE_MS WORKER`.
 //! `allocate` allocates through the store; `allocate-lane` through the
 //! blocking [`AllocationLane`] (the PHP extension's path); `payment` delivers
-//! a new payment (`w<WORKER>-<i>`) per call through `record_payment`.
+//! a new payment (`w<WORKER>-<i>`) per call through `record_payment`, and
+//! prints for each call the node and server connection id it ended on
+//! (`call <txn> node <n> connection <id>`).
 //! Prints `start <ns>`, the ops, `end <ns>`.
 //!
 //! Two modes are negative controls for the checker, never the product:
@@ -53,6 +55,7 @@ fn main() -> Result<()> {
     } else {
         None
     };
+    let mut calls: Vec<String> = Vec::new();
     let (start, end) = rt.block_on(async {
         let mut store = Store::lazy(config)?;
         if lane.is_none() {
@@ -66,14 +69,24 @@ fn main() -> Result<()> {
                 if payments {
                     let txn = format!("w{worker}-{i}");
                     let p = PaymentRef::new("fault", &txn)?;
-                    history
+                    let c = history
                         .record_labeled(worker, &txn, async {
                             store
                                 .record_payment(&scope, &p, None, None)
                                 .await
                                 .map(|r| (r.number, r.number))
                         })
-                        .await
+                        .await;
+                    // Where the call ended: the node of the list and the
+                    // server's connection id (the nodes' conflict logs name it).
+                    calls.push(format!(
+                        "call {txn} node {} connection {}",
+                        store.node().map_or("-".into(), |n| (n + 1).to_string()),
+                        store
+                            .connection_id()
+                            .map_or("-".into(), |id| id.to_string())
+                    ));
+                    c
                 } else if let Some(lane) = lane.as_mut() {
                     history
                         .record(worker, async { lane.allocate(&scope).map(|n| (n, n)) })
@@ -100,6 +113,9 @@ fn main() -> Result<()> {
         }
         anyhow::Ok((start, now_ns()))
     })?;
+    for line in &calls {
+        println!("{line}");
+    }
     print_history(start, end, &history);
     Ok(())
 }
