@@ -227,7 +227,8 @@ pub struct AdoptArgs {
     /// Registry rows written per statement.
     #[arg(long, default_value_t = 500, hide = true)]
     pub batch_size: usize,
-    /// Pause between batches (to spare a busy server).
+    /// Pause between series (to spare a busy server); never inside a series'
+    /// transaction, which holds the series' row.
     #[arg(long, default_value_t = 0)]
     pub pause_ms: u64,
 }

@@ -340,3 +340,36 @@ fn a_number_taken_after_the_plan_rolls_the_series_back() {
         "the series was not created"
     );
 }
+
+/// A measurement, not a check (`--ignored`): how long adopt holds one
+/// series' row for 100,000 numbers (orders made by SQL, not by WooCommerce),
+/// at the default batch size. docs/cli.md quotes it.
+#[test]
+#[ignore]
+fn measure_how_long_a_series_of_100k_numbers_is_held() {
+    let wp = WordPress::install_with(MariaDb::shared(), "adopt-100k", None, false).unwrap();
+    let url = wp.database_url().to_owned();
+    for sql in [
+        "INSERT INTO wp_posts (ID, post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt, post_status, \
+         to_ping, pinged, post_modified, post_modified_gmt, post_content_filtered, post_type) \
+         SELECT 1000000 + seq, 0, '2026-01-02', '2026-01-02', '', '', '', 'wc-completed', '', '', '2026-01-02', '2026-01-02', '', 'shop_order' \
+         FROM seq_1_to_100000",
+        "INSERT INTO wp_postmeta (post_id, meta_key, meta_value) SELECT 1000000 + seq, '_wcpdf_invoice_number', seq FROM seq_1_to_100000",
+        "INSERT INTO wp_postmeta (post_id, meta_key, meta_value) SELECT 1000000 + seq, '_wcpdf_invoice_date_formatted', '2026-01-02 10:00:00' FROM seq_1_to_100000",
+    ] {
+        MariaDb::query(&url, sql).unwrap();
+    }
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_counterfoil"))
+        .args(["adopt", "--from", "wp-overnight", "--execute"])
+        .env("DATABASE_URL", &url)
+        .output()
+        .unwrap();
+    let text = counterfoil_tests::output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let held: Vec<&str> = text.lines().filter(|l| l.contains("committed")).collect();
+    println!(
+        "100,000 numbers adopted in {} ms; {held:?}",
+        t.elapsed().as_millis()
+    );
+}
