@@ -9,7 +9,9 @@
  * - the number is read from the UPDATE's own result (mysqli insert_id), only
  *   when exactly one row changed; an unknown series is an error, never a number;
  * - the durability check: innodb_flush_log_at_trx_commit = 0 is refused
- *   (unless COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 is defined true), 2 is logged;
+ *   (unless COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 is defined true), 2 is logged,
+ *   any other value or none refused: the server check and the session
+ *   statement are the core's, by tests/vectors/mysql_session.json;
  * - bounded, jittered retries of 1213, 1205, 1317, 3101, 1047 (another node) and
  *   lost connections, each with a fresh transaction and a fresh number;
  * - at connect, wrong credentials or database (1044, 1045, 1049, 1698) stop at
@@ -94,6 +96,89 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	public static function session_sql( $timeout_ms ) {
 		$seconds = max( 1, (int) ceil( $timeout_ms / 1000 ) );
 		return "SET SESSION autocommit = 1, innodb_lock_wait_timeout = LEAST(@@GLOBAL.innodb_lock_wait_timeout, $seconds)";
+	}
+	/** Galera readiness and the cluster's identity, asked only of a cluster node (the core's vetting::GALERA_READY_SQL). */
+	const GALERA_READY_SQL = "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_state_uuid')";
+	/** Causal reads on a Galera node (the core's vetting::GALERA_CAUSAL_READS_SQL). */
+	const GALERA_CAUSAL_READS_SQL = 'SET SESSION wsrep_sync_wait = 1';
+
+	/**
+	 * The rows of SERVER_CHECK_SQL judged, as the core's
+	 * vetting::judge_server (tests/vectors/mysql_session.json holds both to
+	 * one rule): names in any case; a setting is on when it is ON (any case)
+	 * or 1; innodb_flush_log_at_trx_commit must be reported as a number
+	 * (0–255): 1 full, 2 safe against a server crash only, 0 refused unless
+	 * allowed, anything else refused; a Group Replication member that does
+	 * not say it has one primary is taken as multi-primary.
+	 *
+	 * @param array $rows         [name, value] pairs.
+	 * @param bool  $allow_unsafe Whether innodb_flush_log_at_trx_commit = 0 is accepted.
+	 * @return array durability (full, server_crash_only, unsafe), galera, read_only (the setting or null),
+	 *               group (or null), multi_writer; or refused (unsafe_durability, unreported_durability) and setting.
+	 */
+	public static function judge_server( array $rows, $allow_unsafe ) {
+		$vars = array();
+		foreach ( $rows as $row ) {
+			$name = strtolower( (string) $row[0] );
+			if ( ! isset( $vars[ $name ] ) ) {
+				$vars[ $name ] = (string) $row[1];
+			}
+		}
+		$on        = function ( $name ) use ( $vars ) {
+			return isset( $vars[ $name ] ) && ( 'ON' === strtoupper( $vars[ $name ] ) || '1' === $vars[ $name ] );
+		};
+		$read_only = null;
+		foreach ( array( 'read_only', 'super_read_only' ) as $name ) {
+			if ( null === $read_only && $on( $name ) ) {
+				$read_only = $name;
+			}
+		}
+		$group   = isset( $vars['group_replication_group_name'] ) ? trim( $vars['group_replication_group_name'] ) : '';
+		$group   = '' === $group ? null : $group;
+		$setting = isset( $vars['innodb_flush_log_at_trx_commit'] ) && preg_match( '/^\+?[0-9]+$/D', $vars['innodb_flush_log_at_trx_commit'] ) && (int) ltrim( $vars['innodb_flush_log_at_trx_commit'], '+' ) <= 255
+			? (int) ltrim( $vars['innodb_flush_log_at_trx_commit'], '+' ) : null;
+		if ( null === $setting ) {
+			return array(
+				'refused' => 'unreported_durability',
+				'setting' => null,
+			);
+		}
+		if ( 1 !== $setting && 2 !== $setting && ! ( 0 === $setting && $allow_unsafe ) ) {
+			return array(
+				'refused' => 'unsafe_durability',
+				'setting' => $setting,
+			);
+		}
+		return array(
+			'durability'   => 1 === $setting ? 'full' : ( 2 === $setting ? 'server_crash_only' : 'unsafe' ),
+			'galera'       => $on( 'wsrep_on' ),
+			'read_only'    => $read_only,
+			'group'        => $group,
+			'multi_writer' => $on( 'wsrep_on' ) || ( null !== $group && ! $on( 'group_replication_single_primary_mode' ) ),
+		);
+	}
+
+	/**
+	 * A Galera node's rows of GALERA_READY_SQL judged, as the core's
+	 * vetting::judge_ready: ready when wsrep_ready is ON (any case); its
+	 * cluster named by its state uuid, when it reports one.
+	 *
+	 * @param array $rows [name, value] pairs.
+	 * @return array ready (bool), cluster (the identity, or null).
+	 */
+	public static function judge_ready( array $rows ) {
+		$status = array();
+		foreach ( $rows as $row ) {
+			$name = strtolower( (string) $row[0] );
+			if ( ! isset( $status[ $name ] ) ) {
+				$status[ $name ] = (string) $row[1];
+			}
+		}
+		$uuid = isset( $status['wsrep_cluster_state_uuid'] ) ? trim( $status['wsrep_cluster_state_uuid'] ) : '';
+		return array(
+			'ready'   => isset( $status['wsrep_ready'] ) && 'ON' === strtoupper( $status['wsrep_ready'] ),
+			'cluster' => '' === $uuid ? null : 'Galera cluster ' . $uuid,
+		);
 	}
 	/** Errors at connect that no other node cures (the core's codes::is_configuration_error). */
 	const CONFIGURATION_ERRORS = array( 1044, 1045, 1049, 1698 );
@@ -1504,49 +1589,47 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		$cluster = null;
 		$vars    = array();
 		foreach ( $this->select( self::SERVER_CHECK_SQL ) as $row ) {
-			$vars[ strtolower( $row[0] ) ] = $row[1];
+			$vars[] = array( $row[0], $row[1] );
 		}
-		$on      = function ( $name ) use ( $vars ) {
-			return isset( $vars[ $name ] ) && in_array( strtoupper( (string) $vars[ $name ] ), array( 'ON', '1' ), true );
-		};
+		// The server's verdict first, as the core's (vetting::judge_server):
+		// a server refused by its durability is refused on every node.
+		$check = self::judge_server( $vars, defined( 'COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' ) && COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 );
+		if ( isset( $check['refused'] ) ) {
+			throw new DatabaseUnavailableException(
+				'unsafe_durability' === $check['refused']
+					? 'refusing to use this server: innodb_flush_log_at_trx_commit = ' . $check['setting'] . ', so a server crash can roll the counter back and issue numbers twice; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1 and in my.cnf), or define COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0'
+					: 'refusing to use this server: it did not report innodb_flush_log_at_trx_commit, so its durability is unknown'
+			);
+		}
+		if ( 'server_crash_only' === $check['durability'] ) {
+			Counterfoil_Log::once( 'durability:2', 'innodb_flush_log_at_trx_commit = 2: numbers survive a server crash but not an OS crash or power loss; set it to 1 for full durability' );
+		}
 		$identity     = null;
-		$multi_writer = false;
-		if ( $on( 'wsrep_on' ) ) {
-			$status = array();
-			foreach ( $this->select( "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_state_uuid')" ) as $row ) {
-				$status[ strtolower( $row[0] ) ] = $row[1];
-			}
-			if ( ! isset( $status['wsrep_ready'] ) || 'ON' !== strtoupper( $status['wsrep_ready'] ) ) {
+		$multi_writer = $check['multi_writer'];
+		if ( $check['galera'] ) {
+			$ready = self::judge_ready( $this->select( self::GALERA_READY_SQL ) );
+			if ( ! $ready['ready'] ) {
 				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is not ready (wsrep_ready)" ) );
 			}
-			if ( ! empty( $status['wsrep_cluster_state_uuid'] ) ) {
-				$identity = 'Galera cluster ' . $status['wsrep_cluster_state_uuid'];
-			}
+			$identity = $ready['cluster'];
 			// Causal reads, as the core: without them current() on this node
 			// could return a counter older than a number handed out elsewhere.
-			$this->check( $this->execute( 'SET SESSION wsrep_sync_wait = 1' ) );
+			$this->check( $this->execute( self::GALERA_CAUSAL_READS_SQL ) );
 			// No one-trip packets on a Galera node (packet_fits()): a
 			// transaction aborted by a conflicting write set while a
 			// statement of a multi_query runs gets no error there; the
 			// packet runs on, its later statements committing alone, and
 			// answers success (the Galera suite saw numbers handed out
 			// twice). Sent one by one, each statement gets the 1213.
-			$multi_writer = true;
 		}
 		// The writer rule, as the core's vetting::judge_writer: a writable
 		// primary (judged by its role: a user with SUPER writes on a
 		// read-only server), and in a list of several, a member of one cluster.
-		foreach ( array( 'read_only', 'super_read_only' ) as $setting ) {
-			if ( $on( $setting ) ) {
-				throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is read-only ($setting = ON): not a writable primary" ) );
-			}
+		if ( null !== $check['read_only'] ) {
+			throw new Counterfoil_Retryable( new DatabaseUnavailableException( "database unavailable: cannot connect: $db_host is read-only ({$check['read_only']} = ON): not a writable primary" ) );
 		}
-		if ( null === $identity && ! empty( $vars['group_replication_group_name'] ) ) {
-			$identity = 'Group Replication group ' . $vars['group_replication_group_name'];
-			// Multi-primary: every member writes and certification aborts
-			// conflicting transactions, as on Galera (the core's
-			// vetting::ServerCheck::multi_writer).
-			$multi_writer = $multi_writer || ! $on( 'group_replication_single_primary_mode' );
+		if ( null === $identity && null !== $check['group'] ) {
+			$identity = 'Group Replication group ' . $check['group'];
 		}
 		$count = count( counterfoil_db_nodes() );
 		if ( $count > 1 && ! counterfoil_allow_independent_nodes() ) {
@@ -1557,13 +1640,6 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 				throw new DatabaseUnavailableException( "refusing the node list: $db_host belongs to $identity, the list's other nodes to {$this->cluster}: two clusters are two counters" );
 			}
 			$cluster = $identity;
-		}
-		$setting = (int) ( isset( $vars['innodb_flush_log_at_trx_commit'] ) ? $vars['innodb_flush_log_at_trx_commit'] : 1 );
-		if ( 0 === $setting && ! ( defined( 'COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' ) && COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0 ) ) {
-			throw new DatabaseUnavailableException( 'refusing to use this server: innodb_flush_log_at_trx_commit = 0, so a server crash can roll the counter back and issue numbers twice; set it to 1 (SET GLOBAL innodb_flush_log_at_trx_commit = 1 and in my.cnf), or define COUNTERFOIL_UNSAFE_ALLOW_FLUSH_LOG_0' );
-		}
-		if ( 2 === $setting ) {
-			Counterfoil_Log::once( 'durability:2', 'innodb_flush_log_at_trx_commit = 2: numbers survive a server crash but not an OS crash or power loss; set it to 1 for full durability' );
 		}
 		// Autocommit on and lock waits bounded by the deadline (session_sql());
 		// a server that will not let us is refused.

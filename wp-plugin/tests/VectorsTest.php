@@ -349,6 +349,39 @@ final class VectorsTest extends TestCase {
 		$this->assertSame( $core, $twin );
 	}
 
+	/**
+	 * The session statement and the server check, as the core's
+	 * (tests/vectors/mysql_session.json, passed by core/src/mysql/vetting.rs):
+	 * the same statements, and the same verdict on what a server reports.
+	 */
+	public function test_mysql_session() {
+		$v = self::load( 'mysql_session.json' );
+		$this->assertSame( $v['server_check_sql'], Counterfoil_Php_Backend::SERVER_CHECK_SQL );
+		$this->assertSame( $v['galera_ready_sql'], Counterfoil_Php_Backend::GALERA_READY_SQL );
+		$this->assertSame( $v['galera_causal_reads_sql'], Counterfoil_Php_Backend::GALERA_CAUSAL_READS_SQL );
+		foreach ( $v['session'] as $case ) {
+			$this->assertSame( $case['sql'], Counterfoil_Php_Backend::session_sql( $case['deadline_ms'] ), json_encode( $case ) );
+		}
+		foreach ( $v['server'] as $case ) {
+			$got = Counterfoil_Php_Backend::judge_server( $case['vars'], ! empty( $case['unsafe_allowed'] ) );
+			if ( isset( $case['error'] ) ) {
+				$want = array(
+					'refused' => $case['error'],
+					'setting' => isset( $case['setting'] ) ? $case['setting'] : null,
+				);
+				$this->assertSame( $want, $got, json_encode( $case ) );
+			} else {
+				$this->assertSame( $case['expect'], $got, json_encode( $case ) );
+			}
+		}
+		foreach ( $v['ready'] as $case ) {
+			$got  = Counterfoil_Php_Backend::judge_ready( $case['rows'] );
+			$want = $case['ready'] ? array( 'ready' => true, 'cluster' => $case['cluster'] ) : array( 'ready' => false );
+			$this->assertSame( $want, $case['ready'] ? $got : array( 'ready' => $got['ready'] ), json_encode( $case ) );
+		}
+		$this->assertGreaterThanOrEqual( 20, count( $v['server'] ) );
+	}
+
 	/** The recorded allocation's one-trip packet, filled as the core fills it (tests/vectors/one_trip_packets.json). */
 	public function test_one_trip_recorded_packets() {
 		$template = Counterfoil_Php_Backend::statements( 'wp_' )['registry.recorded_one_trip'];

@@ -496,4 +496,87 @@ mod tests {
             "the plugin loaded, no group"
         );
     }
+
+    /// The shared vectors of the session statement and the server check
+    /// (`tests/vectors/mysql_session.json`), which the pure-PHP twin passes
+    /// alike (`VectorsTest::test_mysql_session`).
+    #[test]
+    fn the_shared_session_and_server_check_vectors() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/vectors/mysql_session.json"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(v["server_check_sql"], SERVER_CHECK_SQL);
+        assert_eq!(v["galera_ready_sql"], GALERA_READY_SQL);
+        assert_eq!(v["galera_causal_reads_sql"], GALERA_CAUSAL_READS_SQL);
+        let pairs = |rows: &serde_json::Value| -> Vec<(String, String)> {
+            rows.as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (r[0].as_str().unwrap().into(), r[1].as_str().unwrap().into()))
+                .collect()
+        };
+        let session = v["session"].as_array().unwrap();
+        for case in session {
+            let ms = case["deadline_ms"].as_u64().unwrap();
+            assert_eq!(
+                session_sql(std::time::Duration::from_millis(ms)),
+                case["sql"].as_str().unwrap(),
+                "{case}"
+            );
+        }
+        let servers = v["server"].as_array().unwrap();
+        for case in servers {
+            let policy = if case["unsafe_allowed"].as_bool().unwrap_or(false) {
+                DurabilityPolicy::UnsafeAllowFlushLogAtTrxCommit0
+            } else {
+                DurabilityPolicy::Require
+            };
+            let got = judge_server(&pairs(&case["vars"]), policy);
+            match (case["error"].as_str(), got) {
+                (None, Ok(check)) => {
+                    let durability = match check.durability {
+                        Durability::Full => "full",
+                        Durability::ServerCrashOnly => "server_crash_only",
+                        Durability::Unsafe => "unsafe",
+                    };
+                    assert_eq!(
+                        serde_json::json!({
+                            "durability": durability,
+                            "galera": check.galera,
+                            "read_only": check.read_only,
+                            "group": check.group,
+                            "multi_writer": check.multi_writer(),
+                        }),
+                        case["expect"],
+                        "{case}"
+                    );
+                }
+                (Some("unsafe_durability"), Err(Error::UnsafeDurability { setting })) => {
+                    assert_eq!(
+                        u64::from(setting),
+                        case["setting"].as_u64().unwrap(),
+                        "{case}"
+                    );
+                }
+                (Some("unreported_durability"), Err(Error::Unexpected(_))) => {}
+                (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
+            }
+        }
+        let ready = v["ready"].as_array().unwrap();
+        for case in ready {
+            let got = judge_ready(0, &pairs(&case["rows"]));
+            if case["ready"].as_bool().unwrap() {
+                assert_eq!(got.unwrap().as_deref(), case["cluster"].as_str(), "{case}");
+            } else {
+                assert!(
+                    matches!(got, Err(Error::Unavailable { .. })),
+                    "{case}: {got:?}"
+                );
+            }
+        }
+        assert!(session.len() >= 8 && servers.len() >= 20 && ready.len() >= 8);
+    }
 }
