@@ -13,6 +13,7 @@ fn every_benchmark_answers_help_without_running() {
         env!("CARGO_BIN_EXE_pg-table"),
         env!("CARGO_BIN_EXE_chain-cost"),
         env!("CARGO_BIN_EXE_one-trip-cost"),
+        env!("CARGO_BIN_EXE_galera-confirm-cost"),
         env!("CARGO_BIN_EXE_php-side-by-side"),
         env!("CARGO_BIN_EXE_fpm-side-by-side"),
         env!("CARGO_BIN_EXE_wp-side-by-side"),
