@@ -334,6 +334,19 @@ namespace Counterfoil {
          * @return string
          */
         public static function scopeFor(int $user_id, int $year): string {}
+
+        /**
+         * The node of the list this process writes numbers to (0 = the first),
+         * connecting first if needed by the store's own rule (the first
+         * healthy node in list order; the earlier ones tried again after a
+         * while on a later one). The plugin sends the site's other writes to
+         * its books to that node.
+         *
+         * @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+         *
+         * @return int
+         */
+        public function writerNode(): int {}
     }
 
     /**

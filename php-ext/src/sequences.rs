@@ -587,6 +587,19 @@ impl Sequences {
         })
     }
 
+    /// The node of the list this process writes numbers to (0 = the first),
+    /// connecting first if needed by the store's own rule (the first
+    /// healthy node in list order; the earlier ones tried again after a
+    /// while on a later one). The plugin sends the site's other writes to
+    /// its books to that node.
+    ///
+    /// @throws \Counterfoil\DatabaseUnavailableException|\Counterfoil\TimeoutException
+    pub fn writer_node(&self) -> PhpResult<i64> {
+        process::with_store(&self.settings, move |s| {
+            Box::pin(async move { s.ping().await.map(|()| s.node().map_or(0, |n| n as i64)) })
+        })
+    }
+
     /// This process's connection facts for this instance's database.
     pub fn connection_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
         info(&self.settings)

@@ -34,6 +34,8 @@ pub struct CommitCut {
     port: u16,
     armed: Arc<AtomicUsize>,
     lies: Arc<AtomicUsize>,
+    /// The text of every COM_QUERY and COM_STMT_PREPARE sent through it.
+    queries: Arc<std::sync::Mutex<Vec<String>>>,
     cuts: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
 }
@@ -47,7 +49,9 @@ impl CommitCut {
         let lies = Arc::new(AtomicUsize::new(0));
         let cuts = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
+        let queries = Arc::new(std::sync::Mutex::new(Vec::new()));
         let (a, l, c, s) = (armed.clone(), lies.clone(), cuts.clone(), stop.clone());
+        let q = queries.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
@@ -57,14 +61,15 @@ impl CommitCut {
                 let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
                     continue;
                 };
-                let (a, l, c) = (a.clone(), l.clone(), c.clone());
-                std::thread::spawn(move || relay(client, server, a, l, c));
+                let (a, l, c, q) = (a.clone(), l.clone(), c.clone(), q.clone());
+                std::thread::spawn(move || relay(client, server, a, l, c, q));
             }
         });
         Ok(Self {
             port,
             armed,
             lies,
+            queries,
             cuts,
             stop,
         })
@@ -89,6 +94,18 @@ impl CommitCut {
     /// How many armed lies are still to be told (0: each was told).
     pub fn lies_left(&self) -> usize {
         self.lies.load(Ordering::SeqCst)
+    }
+
+    /// The statements sent through the proxy so far (COM_QUERY and
+    /// COM_STMT_PREPARE texts) that contain `needle`.
+    pub fn statements_with(&self, needle: &str) -> Vec<String> {
+        self.queries
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|q| q.contains(needle))
+            .cloned()
+            .collect()
     }
 
     /// How many answers were dropped so far.
@@ -211,6 +228,7 @@ fn relay(
     armed: Arc<AtomicUsize>,
     lies: Arc<AtomicUsize>,
     cuts: Arc<AtomicUsize>,
+    queries: Arc<std::sync::Mutex<Vec<String>>>,
 ) {
     let cut_next_answer = Arc::new(AtomicBool::new(false));
     let (Ok(mut from_client), Ok(mut to_server)) = (client.try_clone(), server.try_clone()) else {
@@ -234,6 +252,10 @@ fn relay(
                     break;
                 }
                 let mut packet: Vec<u8> = buf.drain(..4 + len).collect();
+                if matches!(packet.get(4), Some(0x03 | 0x16)) {
+                    let text = String::from_utf8_lossy(&packet[5..]).into_owned();
+                    queries.lock().unwrap().push(text);
+                }
                 if is_commit(&packet[4..])
                     && lies
                         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| l.checked_sub(1))

@@ -170,3 +170,63 @@ fn the_php_backend_tells_no_number_of_a_commit_that_kept_nothing() {
         "1 reserved,2 reserved,3 reserved,4 issued"
     );
 }
+
+/// With a node list (COUNTERFOIL_DB_NODES), every write of the site's books
+/// goes to the node that holds the numbers, never through WordPress's own
+/// DB_HOST (on Galera a second node: a transaction there that the writer's
+/// write sets abort can answer OK and vanish). Here the list names the
+/// server twice, first through a proxy that records what passes, then
+/// directly: the numbers are written on the first, so a void (its chain
+/// entry with it) and what a payment carried for its e-invoice pass the
+/// proxy too, and the books' host is the list's first node, as the
+/// extension (`Sequences::writerNode`) and the twin (its own connection)
+/// each name it. (Failed before the books followed the list: the void went
+/// to DB_HOST.)
+fn books_on_the_numbers_node(extension: bool, name: &str) {
+    let (wp, proxy) = site_behind_a_proxy(name);
+    let direct = format!("127.0.0.1:{}", MariaDb::shared().port());
+    wp.config_set(
+        "COUNTERFOIL_DB_NODES",
+        &format!("array('127.0.0.1:{}', '{direct}')", proxy.port()),
+    );
+    wp.config_set("COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES", "true");
+    let out = wp
+        .eval(
+            extension,
+            "echo allocate_invoice_number(1, 2026);
+             $v = counterfoil_void_number('1:2026', 1, 'entered twice');
+             echo ' ', is_wp_error($v) ? $v->get_error_message() : 'void';
+             Counterfoil_Documents::remember_details('books', 'b-1', array('buyer' => array('name' => 'Buyer BV'), 'lines' => null));
+             echo ' ', counterfoil_backend()->name(), ' ', counterfoil_books_host() === COUNTERFOIL_DB_NODES[0] ? 'books on node 1' : 'books on ' . counterfoil_books_host();",
+        )
+        .unwrap();
+    let void = proxy.statements_with("status = 'void'");
+    assert!(
+        !void.is_empty(),
+        "the void went to the node that holds the numbers: {:?}",
+        proxy.statements_with("counterfoil_numbers")
+    );
+    assert!(
+        !proxy
+            .statements_with("INSERT IGNORE INTO wp_counterfoil_details")
+            .is_empty(),
+        "what the payment carried went there too"
+    );
+    let backend = if extension { "extension" } else { "php" };
+    assert_eq!(out, format!("2026-0001 void {backend} books on node 1"));
+    assert_eq!(
+        registry(wp.database_url(), "1:2026"),
+        "1 void",
+        "the void is kept"
+    );
+}
+
+#[test]
+fn the_books_are_written_on_the_node_that_holds_the_numbers_pure_php() {
+    books_on_the_numbers_node(false, "books_node_php");
+}
+
+#[test]
+fn the_books_are_written_on_the_node_that_holds_the_numbers_extension() {
+    books_on_the_numbers_node(true, "books_node_ext");
+}

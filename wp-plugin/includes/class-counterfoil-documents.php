@@ -96,13 +96,15 @@ final class Counterfoil_Documents {
 	/**
 	 * The frozen input of a post, or null.
 	 *
-	 * @param int $post_id Post.
+	 * @param int       $post_id Post.
+	 * @param wpdb|null $db      The connection to read on (default $wpdb).
 	 * @return array|null
 	 */
-	private static function frozen( $post_id ) {
+	private static function frozen( $post_id, $db = null ) {
 		global $wpdb;
+		$db   = $db ? $db : $wpdb;
 		$t    = Counterfoil_Schema::tables();
-		$json = $wpdb->get_var( $wpdb->prepare( "SELECT input FROM {$t['documents']} WHERE post_id = %d", $post_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+		$json = $db->get_var( $db->prepare( "SELECT input FROM {$t['documents']} WHERE post_id = %d", $post_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
 		$in   = null === $json ? null : json_decode( $json, true );
 		return is_array( $in ) ? $in : null;
 	}
@@ -166,26 +168,36 @@ final class Counterfoil_Documents {
 			}
 		}
 		if ( null === $frozen ) {
-			global $wpdb;
 			$t = Counterfoil_Schema::tables();
-			$inserted = $wpdb->query(
-				$wpdb->prepare(
-					"INSERT IGNORE INTO {$t['documents']} (post_id, number, kind, issue_date, input, created_at) VALUES (%d, %s, %s, %s, %s, UTC_TIMESTAMP())", // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
-					$post->ID,
-					(string) $input['number'],
-					(string) $input['kind'],
-					(string) $input['issue_date'],
-					wp_json_encode( $input )
-				)
-			);
+			// On the node that holds the numbers (a node list: never a
+			// second node of a cluster); the winner of a race read there too.
+			try {
+				list( $inserted, $won, $error ) = Counterfoil_Wpdb_Transaction::on_books_node(
+					function ( $db ) use ( $t, $post, $input ) {
+						$inserted = $db->query(
+							$db->prepare(
+								"INSERT IGNORE INTO {$t['documents']} (post_id, number, kind, issue_date, input, created_at) VALUES (%d, %s, %s, %s, %s, UTC_TIMESTAMP())", // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+								$post->ID,
+								(string) $input['number'],
+								(string) $input['kind'],
+								(string) $input['issue_date'],
+								wp_json_encode( $input )
+							)
+						);
+						$error = $db->last_error;
+						// Two first downloads at once: the row that won is the
+						// input (read again only when this insert did not write it).
+						return array( $inserted, 1 === $inserted ? null : self::frozen( $post->ID, $db ), $error );
+					}
+				);
+			} catch ( RuntimeException $e ) {
+				list( $inserted, $won, $error ) = array( false, null, $e->getMessage() );
+			}
 			if ( 1 !== $inserted ) {
-				// Two first downloads at once: the row that won is the input
-				// (read again only when this insert did not write it).
-				$won = self::frozen( $post->ID );
 				if ( null === $won ) {
 					// The insert failed and nothing is kept: a document made
 					// now could differ from the next one, so none is made.
-					Counterfoil_Log::once( 'document-unfrozen', 'an e-invoice input could not be kept in the documents table: ' . $wpdb->last_error );
+					Counterfoil_Log::once( 'document-unfrozen', 'an e-invoice input could not be kept in the documents table: ' . $error );
 					return new WP_Error(
 						'counterfoil_document_unfrozen',
 						__( 'The e-invoice cannot be made now: its input could not be kept in the documents table, and every e-invoice of an invoice is made from the input kept. Try again later; the site\'s error log names the database error.', 'counterfoil' ),
@@ -467,17 +479,25 @@ final class Counterfoil_Documents {
 		if ( null === $details['buyer'] && null === $details['lines'] ) {
 			return;
 		}
-		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		$wpdb->query(
-			$wpdb->prepare(
-				"INSERT IGNORE INTO {$t['details']} (gateway, transaction_id, buyer, line_items, created_at) VALUES (%s, %s, %s, %s, UTC_TIMESTAMP())", // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
-				$gateway,
-				$transaction_id,
-				null === $details['buyer'] ? null : wp_json_encode( $details['buyer'] ),
-				null === $details['lines'] ? null : wp_json_encode( $details['lines'] )
-			)
-		);
+		try {
+			Counterfoil_Wpdb_Transaction::on_books_node(
+				function ( $db ) use ( $t, $gateway, $transaction_id, $details ) {
+					$db->query(
+						$db->prepare(
+							"INSERT IGNORE INTO {$t['details']} (gateway, transaction_id, buyer, line_items, created_at) VALUES (%s, %s, %s, %s, UTC_TIMESTAMP())", // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+							$gateway,
+							$transaction_id,
+							null === $details['buyer'] ? null : wp_json_encode( $details['buyer'] ),
+							null === $details['lines'] ? null : wp_json_encode( $details['lines'] )
+						)
+					);
+				}
+			);
+		} catch ( RuntimeException $e ) {
+			// As a failed insert: the e-invoice then names what is missing.
+			Counterfoil_Log::once( 'details-not-kept', 'what a payment carried for its e-invoice could not be kept: ' . $e->getMessage() );
+		}
 	}
 
 	/**

@@ -71,6 +71,18 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 		$this->sequences = new \Counterfoil\Sequences();
 	}
 
+	public function writer_host() {
+		if ( '' !== (string) ini_get( 'counterfoil.database_url' ) ) {
+			return null; // The extension's own list: its hosts are not WordPress's.
+		}
+		$hosts = counterfoil_db_nodes();
+		if ( count( $hosts ) < 2 ) {
+			return (string) $hosts[0];
+		}
+		$node = $this->sequences->writerNode();
+		return isset( $hosts[ $node ] ) ? (string) $hosts[ $node ] : null;
+	}
+
 	public function name() {
 		return 'extension';
 	}

@@ -379,7 +379,16 @@ final class Counterfoil_Invoices {
 		foreach ( $rows as $row ) {
 			$year  = (int) substr( (string) $row->scope_key, strlen( $placeholder_prefix ) + 1 );
 			$scope = $issuer . ':' . $year;
-			$wpdb->query( $wpdb->prepare( "UPDATE {$t['payments']} SET scope_key = %s WHERE id = %d AND number IS NULL AND scope_key = %s", $scope, $row->id, $row->scope_key ) );
+			try {
+				Counterfoil_Wpdb_Transaction::on_books_node(
+					function ( $db ) use ( $t, $scope, $row ) {
+						$db->query( $db->prepare( "UPDATE {$t['payments']} SET scope_key = %s WHERE id = %d AND number IS NULL AND scope_key = %s", $scope, $row->id, $row->scope_key ) );
+					}
+				);
+			} catch ( RuntimeException $e ) {
+				$out['failed'][] = $row->gateway . '/' . $row->transaction_id . ': ' . $e->getMessage();
+				continue; // Still waiting in its placeholder: moved on the next run.
+			}
 			$period  = array_map( 'intval', explode( '-', (string) $row->period ) );
 			$payment = array(
 				'gateway'        => $row->gateway,

@@ -1089,6 +1089,19 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 		return 'always' === $when || ( 'never' !== $when && $this->multi_writer );
 	}
 
+	public function writer_host() {
+		$hosts = counterfoil_db_nodes();
+		if ( count( $hosts ) < 2 ) {
+			return (string) $hosts[0];
+		}
+		// Connected (with the fail-back rule) by attempt(), as any call.
+		return $this->attempt(
+			function () use ( $hosts ) {
+				return (string) $hosts[ $this->node ];
+			}
+		);
+	}
+
 	public function claim_number( $scope, $number, $claim, $stale_seconds ) {
 		Counterfoil_Rules::scope_key( $scope );
 		Counterfoil_Rules::claim_id( $claim );

@@ -15,7 +15,9 @@
  *
  * Invariants: run() ends every transaction it opens in COMMIT or ROLLBACK
  * and closes its connection, whatever $work does; a statement that meets a
- * lost connection returns false and is never sent again.
+ * lost connection returns false and is never sent again; with a node list
+ * (COUNTERFOIL_DB_NODES) every write goes to the node the backend writes
+ * numbers to (counterfoil_books_host()), never a second node of a cluster.
  *
  * @package Counterfoil
  */
@@ -85,15 +87,40 @@ final class Counterfoil_Wpdb_Transaction {
 	}
 
 	/**
+	 * Runs $work( $db ) on the connection the site's books are written on,
+	 * without a transaction (for a single statement, or a write and the
+	 * read of what it wrote): $wpdb itself on a site without a node list;
+	 * with one (COUNTERFOIL_DB_NODES), a connection of its own to the node that
+	 * holds the numbers, which never reconnects and is closed after.
+	 *
+	 * @param callable $work Receives the connection; its return value is returned.
+	 * @return mixed
+	 * @throws RuntimeException When the node cannot be reached.
+	 */
+	public static function on_books_node( callable $work ) {
+		global $wpdb;
+		if ( ! counterfoil_books_elsewhere() ) {
+			return $work( $wpdb );
+		}
+		$db = self::connect();
+		try {
+			return $work( $db );
+		} finally {
+			$db->close();
+		}
+	}
+
+	/**
 	 * A new connection with the site's settings (those $wpdb was built
-	 * with, so a site whose wp-config.php builds it differently is followed).
+	 * with, so a site whose wp-config.php builds it differently is
+	 * followed), to the host the books are written on.
 	 *
 	 * @return Counterfoil_Strict_Wpdb
 	 * @throws RuntimeException When it cannot connect.
 	 */
 	private static function connect() {
 		global $wpdb;
-		$db = new Counterfoil_Strict_Wpdb( $wpdb->dbuser, $wpdb->dbpassword, $wpdb->dbname, $wpdb->dbhost );
+		$db = new Counterfoil_Strict_Wpdb( $wpdb->dbuser, $wpdb->dbpassword, $wpdb->dbname, counterfoil_books_host() );
 		$db->hide_errors();
 		$db->suppress_errors( true );
 		if ( empty( $db->dbh ) ) {

@@ -229,6 +229,43 @@ function counterfoil_db_nodes() {
 }
 
 /**
+ * Whether the site names the database servers that hold its numbers
+ * (COUNTERFOIL_DB_NODES, even of one node): then its books are written
+ * there, on a connection of their own, not on $wpdb's DB_HOST.
+ *
+ * @return bool
+ */
+function counterfoil_books_elsewhere() {
+	return defined( 'COUNTERFOIL_DB_NODES' ) && is_array( COUNTERFOIL_DB_NODES ) && COUNTERFOIL_DB_NODES;
+}
+
+/**
+ * The host the site's books are written on (DB_HOST's forms): with a node
+ * list (COUNTERFOIL_DB_NODES), the node the backend writes numbers to
+ * (Counterfoil_Backend::writer_host()), so that voids, refund rows,
+ * credit-note links, frozen e-invoice inputs and the like never go to a
+ * second node of a Galera cluster; else $wpdb's own host.
+ *
+ * @return string
+ * @throws RuntimeException When the writer cannot be reached or named.
+ */
+function counterfoil_books_host() {
+	global $wpdb;
+	if ( ! counterfoil_books_elsewhere() ) {
+		return (string) $wpdb->dbhost;
+	}
+	try {
+		$host = counterfoil_backend()->writer_host();
+	} catch ( Throwable $e ) {
+		throw new RuntimeException( 'the node that holds the numbers cannot be reached: ' . $e->getMessage(), 0, $e );
+	}
+	if ( null === $host ) {
+		throw new RuntimeException( 'the node that holds the numbers cannot be named (a node list in php.ini): set COUNTERFOIL_DB_NODES in wp-config.php' );
+	}
+	return $host;
+}
+
+/**
  * Whether a node list of independent servers is accepted
  * (COUNTERFOIL_UNSAFE_ALLOW_INDEPENDENT_NODES defined true). Only for
  * failover tests between throw-away servers: in production two servers in

@@ -160,6 +160,18 @@ interface Counterfoil_Backend {
 	public function release_claim( $scope, $number, $claim );
 
 	/**
+	 * The host (in DB_HOST's forms) of the node this backend writes numbers
+	 * to, connecting first if needed: the site's other writes to its books
+	 * go there too (Counterfoil_Wpdb_Transaction), never to a second node
+	 * of a cluster, where a transaction that another node's write set
+	 * aborts can answer OK and vanish. With one host, that host; null when
+	 * it cannot be named (a node list set in php.ini for the extension).
+	 *
+	 * @return string|null
+	 */
+	public function writer_host();
+
+	/**
 	 * The last number handed out by a series.
 	 *
 	 * @param string $scope Scope key.
