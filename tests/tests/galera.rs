@@ -667,7 +667,7 @@ fn galera_with_the_php_backend() {
             $r = $b->record_payment('1:2026', 'failback', \"fb-$i\", '1.00', 'EUR', 2026, 1);
             echo $r['number'], ',';
         }
-        echo ' ', $b->stats['one_trip'], ' ', $b->stats['connects'], ' ', $b->stats['skipped_reason'];";
+        echo ' ', $b->stats['one_trip'], ' ', $b->stats['connects'], ' ', $b->stats['confirmed'], ' ', $b->stats['skipped_reason'];";
     let out = wp
         .php(false)
         .args(["-r", script])
@@ -681,7 +681,7 @@ fn galera_with_the_php_backend() {
         String::from_utf8_lossy(&out.stderr)
     );
     println!("fail-back to a node not ready: {text}");
-    let fields: Vec<&str> = text.splitn(4, ' ').collect();
+    let fields: Vec<&str> = text.splitn(5, ' ').collect();
     let numbers: Vec<u64> = fields[0]
         .trim_end_matches(',')
         .split(',')
@@ -689,8 +689,12 @@ fn galera_with_the_php_backend() {
         .collect();
     assert_eq!(numbers.len(), 4, "{text}");
     let (one_trip, connects): (u64, u64) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
+    assert_eq!(
+        fields[3], "4",
+        "each payment read back after its COMMIT on the Galera node: {text}"
+    );
     assert!(
-        fields[3].contains("node 1") && fields[3].contains("not ready"),
+        fields[4].contains("node 1") && fields[4].contains("not ready"),
         "the list's first node was skipped as not ready: {text}"
     );
     assert!(
