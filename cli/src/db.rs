@@ -278,7 +278,11 @@ pub async fn server_hazards(db: &mut Db) -> Result<Vec<Hazard>> {
             out.push(Hazard {
                 code: "galera",
                 message: "Galera (wsrep_on): writes to one series from several nodes conflict at commit (1213); \
-                          give Counterfoil the node list so every allocation goes to one writer node, and let it retry 1213"
+                          give Counterfoil the node list so every allocation goes to one writer node, and let it retry 1213. \
+                          A number is told only once its commit is read back (commit confirmation, on by default on a Galera node: \
+                          a COMMIT answered OK that the cluster did not keep is an unknown outcome, never a number); \
+                          a WordPress site writes its other books (voids, refunds, credit notes, e-invoice inputs) on the \
+                          numbers' node only when COUNTERFOIL_DB_NODES names the nodes"
                     .into(),
             });
             let retry: Option<u64> = db
