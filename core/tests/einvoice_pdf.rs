@@ -71,3 +71,54 @@ fn every_vector_document_makes_the_same_facturx_pdf_carrying_its_cii() {
     }
     assert!(made >= 10, "{made} PDFs made");
 }
+
+/// The number of pages a PDF says it has (`/Type /Pages … /Count N`).
+fn page_count(pdf: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(pdf);
+    let at = text.find("/Type /Pages").expect("a page tree");
+    let count = &text[at..][text[at..].find("/Count ").unwrap() + 7..];
+    count
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A buyer's name a guest can type (a billing company of 25 letters wider
+/// than the column and 60,000 zero-width spaces, reachable through the
+/// order download and the e-mails) is laid out in linear time and takes at
+/// most 24 lines: before, the wrap re-measured its whole line at each
+/// character once the word passed the column (measured 2026-12-04 through
+/// `Counterfoil\einvoice_document()`, release: 1.1 s at 5,000, 19.9 s at
+/// 20,000). Bounded here generously (a debug build, a noisy machine): a
+/// few seconds, not minutes.
+#[test]
+fn a_hostile_buyer_name_costs_milliseconds_and_a_bounded_number_of_pages() {
+    let case = cases()
+        .into_iter()
+        .find(|c| c["name"] == "consumer-one-line")
+        .unwrap();
+    let plain = Document::build(json::input(&case["document"]).unwrap()).unwrap();
+    let plain_pages = page_count(&pdf::to_facturx(&plain, "Counterfoil test").unwrap());
+    let mut document = case["document"].clone();
+    let name = format!("{}{}", "W".repeat(25), "\u{200B}".repeat(60_000));
+    document["buyer"]["name"] = Value::String(name.clone());
+    let d = Document::build(json::input(&document).unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    let bytes = pdf::to_facturx(&d, "Counterfoil test").unwrap();
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "the PDF of a 60,000-character name took {took:?}"
+    );
+    assert!(
+        page_count(&bytes) <= plain_pages + 1,
+        "the name is capped at 24 lines: {} pages (plain {plain_pages})",
+        page_count(&bytes)
+    );
+    assert!(
+        inflated_streams(&bytes).contains(&cii::to_cii(&d)),
+        "the embedded XML carries the name whole"
+    );
+}

@@ -335,8 +335,12 @@ final class Counterfoil_Documents {
 		if ( 'pdf' === $format ) {
 			try {
 				return call_user_func( self::EXTENSION_FUNCTION, wp_json_encode( $input ), 'pdf' );
-			} catch ( Exception $e ) {
-				// The twin made the document; the core refusing it is a defect of one of them.
+			} catch ( Throwable $e ) {
+				// The twin made the document; the core refusing it is a defect
+				// of one of them. A panic in the core reaches PHP as an Error
+				// (ext-php-rs catches it; the release build unwinds): the
+				// request answers 500, the worker lives on.
+				Counterfoil_Log::once( 'document-pdf-failed', 'the Factur-X PDF could not be made: ' . $e->getMessage() );
 				return new WP_Error( 'counterfoil_document_refused', $e->getMessage(), array( 'status' => 500 ) );
 			}
 		}

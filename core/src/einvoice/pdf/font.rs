@@ -112,17 +112,30 @@ impl Font {
 
     /// The width of `text` at `size` points.
     pub fn width(&self, text: &str, size: f32) -> f32 {
-        let units: u32 = text
-            .chars()
-            .filter(|c| !c.is_control())
-            .map(|c| {
-                u32::from(
-                    self.face
-                        .glyph_hor_advance(ttf_parser::GlyphId(self.glyph(c).0))
-                        .unwrap_or(0),
-                )
-            })
-            .sum();
+        self.points(self.units(text), size)
+    }
+
+    /// The advance of `text` in font units: the sum of its characters'
+    /// ([`Font::char_units`]), so a line's width can be kept as it grows.
+    pub fn units(&self, text: &str) -> u32 {
+        text.chars().map(|c| self.char_units(c)).sum()
+    }
+
+    /// The advance of one character in font units (0 for a control
+    /// character, which is not shown).
+    pub fn char_units(&self, c: char) -> u32 {
+        if c.is_control() {
+            return 0;
+        }
+        u32::from(
+            self.face
+                .glyph_hor_advance(ttf_parser::GlyphId(self.glyph(c).0))
+                .unwrap_or(0),
+        )
+    }
+
+    /// `units` font units in points at `size`.
+    pub fn points(&self, units: u32, size: f32) -> f32 {
         units as f32 * size / self.units_per_em
     }
 
