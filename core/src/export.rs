@@ -201,17 +201,35 @@ impl ExportFilter {
     }
 }
 
-/// Whether `d` is a day `YYYY-MM-DD` (month 1–12, day 1–31).
+/// Whether `d` is a day `YYYY-MM-DD` of the calendar: month 1–12, and a
+/// day the month has (2026-02-31 is none; 29 February only in a leap year).
 pub(crate) fn is_day(d: &str) -> bool {
     let b = d.as_bytes();
-    b.len() == 10
+    if !(b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
-        && d.bytes()
+        && b.iter()
             .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
-        && (1..=12).contains(&d[5..7].parse::<u32>().unwrap_or(0))
-        && (1..=31).contains(&d[8..10].parse::<u32>().unwrap_or(0))
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit()))
+    {
+        return false;
+    }
+    let (Ok(year), Ok(month), Ok(day)) = (
+        d[0..4].parse::<u32>(),
+        d[5..7].parse::<u32>(),
+        d[8..10].parse::<u32>(),
+    ) else {
+        return false;
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
 }
 
 /// The keyset-paginated SELECT of an export: the WHERE clause and its

@@ -1,7 +1,8 @@
 <?php
 /**
  * E-invoices on the pure-PHP backend: the twin of the core's EN 16931
- * document and its UBL (Peppol BIS 3.0) and CII serializers
+ * document and its UBL (Peppol BIS 3.0 when both parties are Peppol
+ * participants, else plain EN 16931) and CII serializers
  * (core/src/einvoice/), held to the same bytes by the shared vectors
  * (tests/vectors/einvoice.json and einvoice/, wp-plugin/tests/VectorsTest.php).
  *
@@ -40,6 +41,12 @@ final class Counterfoil_Einvoice {
 	const CUSTOMIZATION_ID = 'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0';
 	const PROFILE_ID       = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
 	const GUIDELINE_ID     = 'urn:cen.eu:en16931:2017';
+	/**
+	 * The electronic address schemes Peppol accepts (its EAS list as
+	 * PEPPOL-EN16931-CL008 checks it in BIS Billing 3.0.19): the core's
+	 * `peppol::PEPPOL_EAS`, held to it by the shared vectors.
+	 */
+	const PEPPOL_EAS = array( '0002', '0007', '0009', '0037', '0060', '0088', '0096', '0097', '0106', '0130', '0135', '0142', '0147', '0151', '0154', '0158', '0170', '0177', '0183', '0184', '0188', '0190', '0191', '0192', '0193', '0194', '0195', '0196', '0198', '0199', '0200', '0201', '0202', '0203', '0204', '0205', '0208', '0209', '0210', '0211', '0212', '0213', '0215', '0216', '0217', '0218', '0221', '0225', '0230', '0235', '0240', '9910', '9913', '9914', '9915', '9918', '9919', '9920', '9922', '9923', '9924', '9925', '9926', '9927', '9928', '9929', '9930', '9931', '9932', '9933', '9934', '9935', '9936', '9937', '9938', '9939', '9940', '9941', '9942', '9943', '9944', '9945', '9946', '9947', '9948', '9949', '9950', '9951', '9952', '9953', '9957', '9959' );
 	const CATEGORIES       = array( 'S', 'Z', 'E', 'AE', 'K', 'G', 'O' );
 	const EXEMPTION        = array(
 		'E'  => 'Exempt from VAT',
@@ -176,9 +183,39 @@ final class Counterfoil_Einvoice {
 		return isset( $a[ $key ] ) && is_string( $a[ $key ] ) ? $a[ $key ] : '';
 	}
 
+	/** Whether $s is a day YYYY-MM-DD of the calendar (the core's export::is_day). */
 	private static function is_date( $s ) {
-		return is_string( $s ) && preg_match( '/^[0-9]{4}-([0-9]{2})-([0-9]{2})$/', $s, $m )
-			&& (int) $m[1] >= 1 && (int) $m[1] <= 12 && (int) $m[2] >= 1 && (int) $m[2] <= 31;
+		return is_string( $s ) && preg_match( '/^([0-9]{4})-([0-9]{2})-([0-9]{2})\z/', $s, $m )
+			&& checkdate( (int) $m[2], (int) $m[3], (int) $m[1] );
+	}
+
+	/**
+	 * The payment terms' check (the core's terms::check): BT-9 a real day,
+	 * not before the issue date, never on a credit note; an amount due
+	 * needs a due date or terms (BR-CO-25).
+	 *
+	 * @param array    $in     Input.
+	 * @param bool     $credit Whether a credit note.
+	 * @param array    $due    Amount due.
+	 * @param callable $refuse Throws.
+	 */
+	private static function check_terms( array $in, $credit, array $due, $refuse ) {
+		$date  = self::text( isset( $in['due_date'] ) ? $in['due_date'] : null );
+		$terms = self::text( isset( $in['payment_terms'] ) ? $in['payment_terms'] : null );
+		if ( null !== $date ) {
+			if ( $credit ) {
+				$refuse( 'BT-9', 'payment due date is invalid: a credit note has no due date in UBL 2.1: state payment terms (BT-20)' );
+			}
+			if ( ! self::is_date( $date ) ) {
+				$refuse( 'BT-9', "payment due date is invalid: `$date` is not a date YYYY-MM-DD" );
+			}
+			if ( strcmp( $date, self::field( $in, 'issue_date' ) ) < 0 ) {
+				$refuse( 'BT-9', 'payment due date is invalid: ' . $date . ' is before the issue date ' . self::field( $in, 'issue_date' ) );
+			}
+		}
+		if ( $due[0] > 0 && null === $date && null === $terms ) {
+			$refuse( 'BT-9', 'payment due date is missing: BR-CO-25: an amount due for payment needs a due date (BT-9) or payment terms (BT-20)' );
+		}
 	}
 
 	private static function fits( $v, $term, $what ) {
@@ -323,6 +360,7 @@ final class Counterfoil_Einvoice {
 		if ( $payable[0] < 0 ) {
 			$refuse( 'BT-114', 'the amount payable (with VAT, plus the rounding) is negative' );
 		}
+		self::check_terms( $in, $credit, $due, $refuse );
 		return array(
 			'credit'          => $credit,
 			'number'          => self::field( $in, 'number' ),
@@ -330,6 +368,8 @@ final class Counterfoil_Einvoice {
 			'currency'        => $currency,
 			'buyer_reference' => self::text( isset( $in['buyer_reference'] ) ? $in['buyer_reference'] : null ),
 			'paid'            => ! empty( $in['paid'] ),
+			'due_date'        => $credit ? null : self::text( isset( $in['due_date'] ) ? $in['due_date'] : null ),
+			'payment_terms'   => self::text( isset( $in['payment_terms'] ) ? $in['payment_terms'] : null ),
 			'preceding'       => self::field( $in, 'preceding' ),
 			'preceding_date'  => isset( $in['preceding_date'] ) && is_string( $in['preceding_date'] ) ? $in['preceding_date'] : null,
 			'seller'          => $seller,
@@ -390,7 +430,8 @@ final class Counterfoil_Einvoice {
 	}
 
 	/**
-	 * The document as UBL 2.1 (Peppol BIS Billing 3.0).
+	 * The document as UBL 2.1 (Peppol BIS Billing 3.0 when claims_peppol(),
+	 * else plain EN 16931).
 	 *
 	 * @param array $doc From document().
 	 * @return string
@@ -407,10 +448,15 @@ final class Counterfoil_Einvoice {
 				'xmlns:cbc' => 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2',
 			)
 		);
-		$w->leaf( 'cbc:CustomizationID', self::CUSTOMIZATION_ID );
-		$w->leaf( 'cbc:ProfileID', self::PROFILE_ID );
+		if ( self::claims_peppol( $doc ) ) {
+			$w->leaf( 'cbc:CustomizationID', self::CUSTOMIZATION_ID );
+			$w->leaf( 'cbc:ProfileID', self::PROFILE_ID );
+		} else {
+			$w->leaf( 'cbc:CustomizationID', self::GUIDELINE_ID );
+		}
 		$w->leaf( 'cbc:ID', $doc['number'] );
 		$w->leaf( 'cbc:IssueDate', $doc['issue_date'] );
+		$w->leaf_opt( 'cbc:DueDate', $doc['due_date'] );
 		$w->leaf( $credit ? 'cbc:CreditNoteTypeCode' : 'cbc:InvoiceTypeCode', $credit ? '381' : '380' );
 		if ( $doc['paid'] ) {
 			$w->leaf( 'cbc:Note', 'Paid' );
@@ -439,6 +485,11 @@ final class Counterfoil_Einvoice {
 			$w->open( 'cac:PayeeFinancialAccount' );
 			$w->leaf( 'cbc:ID', $iban );
 			$w->close()->close();
+		}
+		if ( null !== $doc['payment_terms'] ) {
+			$w->open( 'cac:PaymentTerms' );
+			$w->leaf( 'cbc:Note', $doc['payment_terms'] );
+			$w->close();
 		}
 		$w->open( 'cac:TaxTotal' );
 		$w->leaf( 'cbc:TaxAmount', self::money( $doc, $doc['totals']['vat'] ), $cur );
@@ -489,6 +540,31 @@ final class Counterfoil_Einvoice {
 		$w->open( 'cac:TaxScheme' );
 		$w->leaf( 'cbc:ID', 'VAT' );
 		$w->close()->close();
+	}
+
+	/**
+	 * Whether a party has a Peppol participant id: an electronic address
+	 * under a scheme on Peppol's list (an e-mail, EM, is not).
+	 *
+	 * @param array $p Party.
+	 * @return bool
+	 */
+	public static function is_peppol_participant( array $p ) {
+		$scheme = self::text( self::field( $p, 'electronic_address_scheme' ) );
+		return null !== self::text( self::field( $p, 'electronic_address' ) ) && in_array( $scheme, self::PEPPOL_EAS, true );
+	}
+
+	/**
+	 * Whether a UBL document claims Peppol BIS Billing 3.0: both parties
+	 * Peppol participants (PEPPOL-EN16931-R010, R020, CL008) and a buyer
+	 * reference (R003); else it is plain EN 16931 (the core's
+	 * `peppol::claims_peppol`).
+	 *
+	 * @param array $doc From document().
+	 * @return bool
+	 */
+	public static function claims_peppol( array $doc ) {
+		return self::is_peppol_participant( $doc['seller'] ) && self::is_peppol_participant( $doc['buyer'] ) && null !== $doc['buyer_reference'];
 	}
 
 	private static function ubl_party( Counterfoil_Xml_Writer $w, $role, array $p ) {
@@ -621,6 +697,16 @@ final class Counterfoil_Einvoice {
 			$w->leaf( 'ram:CategoryCode', $b['category'] );
 			if ( 'O' !== $b['category'] ) {
 				$w->leaf( 'ram:RateApplicablePercent', self::trimmed( $b['rate'] ) );
+			}
+			$w->close();
+		}
+		if ( null !== $doc['due_date'] || null !== $doc['payment_terms'] ) {
+			$w->open( 'ram:SpecifiedTradePaymentTerms' );
+			$w->leaf_opt( 'ram:Description', $doc['payment_terms'] );
+			if ( null !== $doc['due_date'] ) {
+				$w->open( 'ram:DueDateDateTime' );
+				$w->leaf( 'udt:DateTimeString', $date102( $doc['due_date'] ), array( 'format' => '102' ) );
+				$w->close();
 			}
 			$w->close();
 		}

@@ -127,7 +127,7 @@ final class Counterfoil_Invoice_Screen {
 			return;
 		}
 		$labels = array(
-			'ubl' => __( 'UBL (Peppol BIS Billing 3.0)', 'counterfoil' ),
+			'ubl' => __( 'UBL (EN 16931)', 'counterfoil' ),
 			'cii' => __( 'CII (UN/CEFACT, EN 16931)', 'counterfoil' ),
 			'pdf' => __( 'PDF (Factur-X: the invoice to read, its CII inside)', 'counterfoil' ),
 		);

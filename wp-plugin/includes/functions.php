@@ -409,7 +409,8 @@ function counterfoil_create_credit_note_for_refund( $refund ) {
 }
 
 /**
- * The e-invoice of an invoice or credit note: UBL 2.1 (Peppol BIS 3.0),
+ * The e-invoice of an invoice or credit note: UBL 2.1 (Peppol BIS 3.0 when
+ * both parties are Peppol participants, else plain EN 16931),
  * UN/CEFACT CII (EN 16931) or the Factur-X PDF (with the extension), the
  * same bytes as the core writes, from the input frozen when its first
  * document was made. The seller comes from Settings → Invoice numbers

@@ -54,6 +54,8 @@ fn input(i: usize) -> DocumentInput {
         ],
         paid: true,
         rounding: None,
+        due_date: None,
+        payment_terms: None,
     }
 }
 

@@ -128,6 +128,17 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
         }
         w.close();
     }
+    let due_date = Party::text(&d.input.due_date);
+    if due_date.is_some() || Party::text(&d.input.payment_terms).is_some() {
+        w.open("ram:SpecifiedTradePaymentTerms", &[]);
+        w.leaf_opt("ram:Description", d.input.payment_terms.as_deref());
+        if let Some(date) = due_date {
+            w.open("ram:DueDateDateTime", &[]);
+            w.leaf("udt:DateTimeString", &[("format", "102")], &date102(date));
+            w.close();
+        }
+        w.close();
+    }
     w.open("ram:SpecifiedTradeSettlementHeaderMonetarySummation", &[]);
     w.leaf("ram:LineTotalAmount", &[], &money(d.totals.lines));
     w.leaf("ram:TaxBasisTotalAmount", &[], &money(d.totals.without_vat));

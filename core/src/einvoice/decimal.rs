@@ -72,6 +72,11 @@ impl Dec {
         self.mantissa < 0
     }
 
+    /// Whether it is above zero.
+    pub fn is_positive(self) -> bool {
+        self.mantissa > 0
+    }
+
     /// Whether it is zero.
     pub fn is_zero(self) -> bool {
         self.mantissa == 0

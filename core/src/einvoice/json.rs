@@ -92,6 +92,8 @@ pub fn input(v: &Value) -> Result<DocumentInput, DocumentError> {
         buyer: party(v.get("buyer").unwrap_or(&empty)),
         lines,
         paid: v.get("paid").and_then(Value::as_bool).unwrap_or(false),
+        due_date: text(v, "due_date"),
+        payment_terms: text(v, "payment_terms"),
         rounding: match v.get("rounding") {
             None | Some(Value::Null) => None,
             Some(r) => {

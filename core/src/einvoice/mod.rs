@@ -1,5 +1,6 @@
 //! E-invoices: the EN 16931 document of an invoice or a credit note and its
-//! two syntaxes, UBL 2.1 (Peppol BIS Billing 3.0) and UN/CEFACT CII (the
+//! two syntaxes, UBL 2.1 (Peppol BIS Billing 3.0 when both parties are
+//! Peppol participants, else plain EN 16931: [`peppol`]) and UN/CEFACT CII (the
 //! EN 16931 profile a Factur-X PDF carries); with the feature `pdf`, the
 //! Factur-X PDF itself, and with `json`, the input read from JSON.
 //!
@@ -16,6 +17,8 @@ pub mod json;
 pub mod model;
 #[cfg(feature = "pdf")]
 pub mod pdf;
+pub mod peppol;
+pub mod terms;
 pub mod ubl;
 mod xml;
 

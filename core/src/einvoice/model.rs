@@ -206,6 +206,10 @@ pub struct DocumentInput {
     /// make the amount payable — a shop that rounds VAT per line charges a
     /// cent or two other than EN 16931's per-category VAT.
     pub rounding: Option<Dec>,
+    /// Payment due date `YYYY-MM-DD` (BT-9); an invoice's only.
+    pub due_date: Option<String>,
+    /// Payment terms in words (BT-20), such as "Payable within 14 days".
+    pub payment_terms: Option<String>,
 }
 
 /// A line with its net amount.
@@ -495,6 +499,7 @@ impl Document {
                 "the amount payable (with VAT, plus the rounding) is negative",
             ));
         }
+        super::terms::check(&input, totals.due)?;
         let mut input = input;
         input.currency = currency;
         Ok(Document {
@@ -673,6 +678,8 @@ mod tests {
             lines,
             paid: true,
             rounding: None,
+            due_date: None,
+            payment_terms: None,
         }
     }
 

@@ -1,4 +1,5 @@
-//! UBL 2.1 Invoice and CreditNote following Peppol BIS Billing 3.0.
+//! UBL 2.1 Invoice and CreditNote: Peppol BIS Billing 3.0 when the document
+//! may claim it ([`super::peppol::claims_peppol`]), else plain EN 16931.
 //!
 //! Invariants: elements in the order the UBL 2.1 schemas require; every
 //! amount is the [`Document`]'s, written with its currency's places and
@@ -9,11 +10,6 @@
 use super::model::{Document, Kind, Party, VatCategory};
 use super::xml::Writer;
 
-/// Peppol BIS Billing 3.0's specification identifier (BT-24).
-pub const CUSTOMIZATION_ID: &str =
-    "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0";
-/// Its business process (BT-23).
-pub const PROFILE_ID: &str = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0";
 const CAC: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2";
 const CBC: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2";
 
@@ -38,10 +34,14 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         root,
         &[("xmlns", ns), ("xmlns:cac", CAC), ("xmlns:cbc", CBC)],
     );
-    w.leaf("cbc:CustomizationID", &[], CUSTOMIZATION_ID);
-    w.leaf("cbc:ProfileID", &[], PROFILE_ID);
+    let (customization, profile) = super::peppol::profile(&d.input);
+    w.leaf("cbc:CustomizationID", &[], customization);
+    w.leaf_opt("cbc:ProfileID", profile);
     w.leaf("cbc:ID", &[], &d.input.number);
     w.leaf("cbc:IssueDate", &[], &d.input.issue_date);
+    if !credit {
+        w.leaf_opt("cbc:DueDate", d.input.due_date.as_deref());
+    }
     w.leaf(
         if credit {
             "cbc:CreditNoteTypeCode"
@@ -84,6 +84,11 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         w.open("cac:PayeeFinancialAccount", &[]);
         w.leaf("cbc:ID", &[], iban);
         w.close().close();
+    }
+    if Party::text(&d.input.payment_terms).is_some() {
+        w.open("cac:PaymentTerms", &[]);
+        w.leaf_opt("cbc:Note", d.input.payment_terms.as_deref());
+        w.close();
     }
     w.open("cac:TaxTotal", &[]);
     w.leaf(

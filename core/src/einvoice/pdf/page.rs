@@ -380,6 +380,14 @@ pub fn lay_out(d: &Document, font: &mut Font) -> Vec<Vec<u8>> {
     } else {
         format!("Amount due: {} {cur}.", d.amount(d.totals.due))
     };
+    // The terms the XML states (BT-9, BT-20), as the customer reads them.
+    let mut payment = payment;
+    if let Some(date) = Party::text(&d.input.due_date) {
+        payment.push_str(&format!(" Due by {date}."));
+    }
+    if let Some(terms) = Party::text(&d.input.payment_terms) {
+        payment.push_str(&format!(" Terms: {terms}"));
+    }
     for part in p.wrap(&payment, RIGHT - LEFT, 9.0) {
         p.text(LEFT, p.y, 9.0, INK, &part);
         p.y -= 12.0;
