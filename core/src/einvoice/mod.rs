@@ -15,11 +15,13 @@ pub mod decimal;
 #[cfg(feature = "json")]
 pub mod json;
 pub mod model;
+pub mod party;
 #[cfg(feature = "pdf")]
 pub mod pdf;
 pub mod peppol;
 pub mod terms;
 pub mod ubl;
+pub mod vat;
 mod xml;
 
 pub use decimal::Dec;

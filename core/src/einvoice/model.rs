@@ -16,6 +16,10 @@
 use thiserror::Error;
 
 use super::decimal::Dec;
+pub use super::party::Party;
+use super::party::{check_category_parties, check_party};
+use super::vat::check_rate;
+pub use super::vat::VatCategory;
 
 /// Why no document could be made.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -47,105 +51,6 @@ impl DocumentError {
     pub fn term(&self) -> &'static str {
         match self {
             DocumentError::Missing { term, .. } | DocumentError::Invalid { term, .. } => term,
-        }
-    }
-}
-
-/// A seller or a buyer (the shape; the seller also `iban`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Party {
-    /// Legal name (BT-27 / BT-44).
-    pub name: String,
-    /// Street (BT-35 / BT-50).
-    pub street: Option<String>,
-    /// City (BT-37 / BT-52).
-    pub city: Option<String>,
-    /// Post code (BT-38 / BT-53).
-    pub postcode: Option<String>,
-    /// Country, ISO 3166-1 alpha-2 (BT-40 / BT-55).
-    pub country: String,
-    /// VAT identifier (BT-31 / BT-48).
-    pub vat_id: Option<String>,
-    /// Legal registration identifier (BT-30 / BT-47).
-    pub legal_id: Option<String>,
-    /// E-mail of the contact (BT-43 / BT-58).
-    pub email: Option<String>,
-    /// Electronic address (BT-34 / BT-49), such as a Peppol participant id.
-    pub electronic_address: Option<String>,
-    /// Its scheme, an ISO 6523 ICD or EAS code (`0208`, `9925`, `EM`, …).
-    pub electronic_address_scheme: Option<String>,
-    /// The seller's account for payment means (BT-84).
-    pub iban: Option<String>,
-}
-
-impl Party {
-    /// A field's text when present and not blank.
-    pub fn text(field: &Option<String>) -> Option<&str> {
-        field.as_deref().filter(|s| !s.trim().is_empty())
-    }
-
-    /// The seller's account (BT-84), when given.
-    pub fn account(&self) -> Option<&str> {
-        Self::text(&self.iban)
-    }
-}
-
-/// A VAT category code (UNCL5305, as EN 16931 uses them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum VatCategory {
-    /// Standard rate.
-    S,
-    /// Zero rated goods.
-    Z,
-    /// Exempt from VAT.
-    E,
-    /// Reverse charge (intra-EU B2B services and more).
-    AE,
-    /// Intra-community supply of goods.
-    K,
-    /// Export outside the EU.
-    G,
-    /// Not subject to VAT.
-    O,
-}
-
-impl VatCategory {
-    /// Parses the code.
-    pub fn parse(code: &str) -> Option<Self> {
-        Some(match code {
-            "S" => Self::S,
-            "Z" => Self::Z,
-            "E" => Self::E,
-            "AE" => Self::AE,
-            "K" => Self::K,
-            "G" => Self::G,
-            "O" => Self::O,
-            _ => return None,
-        })
-    }
-
-    /// The code.
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::S => "S",
-            Self::Z => "Z",
-            Self::E => "E",
-            Self::AE => "AE",
-            Self::K => "K",
-            Self::G => "G",
-            Self::O => "O",
-        }
-    }
-
-    /// The exemption reason written for it (BT-120), where EN 16931 asks for one.
-    pub fn exemption_reason(self) -> Option<&'static str> {
-        match self {
-            Self::S | Self::Z => None,
-            Self::E => Some("Exempt from VAT"),
-            Self::AE => Some("Reverse charge"),
-            Self::K => Some("Intra-community supply"),
-            Self::G => Some("Export outside the EU"),
-            Self::O => Some("Not subject to VAT"),
         }
     }
 }
@@ -268,11 +173,15 @@ pub struct Document {
     pub places: u32,
 }
 
-fn missing(term: &'static str, what: &'static str, why: &'static str) -> DocumentError {
+pub(super) fn missing(term: &'static str, what: &'static str, why: &'static str) -> DocumentError {
     DocumentError::Missing { term, what, why }
 }
 
-fn invalid(term: &'static str, what: &'static str, reason: impl Into<String>) -> DocumentError {
+pub(super) fn invalid(
+    term: &'static str,
+    what: &'static str,
+    reason: impl Into<String>,
+) -> DocumentError {
     DocumentError::Invalid {
         term,
         what,
@@ -285,7 +194,7 @@ fn fits(v: Option<Dec>, term: &'static str, what: &'static str) -> Result<Dec, D
     v.ok_or_else(|| invalid(term, what, "too large to compute exactly"))
 }
 
-fn present(v: &Option<String>) -> bool {
+pub(super) fn present(v: &Option<String>) -> bool {
     v.as_deref().is_some_and(|s| !s.trim().is_empty())
 }
 
@@ -526,105 +435,6 @@ impl Document {
     }
 }
 
-fn check_party(p: &Party, seller: bool) -> Result<(), DocumentError> {
-    let (name, country, address, scheme) = if seller {
-        ("BT-27", "BT-40", "BT-34", "BT-34-1")
-    } else {
-        ("BT-44", "BT-55", "BT-49", "BT-49-1")
-    };
-    if p.name.trim().is_empty() {
-        return Err(missing(
-            name,
-            if seller { "seller name" } else { "buyer name" },
-            "BR-06 / BR-07: both parties are named",
-        ));
-    }
-    if p.country.len() != 2 || !p.country.bytes().all(|b| b.is_ascii_uppercase()) {
-        return Err(if p.country.is_empty() {
-            missing(
-                country,
-                "country code",
-                "BR-09 / BR-11: both postal addresses name a country",
-            )
-        } else {
-            invalid(
-                country,
-                "country code",
-                format!(
-                    "`{}` is not an ISO 3166-1 alpha-2 code such as BE",
-                    p.country
-                ),
-            )
-        });
-    }
-    if present(&p.electronic_address) != present(&p.electronic_address_scheme) {
-        return Err(missing(
-            scheme,
-            "electronic address scheme",
-            "BR-62 / BR-63: an electronic address names its scheme",
-        ));
-    }
-    let _ = address;
-    Ok(())
-}
-
-fn check_rate(line: &LineInput) -> Result<(), DocumentError> {
-    let zero = line.vat_rate.is_zero();
-    let ok = match line.vat_category {
-        VatCategory::S => !zero && !line.vat_rate.is_negative(),
-        _ => zero,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(
-            "BT-152",
-            "invoiced item VAT rate",
-            format!(
-                "category {} takes {}, got {}",
-                line.vat_category.code(),
-                if line.vat_category == VatCategory::S {
-                    "a rate above 0"
-                } else {
-                    "the rate 0"
-                },
-                line.vat_rate
-            ),
-        ))
-    }
-}
-
-fn check_category_parties(
-    c: VatCategory,
-    seller: &Party,
-    buyer: &Party,
-) -> Result<(), DocumentError> {
-    let seller_vat = present(&seller.vat_id);
-    match c {
-        VatCategory::S | VatCategory::Z | VatCategory::E | VatCategory::G if !seller_vat => Err(missing(
-            "BT-31",
-            "seller VAT identifier",
-            "BR-S-02 / BR-Z-02 / BR-E-02 / BR-G-02: a supply with VAT (or zero-rated, exempt, exported) names the seller's VAT identifier",
-        )),
-        VatCategory::AE | VatCategory::K if !seller_vat => Err(missing(
-            "BT-31",
-            "seller VAT identifier",
-            "BR-AE-02 / BR-IC-02: reverse charge and intra-community supply name the seller's VAT identifier",
-        )),
-        VatCategory::AE | VatCategory::K if !present(&buyer.vat_id) => Err(missing(
-            "BT-48",
-            "buyer VAT identifier",
-            "BR-AE-02 / BR-IC-02: reverse charge and intra-community supply name the buyer's VAT identifier",
-        )),
-        VatCategory::O if seller_vat || present(&buyer.vat_id) => Err(invalid(
-            "BT-31",
-            "seller VAT identifier",
-            "BR-O-02 / BR-O-03: a supply not subject to VAT names no VAT identifier of either party",
-        )),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -700,6 +510,14 @@ mod tests {
         assert_eq!(d.totals.paid.to_string(), "2.55");
         assert_eq!(d.totals.due.to_string(), "0.00");
         i.paid = false;
+        assert!(
+            matches!(
+                Document::build(i.clone()),
+                Err(DocumentError::Missing { term: "BT-9", .. })
+            ),
+            "an amount due without a due date or terms (BR-CO-25)"
+        );
+        i.payment_terms = Some("Payable within 14 days".into());
         assert_eq!(
             Document::build(i.clone()).unwrap().totals.due.to_string(),
             "2.55"

@@ -1,0 +1,94 @@
+//! VAT categories (UNCL5305, as EN 16931 uses them) and the rate each
+//! takes.
+//!
+//! Invariants: a standard-rated line (S) has a rate above zero, every other
+//! category the rate zero (BT-152); each category has its code and, where
+//! EN 16931 asks one, its exemption reason.
+
+use super::model::{invalid, DocumentError, LineInput};
+
+/// A VAT category code (UNCL5305, as EN 16931 uses them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum VatCategory {
+    /// Standard rate.
+    S,
+    /// Zero rated goods.
+    Z,
+    /// Exempt from VAT.
+    E,
+    /// Reverse charge (intra-EU B2B services and more).
+    AE,
+    /// Intra-community supply of goods.
+    K,
+    /// Export outside the EU.
+    G,
+    /// Not subject to VAT.
+    O,
+}
+
+impl VatCategory {
+    /// Parses the code.
+    pub fn parse(code: &str) -> Option<Self> {
+        Some(match code {
+            "S" => Self::S,
+            "Z" => Self::Z,
+            "E" => Self::E,
+            "AE" => Self::AE,
+            "K" => Self::K,
+            "G" => Self::G,
+            "O" => Self::O,
+            _ => return None,
+        })
+    }
+
+    /// The code.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::S => "S",
+            Self::Z => "Z",
+            Self::E => "E",
+            Self::AE => "AE",
+            Self::K => "K",
+            Self::G => "G",
+            Self::O => "O",
+        }
+    }
+
+    /// The exemption reason written for it (BT-120), where EN 16931 asks for one.
+    pub fn exemption_reason(self) -> Option<&'static str> {
+        match self {
+            Self::S | Self::Z => None,
+            Self::E => Some("Exempt from VAT"),
+            Self::AE => Some("Reverse charge"),
+            Self::K => Some("Intra-community supply"),
+            Self::G => Some("Export outside the EU"),
+            Self::O => Some("Not subject to VAT"),
+        }
+    }
+}
+
+pub(super) fn check_rate(line: &LineInput) -> Result<(), DocumentError> {
+    let zero = line.vat_rate.is_zero();
+    let ok = match line.vat_category {
+        VatCategory::S => !zero && !line.vat_rate.is_negative(),
+        _ => zero,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            "BT-152",
+            "invoiced item VAT rate",
+            format!(
+                "category {} takes {}, got {}",
+                line.vat_category.code(),
+                if line.vat_category == VatCategory::S {
+                    "a rate above 0"
+                } else {
+                    "the rate 0"
+                },
+                line.vat_rate
+            ),
+        ))
+    }
+}
