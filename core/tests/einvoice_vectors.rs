@@ -50,6 +50,20 @@ fn documents_are_the_vectors_bytes_and_refusals_name_their_term() {
                 "{name}: {key}"
             );
         }
+        // The seller's account as the way to pay only where something is
+        // to be paid by transfer: an invoice with an amount due; never on a
+        // paid invoice or a credit note (every vector seller has an IBAN).
+        let to_pay = case["document"]["kind"] != "credit_note" && d.totals.due.is_positive();
+        let ubl_text = String::from_utf8(ubl::to_ubl(&d)).unwrap();
+        let cii_text = String::from_utf8(cii::to_cii(&d)).unwrap();
+        assert_eq!(
+            (
+                ubl_text.contains("<cac:PayeeFinancialAccount>"),
+                cii_text.contains("<ram:IBANID>")
+            ),
+            (to_pay, to_pay),
+            "{name}: the IBAN as the means to pay where something is due ({to_pay})"
+        );
         for (ext, bytes) in [("ubl", ubl::to_ubl(&d)), ("cii", cii::to_cii(&d))] {
             let path = dir().join(format!("einvoice/{name}.{ext}.xml"));
             if bless {

@@ -478,7 +478,7 @@ final class Counterfoil_Einvoice {
 			$w->leaf( 'cbc:IdentificationCode', self::field( $doc['buyer'], 'country' ) );
 			$w->close()->close()->close()->close();
 		}
-		$iban = self::text( self::field( $doc['seller'], 'iban' ) );
+		$iban = self::transfer_account( $doc );
 		if ( null !== $iban ) {
 			$w->open( 'cac:PaymentMeans' );
 			$w->leaf( 'cbc:PaymentMeansCode', '30' );
@@ -540,6 +540,18 @@ final class Counterfoil_Einvoice {
 		$w->open( 'cac:TaxScheme' );
 		$w->leaf( 'cbc:ID', 'VAT' );
 		$w->close()->close();
+	}
+
+	/**
+	 * The seller's account as the means to pay by credit transfer: on an
+	 * invoice with an amount due only, never on a paid invoice or a credit
+	 * note (the core's terms::transfer_account).
+	 *
+	 * @param array $doc From document().
+	 * @return string|null
+	 */
+	private static function transfer_account( array $doc ) {
+		return ! $doc['credit'] && $doc['totals']['due'][0] > 0 ? self::text( self::field( $doc['seller'], 'iban' ) ) : null;
 	}
 
 	/**
@@ -680,7 +692,7 @@ final class Counterfoil_Einvoice {
 		$w->close();
 		$w->open( 'ram:ApplicableHeaderTradeSettlement' );
 		$w->leaf( 'ram:InvoiceCurrencyCode', $doc['currency'] );
-		$iban = self::text( self::field( $doc['seller'], 'iban' ) );
+		$iban = self::transfer_account( $doc );
 		if ( null !== $iban ) {
 			$w->open( 'ram:SpecifiedTradeSettlementPaymentMeans' );
 			$w->leaf( 'ram:TypeCode', '30' );

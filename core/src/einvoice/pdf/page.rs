@@ -371,7 +371,7 @@ pub fn lay_out(d: &Document, font: &mut Font) -> Vec<Vec<u8>> {
             Kind::Invoice => "Paid in full: nothing is due.".to_string(),
             Kind::CreditNote { .. } => "Settled in full: nothing is due.".to_string(),
         }
-    } else if let Some(iban) = d.input.seller.account() {
+    } else if let Some(iban) = crate::einvoice::terms::transfer_account(d) {
         format!(
             "Please pay {} {cur} to IBAN {iban}, quoting {}.",
             d.amount(d.totals.due),
