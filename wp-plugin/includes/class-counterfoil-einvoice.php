@@ -48,6 +48,10 @@ final class Counterfoil_Einvoice {
 	 */
 	const PEPPOL_EAS = array( '0002', '0007', '0009', '0037', '0060', '0088', '0096', '0097', '0106', '0130', '0135', '0142', '0147', '0151', '0154', '0158', '0170', '0177', '0183', '0184', '0188', '0190', '0191', '0192', '0193', '0194', '0195', '0196', '0198', '0199', '0200', '0201', '0202', '0203', '0204', '0205', '0208', '0209', '0210', '0211', '0212', '0213', '0215', '0216', '0217', '0218', '0221', '0225', '0230', '0235', '0240', '9910', '9913', '9914', '9915', '9918', '9919', '9920', '9922', '9923', '9924', '9925', '9926', '9927', '9928', '9929', '9930', '9931', '9932', '9933', '9934', '9935', '9936', '9937', '9938', '9939', '9940', '9941', '9942', '9943', '9944', '9945', '9946', '9947', '9948', '9949', '9950', '9951', '9952', '9953', '9957', '9959' );
 	const CATEGORIES       = array( 'S', 'Z', 'E', 'AE', 'K', 'G', 'O' );
+	/** ISO 4217 currency codes as BR-CL-04 lists them (the core's codes::CURRENCIES). */
+	const CURRENCIES = array( 'AED', 'AFN', 'ALL', 'AMD', 'ANG', 'AOA', 'ARS', 'AUD', 'AWG', 'AZN', 'BAM', 'BBD', 'BDT', 'BGN', 'BHD', 'BIF', 'BMD', 'BND', 'BOB', 'BOV', 'BRL', 'BSD', 'BTN', 'BWP', 'BYN', 'BZD', 'CAD', 'CDF', 'CHE', 'CHF', 'CHW', 'CLF', 'CLP', 'CNY', 'COP', 'COU', 'CRC', 'CUC', 'CUP', 'CVE', 'CZK', 'DJF', 'DKK', 'DOP', 'DZD', 'EGP', 'ERN', 'ETB', 'EUR', 'FJD', 'FKP', 'GBP', 'GEL', 'GHS', 'GIP', 'GMD', 'GNF', 'GTQ', 'GYD', 'HKD', 'HNL', 'HTG', 'HUF', 'IDR', 'ILS', 'INR', 'IQD', 'IRR', 'ISK', 'JMD', 'JOD', 'JPY', 'KES', 'KGS', 'KHR', 'KMF', 'KPW', 'KRW', 'KWD', 'KYD', 'KZT', 'LAK', 'LBP', 'LKR', 'LRD', 'LSL', 'LYD', 'MAD', 'MDL', 'MGA', 'MKD', 'MMK', 'MNT', 'MOP', 'MRO', 'MUR', 'MVR', 'MWK', 'MXN', 'MXV', 'MYR', 'MZN', 'NAD', 'NGN', 'NIO', 'NOK', 'NPR', 'NZD', 'OMR', 'PAB', 'PEN', 'PGK', 'PHP', 'PKR', 'PLN', 'PYG', 'QAR', 'RON', 'RSD', 'RUB', 'RWF', 'SAR', 'SBD', 'SCR', 'SDG', 'SEK', 'SGD', 'SHP', 'SLE', 'SOS', 'SRD', 'SSP', 'STD', 'SVC', 'SYP', 'SZL', 'THB', 'TJS', 'TMT', 'TND', 'TOP', 'TRY', 'TTD', 'TWD', 'TZS', 'UAH', 'UGX', 'USD', 'USN', 'UYI', 'UYU', 'UZS', 'VED', 'VES', 'VND', 'VUV', 'WST', 'XAF', 'XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XCD', 'XDR', 'XOF', 'XPD', 'XPF', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX', 'YER', 'ZAR', 'ZMW', 'ZWG' );
+	/** ISO 3166-1 alpha-2 (with 1A, XI) as BR-CL-14 lists them (the core's codes::COUNTRIES). */
+	const COUNTRIES = array( '1A', 'AD', 'AE', 'AF', 'AG', 'AI', 'AL', 'AM', 'AO', 'AQ', 'AR', 'AS', 'AT', 'AU', 'AW', 'AX', 'AZ', 'BA', 'BB', 'BD', 'BE', 'BF', 'BG', 'BH', 'BI', 'BJ', 'BL', 'BM', 'BN', 'BO', 'BQ', 'BR', 'BS', 'BT', 'BV', 'BW', 'BY', 'BZ', 'CA', 'CC', 'CD', 'CF', 'CG', 'CH', 'CI', 'CK', 'CL', 'CM', 'CN', 'CO', 'CR', 'CU', 'CV', 'CW', 'CX', 'CY', 'CZ', 'DE', 'DJ', 'DK', 'DM', 'DO', 'DZ', 'EC', 'EE', 'EG', 'EH', 'ER', 'ES', 'ET', 'FI', 'FJ', 'FK', 'FM', 'FO', 'FR', 'GA', 'GB', 'GD', 'GE', 'GF', 'GG', 'GH', 'GI', 'GL', 'GM', 'GN', 'GP', 'GQ', 'GR', 'GS', 'GT', 'GU', 'GW', 'GY', 'HK', 'HM', 'HN', 'HR', 'HT', 'HU', 'ID', 'IE', 'IL', 'IM', 'IN', 'IO', 'IQ', 'IR', 'IS', 'IT', 'JE', 'JM', 'JO', 'JP', 'KE', 'KG', 'KH', 'KI', 'KM', 'KN', 'KP', 'KR', 'KW', 'KY', 'KZ', 'LA', 'LB', 'LC', 'LI', 'LK', 'LR', 'LS', 'LT', 'LU', 'LV', 'LY', 'MA', 'MC', 'MD', 'ME', 'MF', 'MG', 'MH', 'MK', 'ML', 'MM', 'MN', 'MO', 'MP', 'MQ', 'MR', 'MS', 'MT', 'MU', 'MV', 'MW', 'MX', 'MY', 'MZ', 'NA', 'NC', 'NE', 'NF', 'NG', 'NI', 'NL', 'NO', 'NP', 'NR', 'NU', 'NZ', 'OM', 'PA', 'PE', 'PF', 'PG', 'PH', 'PK', 'PL', 'PM', 'PN', 'PR', 'PS', 'PT', 'PW', 'PY', 'QA', 'RE', 'RO', 'RS', 'RU', 'RW', 'SA', 'SB', 'SC', 'SD', 'SE', 'SG', 'SH', 'SI', 'SJ', 'SK', 'SL', 'SM', 'SN', 'SO', 'SR', 'SS', 'ST', 'SV', 'SX', 'SY', 'SZ', 'TC', 'TD', 'TF', 'TG', 'TH', 'TJ', 'TK', 'TL', 'TM', 'TN', 'TO', 'TR', 'TT', 'TV', 'TW', 'TZ', 'UA', 'UG', 'UM', 'US', 'UY', 'UZ', 'VA', 'VC', 'VE', 'VG', 'VI', 'VN', 'VU', 'WF', 'WS', 'XI', 'YE', 'YT', 'ZA', 'ZM', 'ZW' );
 	const EXEMPTION        = array(
 		'E'  => 'Exempt from VAT',
 		'AE' => 'Reverse charge',
@@ -245,10 +249,13 @@ final class Counterfoil_Einvoice {
 			$refuse( 'BT-2', 'the issue date is not a date YYYY-MM-DD' );
 		}
 		$currency = self::field( $in, 'currency' );
-		if ( ! preg_match( '/^[A-Za-z]{3}$/', $currency ) ) {
+		if ( ! preg_match( '/^[A-Za-z]{3}\z/', $currency ) ) {
 			$refuse( 'BT-5', 'a currency is a three-letter ISO code such as EUR' );
 		}
 		$currency = strtoupper( $currency );
+		if ( ! in_array( $currency, self::CURRENCIES, true ) ) {
+			$refuse( 'BT-5', "`$currency` is not an ISO 4217 currency code (BR-CL-04)" );
+		}
 		$credit   = 'credit_note' === self::field( $in, 'kind' );
 		if ( $credit ) {
 			if ( '' === trim( self::field( $in, 'preceding' ) ) ) {
@@ -394,11 +401,18 @@ final class Counterfoil_Einvoice {
 			throw new Counterfoil_Einvoice_Refusal( $seller ? 'BT-27' : 'BT-44', 'both parties are named (BR-06 / BR-07)' );
 		}
 		$country = self::field( $p, 'country' );
-		if ( ! preg_match( '/^[A-Z]{2}$/', $country ) ) {
-			throw new Counterfoil_Einvoice_Refusal( $seller ? 'BT-40' : 'BT-55', '' === $country ? 'the country is missing' : "`$country` is not an ISO 3166-1 alpha-2 code such as BE" );
+		if ( ! in_array( $country, self::COUNTRIES, true ) ) {
+			throw new Counterfoil_Einvoice_Refusal( $seller ? 'BT-40' : 'BT-55', '' === $country ? 'the country is missing' : "`$country` is not an ISO 3166-1 alpha-2 code such as BE or GB (BR-CL-14)" );
 		}
 		if ( ( null !== self::text( self::field( $p, 'electronic_address' ) ) ) !== ( null !== self::text( self::field( $p, 'electronic_address_scheme' ) ) ) ) {
 			throw new Counterfoil_Einvoice_Refusal( $seller ? 'BT-34-1' : 'BT-49-1', 'an electronic address names its scheme (BR-62 / BR-63)' );
+		}
+		$vat = self::text( self::field( $p, 'vat_id' ) );
+		if ( null !== $vat && 'EL' !== substr( $vat, 0, 2 ) && ! in_array( substr( $vat, 0, 2 ), self::COUNTRIES, true ) ) {
+			throw new Counterfoil_Einvoice_Refusal( $seller ? 'BT-31' : 'BT-48', "BR-CO-09: `$vat` does not begin with its country's code (BE…, EL for Greece)" );
+		}
+		if ( $seller && null === $vat && null === self::text( self::field( $p, 'legal_id' ) ) ) {
+			throw new Counterfoil_Einvoice_Refusal( 'BT-30', 'BR-CO-26: the seller is identified by a legal registration (BT-30) or a VAT identifier (BT-31)' );
 		}
 	}
 
@@ -799,7 +813,8 @@ final class Counterfoil_Xml_Writer {
 
 	/** Escapes text for an element or an attribute value. */
 	public static function escape( $text ) {
-		$text = preg_replace( '/[\x00-\x08\x0B\x0C\x0E-\x1F]/', '', (string) $text );
+		// Control characters, U+FFFE and U+FFFF: not characters in XML 1.0.
+		$text = str_replace( array( "\xEF\xBF\xBE", "\xEF\xBF\xBF" ), '', preg_replace( '/[\x00-\x08\x0B\x0C\x0E-\x1F]/', '', (string) $text ) );
 		return strtr(
 			$text,
 			array(

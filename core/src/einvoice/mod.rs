@@ -11,6 +11,7 @@
 //! and the UBL 2.1 / CII schemas by `tests/tests/einvoice.rs`.
 
 pub mod cii;
+pub mod codes;
 pub mod decimal;
 #[cfg(feature = "json")]
 pub mod json;

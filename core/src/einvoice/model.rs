@@ -229,6 +229,13 @@ impl Document {
         }
         let currency = crate::money::currency_code(&input.currency)
             .map_err(|e| invalid("BT-5", "invoice currency code", e.to_string()))?;
+        if !super::codes::is_currency(&currency) {
+            return Err(invalid(
+                "BT-5",
+                "invoice currency code",
+                format!("`{currency}` is not an ISO 4217 currency code (BR-CL-04)"),
+            ));
+        }
         if let Kind::CreditNote {
             preceding,
             preceding_date,

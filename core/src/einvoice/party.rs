@@ -1,8 +1,10 @@
 //! The parties of a document: the seller and the buyer as EN 16931 names
 //! them, and the checks a valid document makes of them.
 //!
-//! Invariants: a party checked here has a name and an ISO 3166-1 alpha-2
-//! country, and an electronic address only with its scheme (BR-62, BR-63);
+//! Invariants: a party checked here has a name and a country on BR-CL-14's
+//! list, an electronic address only with its scheme (BR-62, BR-63), a VAT
+//! identifier only with its country prefix (BR-CO-09), and the seller a
+//! legal registration or a VAT identifier (BR-CO-26);
 //! a VAT category's parties carry the VAT identifiers its rules ask, and a
 //! supply not subject to VAT carries none (BR-O-02, BR-O-03).
 
@@ -61,7 +63,7 @@ pub(super) fn check_party(p: &Party, seller: bool) -> Result<(), DocumentError> 
             "BR-06 / BR-07: both parties are named",
         ));
     }
-    if p.country.len() != 2 || !p.country.bytes().all(|b| b.is_ascii_uppercase()) {
+    if !super::codes::is_country(&p.country) {
         return Err(if p.country.is_empty() {
             missing(
                 country,
@@ -73,7 +75,7 @@ pub(super) fn check_party(p: &Party, seller: bool) -> Result<(), DocumentError> 
                 country,
                 "country code",
                 format!(
-                    "`{}` is not an ISO 3166-1 alpha-2 code such as BE",
+                    "`{}` is not an ISO 3166-1 alpha-2 code such as BE or GB (BR-CL-14)",
                     p.country
                 ),
             )
@@ -87,6 +89,28 @@ pub(super) fn check_party(p: &Party, seller: bool) -> Result<(), DocumentError> 
         ));
     }
     let _ = address;
+    if let Some(vat) = Party::text(&p.vat_id) {
+        if !super::codes::has_vat_prefix(vat) {
+            return Err(invalid(
+                if seller { "BT-31" } else { "BT-48" },
+                if seller {
+                    "seller VAT identifier"
+                } else {
+                    "buyer VAT identifier"
+                },
+                format!(
+                    "BR-CO-09: `{vat}` does not begin with its country's code (BE…, EL for Greece)"
+                ),
+            ));
+        }
+    }
+    if seller && !present(&p.vat_id) && !present(&p.legal_id) {
+        return Err(missing(
+            "BT-30",
+            "seller legal registration identifier",
+            "BR-CO-26: the seller is identified by a legal registration (BT-30) or a VAT identifier (BT-31)",
+        ));
+    }
     Ok(())
 }
 

@@ -4,7 +4,8 @@
 //!
 //! Invariants: the output is well-formed UTF-8 XML whatever the text holds
 //! (`&`, `<`, `>`, `"` and `'` escaped; control characters other than tab,
-//! line feed and carriage return, which XML 1.0 cannot carry, dropped); the
+//! line feed and carriage return, and U+FFFE and U+FFFF, which XML 1.0
+//! cannot carry, dropped); the
 //! same calls give the same bytes.
 
 /// Escapes text for an element or an attribute value.
@@ -19,6 +20,8 @@ pub fn escape(text: &str) -> String {
             '\'' => out.push_str("&apos;"),
             '\t' | '\n' | '\r' => out.push(c),
             c if (c as u32) < 0x20 => {}
+            // Not characters in XML 1.0 (its Char production).
+            '\u{FFFE}' | '\u{FFFF}' => {}
             c => out.push(c),
         }
     }
