@@ -1122,3 +1122,61 @@ fn every_document_passes_openpeppols_own_rules_when_they_are_named() {
         "a vector document claims Peppol and passes its rules"
     );
 }
+
+/// A refund's credit note states the VAT its invoice charged, never the
+/// seller's default category: a partial refund of an invoice at 21 % is one
+/// line at 21 % (its net the refund less that VAT), a refund of the whole
+/// of a mixed-rate invoice repeats its lines, and a partial refund of a
+/// mixed-rate invoice, which says nothing of its rates, is refused naming
+/// BG-25. The seller's default category is E here: before, every one of
+/// these credit notes was one exempt 0 % line (a valid file stating a VAT
+/// treatment the shop did not apply).
+#[test]
+fn a_refunds_credit_note_states_the_vat_its_invoice_charged() {
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "einvoice_refund_lines", None).unwrap();
+    let out = wp
+        .eval(
+            false,
+            "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+                 'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));
+             $buyer = array('name' => 'Acme GmbH', 'city' => 'Berlin', 'country' => 'DE', 'vat_id' => 'DE123456789');
+             $book = array('name' => 'Book', 'quantity' => '2', 'unit_price' => '10.00', 'vat_rate' => '21', 'vat_category' => 'S');
+             $food = array('name' => 'Tea', 'quantity' => '1', 'unit_price' => '10.00', 'vat_rate' => '6', 'vat_category' => 'S');
+             $pay = function ($txn, $amount, $lines) use ($buyer) {
+                 Counterfoil_Documents::remember_details('shop', $txn, array('buyer' => $buyer, 'lines' => $lines));
+                 $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => $txn, 'user_id' => 3,
+                     'amount' => $amount, 'currency' => 'EUR'));
+                 if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }
+                 return $p;
+             };
+             $refund = function ($id, $txn, $amount) {
+                 $cn = counterfoil_create_credit_note_for_refund(array('gateway' => 'shop', 'refund_id' => $id, 'transaction_id' => $txn, 'amount' => $amount));
+                 if (is_wp_error($cn)) { echo $cn->get_error_message(); exit(1); }
+                 $doc = counterfoil_invoice_document($cn, 'ubl');
+                 if (is_wp_error($doc)) { return 'refused ' . $doc->get_error_data()['term'] . ': ' . $doc->get_error_message(); }
+                 preg_match_all('#<cac:ClassifiedTaxCategory>\\s*<cbc:ID>(\\w+)</cbc:ID>\\s*<cbc:Percent>([0-9.]+)</cbc:Percent>#', $doc, $m, PREG_SET_ORDER);
+                 preg_match('#<cbc:TaxInclusiveAmount currencyID=\"EUR\">([0-9.]+)<#', $doc, $p);
+                 return implode(',', array_map(function ($x) { return $x[1] . ' ' . $x[2]; }, $m)) . ' with VAT ' . $p[1];
+             };
+             $pay('rl-1', '24.20', array($book));
+             $pay('rl-2', '34.80', array($book, $food));
+             $pay('rl-3', '34.80', array($book, $food));
+             echo $refund('re-1', 'rl-1', '6.05'), \"\\n\", $refund('re-2', 'rl-2', '34.80'), \"\\n\", $refund('re-3', 'rl-3', '10.00');",
+        )
+        .unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "S 21 with VAT 6.05",
+        "a partial refund of a 21 % invoice: one line at 21 %: {out}"
+    );
+    assert_eq!(
+        lines[1], "S 21,S 6 with VAT 34.80",
+        "a whole refund repeats the invoice's lines: {out}"
+    );
+    assert!(
+        lines[2].starts_with("refused BG-25") && lines[2].contains("several VAT rates"),
+        "a partial refund of a mixed-rate invoice is refused naming BG-25: {out}"
+    );
+}

@@ -122,10 +122,14 @@ final class Counterfoil_Documents {
 		try {
 			$doc = Counterfoil_Einvoice::document( $input );
 		} catch ( Counterfoil_Einvoice_Refusal $e ) {
+			$why = $e->getMessage();
+			if ( 'BG-25' === $e->term && Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type ) {
+				$why = __( 'BG-25: the credit note states no lines, and none can be derived from its invoice without stating a VAT treatment the shop did not apply: a partial refund of an invoice with several VAT rates names its own lines (the filter counterfoil_document_input).', 'counterfoil' );
+			}
 			return new WP_Error(
 				'counterfoil_document_refused',
 				/* translators: %s: what is missing, naming the EN 16931 business term */
-				sprintf( __( 'No valid e-invoice can be made: %s', 'counterfoil' ), $e->getMessage() ),
+				sprintf( __( 'No valid e-invoice can be made: %s', 'counterfoil' ), $why ),
 				array(
 					'status' => 422,
 					'term'   => $e->term,
@@ -292,6 +296,12 @@ final class Counterfoil_Documents {
 			if ( ! $credit && is_array( $details['lines'] ) ) {
 				$input['lines'] = $details['lines'];
 			}
+			if ( $credit ) {
+				$derived = self::credit_note_lines( $invoice, $amount, $input['currency'] );
+				if ( null !== $derived ) {
+					$input['lines'] = $derived;
+				}
+			}
 		}
 		if ( $credit && $invoice ) {
 			$input['preceding']      = $invoice->post_title;
@@ -306,6 +316,69 @@ final class Counterfoil_Documents {
 		 */
 		$input = apply_filters( 'counterfoil_document_input', $input, $post );
 		return is_array( $input ) ? $input : array();
+	}
+
+	/**
+	 * The lines of a credit note that names none, from its invoice's lines,
+	 * stating the VAT the invoice charged: a refund of the whole amount
+	 * repeats the invoice's lines; a partial refund of an invoice at one
+	 * rate is one line at that rate, its net price the refund less that
+	 * VAT (a cent of difference is the rounding amount, as for any payment).
+	 * A partial refund of an invoice at several rates gets no lines (the
+	 * document is refused naming BG-25: the refund must state its own), and
+	 * an invoice without lines leaves the seller's default line as it was.
+	 *
+	 * @param WP_Post $invoice  The invoice refunded.
+	 * @param string  $amount   The refund's amount (with VAT).
+	 * @param string  $currency Its currency.
+	 * @return array|null The lines, an empty array when none can be stated,
+	 *                    or null when the invoice has no lines of its own.
+	 */
+	private static function credit_note_lines( WP_Post $invoice, $amount, $currency ) {
+		$kept  = self::frozen( $invoice->ID );
+		$lines = null !== $kept && isset( $kept['lines'] ) && is_array( $kept['lines'] ) && $kept['lines'] ? $kept['lines'] : null;
+		if ( null === $lines ) {
+			$details = self::details_for( (string) get_post_meta( $invoice->ID, '_counterfoil_gateway', true ), (string) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true ) );
+			$lines   = is_array( $details['lines'] ) && $details['lines'] ? $details['lines'] : null;
+		}
+		if ( null === $lines ) {
+			return null;
+		}
+		$paid  = Counterfoil_Einvoice::dec( (string) get_post_meta( $invoice->ID, '_counterfoil_amount', true ) );
+		$gross = Counterfoil_Einvoice::dec( (string) $amount );
+		if ( null === $gross ) {
+			return array();
+		}
+		if ( null !== $paid && 0 === Counterfoil_Einvoice::cmp( $paid, $gross ) ) {
+			return $lines; // The whole invoice refunded: its own lines.
+		}
+		$rates = array();
+		foreach ( $lines as $line ) {
+			$rates[ ( isset( $line['vat_category'] ) ? $line['vat_category'] : '' ) . '/' . ( isset( $line['vat_rate'] ) ? $line['vat_rate'] : '' ) ] = $line;
+		}
+		$rate = 1 === count( $rates ) ? Counterfoil_Einvoice::dec( (string) reset( $rates )['vat_rate'] ) : null;
+		// Within what the integers below hold exactly (a refund up to ten
+		// thousand million, four decimals of amount or rate).
+		if ( null === $rate || $gross[0] <= 0 || $rate[0] < 0 || $gross[0] > 10 ** 14 || $gross[1] > 4 || $rate[1] > 4 ) {
+			return array();
+		}
+		// net = gross × 100 / (100 + rate), half away from zero, in the
+		// document's places, in integers: gross = g / 10^a, rate = m / 10^b.
+		$places = in_array( strtoupper( $currency ), Counterfoil_Rules::ZERO_DECIMAL, true ) ? 0 : 2;
+		$one    = reset( $rates );
+		$num    = $gross[0] * 100 * ( 10 ** $rate[1] ) * ( 10 ** $places );
+		$den    = ( 100 * ( 10 ** $rate[1] ) + $rate[0] ) * ( 10 ** $gross[1] );
+		$net    = intdiv( 2 * $num + $den, 2 * $den );
+		return array(
+			array(
+				/* translators: %s: the number of the invoice refunded */
+				'name'         => sprintf( __( 'Refund of invoice %s', 'counterfoil' ), $invoice->post_title ),
+				'quantity'     => '1',
+				'unit_price'   => Counterfoil_Einvoice::str( array( $net, $places ) ),
+				'vat_rate'     => (string) $one['vat_rate'],
+				'vat_category' => (string) $one['vat_category'],
+			),
+		);
 	}
 
 	/**

@@ -64,7 +64,7 @@ final class Counterfoil_Einvoice {
 
 	/** Parses a plain decimal string (at most 9 decimals, 18 digits), or null. */
 	public static function dec( $text ) {
-		if ( ! is_string( $text ) || ! preg_match( '/^(-?)([0-9]+)(?:\.([0-9]+))?$/', $text, $m ) ) {
+		if ( ! is_string( $text ) || ! preg_match( '/^(-?)([0-9]+)(?:\.([0-9]+))?\z/', $text, $m ) ) {
 			return null;
 		}
 		$fraction = isset( $m[3] ) ? $m[3] : '';
