@@ -36,6 +36,26 @@ fn python() -> PathBuf {
     python
 }
 
+/// The vector documents (`*.xml`) of `vectors`, in name order.
+fn vector_documents(vectors: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(vectors)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The file name of a checker's JSON line (its `file`).
+fn checked_file(v: &Value) -> String {
+    Path::new(v["file"].as_str().unwrap())
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The checker's verdict on each file: (file name, xsd errors, fatal rule
 /// ids, a PDF's Factur-X problems).
 type Verdict = (String, Vec<String>, Vec<String>, Vec<String>);
@@ -55,11 +75,7 @@ fn check(files: &[PathBuf]) -> Vec<Verdict> {
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
-            let name = Path::new(v["file"].as_str().unwrap())
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
+            let name = checked_file(&v);
             let xsd = v["xsd"]
                 .as_array()
                 .unwrap()
@@ -229,12 +245,7 @@ fn broken_documents(vectors: &Path) -> Vec<(&'static str, String, &'static str)>
 #[test]
 fn every_document_passes_the_official_en16931_rules_and_broken_ones_fail() {
     let vectors = repo_root().join("tests/vectors/einvoice");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&vectors)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-        .collect();
-    files.sort();
+    let files = vector_documents(&vectors);
     assert!(
         files.len() >= 20,
         "{} documents in {}",
@@ -1054,12 +1065,7 @@ fn every_document_passes_openpeppols_own_rules_when_they_are_named() {
     let vectors = repo_root().join("tests/vectors/einvoice");
     let broken = counterfoil_tests::target_dir().join("einvoice-broken-peppol");
     std::fs::create_dir_all(&broken).unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&vectors)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-        .collect();
-    files.sort();
+    let mut files = vector_documents(&vectors);
     let edits: Vec<_> = broken_documents(&vectors)
         .into_iter()
         .filter(|(name, _, _)| name.starts_with("peppol-") || name.starts_with("due-"))
@@ -1085,11 +1091,7 @@ fn every_document_passes_openpeppols_own_rules_when_they_are_named() {
     let mut claimed = 0;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let v: Value = serde_json::from_str(line).unwrap();
-        let name = Path::new(v["file"].as_str().unwrap())
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+        let name = checked_file(&v);
         let fatal: Vec<String> = v["fatal"]
             .as_array()
             .unwrap()
