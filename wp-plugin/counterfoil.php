@@ -53,6 +53,7 @@ require_once __DIR__ . '/includes/class-counterfoil-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-credit-note-admin.php';
 require_once __DIR__ . '/includes/class-counterfoil-books.php';
 require_once __DIR__ . '/includes/class-counterfoil-documents.php';
+require_once __DIR__ . '/includes/class-counterfoil-vat-categories.php';
 require_once __DIR__ . '/includes/class-counterfoil-invoice-screen.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-display.php';

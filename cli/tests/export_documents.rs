@@ -12,7 +12,7 @@ use counterfoil_tests::MariaDb;
 /// Buyer and lines by transaction id; `nobuyer` gets none.
 const DOCUMENT_INPUT: &str = r#"<?php
 add_filter('counterfoil_document_input', function ($in, $post) {
-    if (false !== strpos($in['buyer_reference'], 'nobuyer')) { return $in; }
+    if (false !== strpos((string) get_post_meta($post->ID, '_counterfoil_transaction_id', true), 'nobuyer')) { return $in; }
     $in['buyer'] = array('name' => 'Acme GmbH', 'city' => 'Berlin', 'country' => 'DE', 'vat_id' => 'DE123456789');
     if ('invoice' === $in['kind']) {
         $in['lines'] = array(array('name' => 'Book', 'quantity' => '2', 'unit_price' => '10.00', 'vat_rate' => '21', 'vat_category' => 'S'));

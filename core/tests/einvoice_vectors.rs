@@ -37,6 +37,19 @@ fn documents_are_the_vectors_bytes_and_refusals_name_their_term() {
         }
         let d = built.unwrap_or_else(|e| panic!("{name}: {e}"));
         let totals = &case["totals"];
+        if bless && totals.is_null() {
+            // A new vector: its totals as the core computes them, for a
+            // reader to check by hand and copy into einvoice.json.
+            eprintln!(
+                "TOTALS {name} {}",
+                serde_json::json!({
+                    "lines": d.amount(d.totals.lines), "vat": d.amount(d.totals.vat),
+                    "with_vat": d.amount(d.totals.with_vat), "paid": d.amount(d.totals.paid),
+                    "due": d.amount(d.totals.due),
+                })
+            );
+            continue;
+        }
         for (key, got) in [
             ("lines", d.totals.lines),
             ("vat", d.totals.vat),
@@ -53,7 +66,13 @@ fn documents_are_the_vectors_bytes_and_refusals_name_their_term() {
         // The seller's account as the way to pay only where something is
         // to be paid by transfer: an invoice with an amount due; never on a
         // paid invoice or a credit note (every vector seller has an IBAN).
-        let to_pay = case["document"]["kind"] != "credit_note" && d.totals.due.is_positive();
+        // A transfer given as the means states the account it is paid to.
+        let means = case["document"]["payment_means"].as_str();
+        let to_pay = case["document"]["kind"] != "credit_note"
+            && match means {
+                None => d.totals.due.is_positive(),
+                Some(code) => code == "30" || code == "58",
+            };
         let ubl_text = String::from_utf8(ubl::to_ubl(&d)).unwrap();
         let cii_text = String::from_utf8(cii::to_cii(&d)).unwrap();
         assert_eq!(

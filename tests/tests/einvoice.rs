@@ -117,6 +117,10 @@ fn broken_documents(vectors: &Path) -> Vec<(&'static str, String, &'static str)>
         read("intra-community-unpaid.cii.xml"),
     );
     let peppol = read("peppol-participants.ubl.xml");
+    let (dutch, swedish) = (
+        read("dutch-seller-peppol.ubl.xml"),
+        read("swedish-seller-peppol.ubl.xml"),
+    );
     let cut = |text: &str, from: &str, to: &str| -> String {
         let a = text
             .find(from)
@@ -231,6 +235,42 @@ fn broken_documents(vectors: &Path) -> Vec<(&'static str, String, &'static str)>
             peppol.clone(),
             peppol.replacen(&tax_total, &format!("{tax_total}{tax_total}"), 1),
             "PEPPOL-EN16931-R053 (own)",
+        ),
+        // The national rules Peppol runs by the seller's country.
+        (
+            "peppol-dutch-legal-id-not-kvk.ubl.xml",
+            dutch.clone(),
+            dutch.replacen(
+                "<cbc:CompanyID schemeID=\"0106\">",
+                "<cbc:CompanyID schemeID=\"0208\">",
+                1,
+            ),
+            "NL-R-003 (own)",
+        ),
+        (
+            "peppol-dutch-due-without-means.ubl.xml",
+            dutch.clone(),
+            cut(&dutch, "<cac:PaymentMeans>", "</cac:PaymentMeans>"),
+            "NL-R-007 (own)",
+        ),
+        (
+            "peppol-swedish-orgnr-check-digit.ubl.xml",
+            swedish.clone(),
+            swedish.replacen(
+                ">5560360793</cbc:CompanyID>",
+                ">5560360794</cbc:CompanyID>",
+                1,
+            ),
+            "SE-R-013 (own)",
+        ),
+        (
+            "peppol-swedish-rate.ubl.xml",
+            swedish.clone(),
+            swedish.replace(
+                "<cbc:Percent>25</cbc:Percent>",
+                "<cbc:Percent>21</cbc:Percent>",
+            ),
+            "SE-R-006 (own)",
         ),
     ];
     edits
@@ -485,12 +525,12 @@ fn facturx_pdfs_pass_the_official_checks_render_and_broken_ones_fail() {
 /// buyer and the lines, by the payment's transaction id.
 const DOCUMENT_INPUT: &str = r#"<?php
 add_filter('counterfoil_document_input', function ($in, $post) {
-    if (false !== strpos($in['buyer_reference'], 'nobuyer')) { return $in; }
+    if (false !== strpos((string) get_post_meta($post->ID, '_counterfoil_transaction_id', true), 'nobuyer')) { return $in; }
     $in['buyer'] = array('name' => 'Acme GmbH', 'street' => 'Hauptstraße 5', 'city' => 'Berlin', 'postcode' => '10115',
         'country' => 'DE', 'vat_id' => 'DE123456789', 'electronic_address' => 'ap@acme.example.invalid', 'electronic_address_scheme' => 'EM');
     if ('credit_note' === $in['kind']) {
         $in['lines'] = array(array('name' => 'Returned book', 'quantity' => '1', 'unit_price' => '5.00', 'vat_rate' => '21', 'vat_category' => 'S'));
-    } elseif (false === strpos($in['buyer_reference'], 'exempt')) {
+    } elseif (false === strpos((string) get_post_meta($post->ID, '_counterfoil_transaction_id', true), 'exempt')) {
         $in['lines'] = array(array('name' => 'Book & <cover>', 'quantity' => '2', 'unit_price' => '10.00', 'vat_rate' => '21', 'vat_category' => 'S'));
     }
     return $in;
@@ -786,11 +826,17 @@ fn what_a_payment_carries_makes_its_e_invoice() {
 }
 
 /// A WooCommerce order's e-invoice states its items, shipping and fees at
-/// the VAT rates WooCommerce charged; WooCommerce's rounding of VAT per
-/// line (a cent off EN 16931's per-category VAT) is the rounding amount
-/// (BT-114); an amount-only refund of a one-rate order is one line at that
-/// rate. On the stand-in, or a real WooCommerce named by
-/// COUNTERFOIL_WOOCOMMERCE. Every document checked by the official rules.
+/// the VAT rates WooCommerce charged, each line with the VAT WooCommerce
+/// charged on it (its rounding per line: the 21 % lines' 4.33, a cent under
+/// EN 16931's 4.34 for their base, is the VAT stated, so the total is what
+/// the customer paid and no rounding amount is needed); an amount-only
+/// refund of a one-rate order is one line at that rate; the payment as it
+/// is: a cash-on-delivery order at processing (no paid date) states the
+/// whole amount due in cash (10) with its terms, nothing prepaid, no
+/// "Paid"; a card order states card (48) and no account; the order number
+/// is the sales order reference and the shipping address the deliver-to.
+/// On the stand-in, or a real WooCommerce named by COUNTERFOIL_WOOCOMMERCE.
+/// Every document checked by the official rules.
 #[test]
 fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
     let wp =
@@ -804,6 +850,9 @@ fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
             &format!(
                 "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
                      'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));
+                 if (!is_string(Counterfoil_Vat_Categories::parse('class:standard = E VATEX-EU-XX'))
+                     || !is_string(Counterfoil_Vat_Categories::parse('rate:1 = Q'))) {{ echo 'a bad VAT category rule parsed'; exit(1); }}
+                 update_option('counterfoil_vat_categories', Counterfoil_Vat_Categories::parse('class:standard = E VATEX-EU-79-C | Exempt: gift wrap disbursement'));
                  $mixed = cf_test_order_with_items(array(
                      array('line_item', 'Book', 1, '8.26', 21, '1.73'),
                      array('line_item', 'Book, signed', 1, '8.26', 21, '1.73'),
@@ -816,22 +865,38 @@ fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
                  wc_get_order($one)->payment_complete('ch_one');
                  wc_create_refund(array('order_id' => $one, 'amount' => '6.05', 'reason' => 'one lamp'));
                  $cn = (int) wc_get_order($one)->get_refunds()[0]->get_meta('_counterfoil_credit_note_id');
+                 $cod = cf_test_order_with_items(array(array('line_item', 'Kettle', 1, '20.00', 21, '4.20')));
+                 $o = wc_get_order($cod);
+                 $o->set_payment_method('cod');
+                 $o->set_shipping_first_name('Jan'); $o->set_shipping_last_name('Peeters');
+                 $o->set_shipping_address_1('Veldstraat 9'); $o->set_shipping_city('Gent');
+                 $o->set_shipping_postcode('9000'); $o->set_shipping_country('be');
+                 $o->save();
+                 wc_get_order($cod)->update_status('processing');
+                 if (null !== wc_get_order($cod)->get_date_paid()) {{ echo 'a processing COD order has a paid date'; exit(1); }}
+                 $card = cf_test_order_with_items(array(array('line_item', 'Mug', 1, '8.00', 21, '1.68')));
+                 $o = wc_get_order($card);
+                 $o->set_payment_method('stripe');
+                 $o->save();
+                 wc_get_order($card)->payment_complete('ch_card');
                  foreach (array('mixed' => (int) wc_get_order($mixed)->get_meta('_counterfoil_invoice_id'),
-                                'one' => (int) wc_get_order($one)->get_meta('_counterfoil_invoice_id'), 'refund' => $cn) as $name => $post) {{
+                                'one' => (int) wc_get_order($one)->get_meta('_counterfoil_invoice_id'), 'refund' => $cn,
+                                'cod' => (int) wc_get_order($cod)->get_meta('_counterfoil_invoice_id'),
+                                'card' => (int) wc_get_order($card)->get_meta('_counterfoil_invoice_id')) as $name => $post) {{
                      foreach (array('ubl', 'cii') as $f) {{
                          $d = counterfoil_invoice_document($post, $f);
                          if (is_wp_error($d)) {{ echo $name, ': ', $d->get_error_message(); exit(1); }}
                          file_put_contents('{dir}/' . $name . '.' . $f . '.xml', $d);
                      }}
                  }}
-                 echo wc_get_order($mixed)->get_total();",
+                 echo wc_get_order($mixed)->get_total(), ' ', wc_get_order($cod)->get_order_number();",
                 dir = dir.display()
             ),
         )
         .unwrap();
+    let (total, cod_number) = out.trim().split_once(' ').unwrap();
     assert_eq!(
-        out.trim(),
-        "58.78",
+        total, "58.78",
         "the order's total as WooCommerce charged it"
     );
     let mixed = std::fs::read_to_string(dir.join("mixed.ubl.xml")).unwrap();
@@ -840,12 +905,37 @@ fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
         "<cbc:Name>Shipping: Flat rate</cbc:Name>",
         "<cbc:InvoicedQuantity unitCode=\"C62\">3</cbc:InvoicedQuantity>",
         "<cbc:PriceAmount currencyID=\"EUR\">10</cbc:PriceAmount>",
-        "<cbc:TaxInclusiveAmount currencyID=\"EUR\">58.79</cbc:TaxInclusiveAmount>",
-        "<cbc:PayableRoundingAmount currencyID=\"EUR\">-0.01</cbc:PayableRoundingAmount>",
+        "<cbc:TaxAmount currencyID=\"EUR\">4.33</cbc:TaxAmount>",
+        "<cbc:TaxExemptionReasonCode>VATEX-EU-79-C</cbc:TaxExemptionReasonCode>",
+        "<cbc:TaxExemptionReason>Exempt: gift wrap disbursement</cbc:TaxExemptionReason>",
+        "<cbc:TaxInclusiveAmount currencyID=\"EUR\">58.78</cbc:TaxInclusiveAmount>",
         "<cbc:PayableAmount currencyID=\"EUR\">0.00</cbc:PayableAmount>",
     ] {
         assert!(mixed.contains(want), "{want} in {mixed}");
     }
+    for unwanted in ["PayableRoundingAmount", "<cbc:BuyerReference>"] {
+        assert!(!mixed.contains(unwanted), "{unwanted} in {mixed}");
+    }
+    let cod = std::fs::read_to_string(dir.join("cod.ubl.xml")).unwrap();
+    for want in [
+        format!("<cbc:SalesOrderID>{cod_number}</cbc:SalesOrderID>"),
+        "<cbc:PaymentMeansCode>10</cbc:PaymentMeansCode>".into(),
+        "<cbc:Note>Cash on delivery: payable to the courier on delivery.</cbc:Note>".into(),
+        "<cbc:PrepaidAmount currencyID=\"EUR\">0.00</cbc:PrepaidAmount>".into(),
+        "<cbc:PayableAmount currencyID=\"EUR\">24.20</cbc:PayableAmount>".into(),
+        "<cbc:StreetName>Veldstraat 9</cbc:StreetName>".into(),
+        "<cbc:Name>Jan Peeters</cbc:Name>".into(),
+    ] {
+        assert!(cod.contains(&want), "{want} in {cod}");
+    }
+    assert!(!cod.contains("<cbc:Note>Paid</cbc:Note>"), "{cod}");
+    let card = std::fs::read_to_string(dir.join("card.ubl.xml")).unwrap();
+    assert!(
+        card.contains("<cbc:PaymentMeansCode>48</cbc:PaymentMeansCode>")
+            && card.contains("<cbc:Note>Paid</cbc:Note>")
+            && !card.contains("PayeeFinancialAccount"),
+        "{card}"
+    );
     let refund = std::fs::read_to_string(dir.join("refund.ubl.xml")).unwrap();
     assert!(
         refund.contains("Refund of order #")
@@ -858,7 +948,7 @@ fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
         .map(|e| e.unwrap().path())
         .collect();
     files.sort();
-    assert_eq!(files.len(), 6);
+    assert_eq!(files.len(), 10);
     for (name, xsd, fatal, _) in check(&files) {
         assert!(xsd.is_empty(), "{name}: schema errors {xsd:?}");
         assert!(fatal.is_empty(), "{name}: fatal assertions {fatal:?}");
@@ -1130,7 +1220,8 @@ fn every_document_passes_openpeppols_own_rules_when_they_are_named() {
 /// line at 21 % (its net the refund less that VAT), a refund of the whole
 /// of a mixed-rate invoice repeats its lines, and a partial refund of a
 /// mixed-rate invoice, which says nothing of its rates, is refused naming
-/// BG-25. The seller's default category is E here: before, every one of
+/// BG-25 — unless the refund carries its own lines (stated as they are) or
+/// the shop opted into a pro-rata split. The seller's default category is E here: before, every one of
 /// these credit notes was one exempt 0 % line (a valid file stating a VAT
 /// treatment the shop did not apply).
 #[test]
@@ -1165,7 +1256,15 @@ fn a_refunds_credit_note_states_the_vat_its_invoice_charged() {
              $pay('rl-1', '24.20', array($book));
              $pay('rl-2', '34.80', array($book, $food));
              $pay('rl-3', '34.80', array($book, $food));
-             echo $refund('re-1', 'rl-1', '6.05'), \"\\n\", $refund('re-2', 'rl-2', '34.80'), \"\\n\", $refund('re-3', 'rl-3', '10.00');",
+             echo $refund('re-1', 'rl-1', '6.05'), \"\\n\", $refund('re-2', 'rl-2', '34.80'), \"\\n\", $refund('re-3', 'rl-3', '10.00'), \"\\n\";
+             // The refund's own lines (as the refunds webhook keeps them).
+             $pay('rl-4', '34.80', array($book, $food));
+             Counterfoil_Documents::remember_details('shop', Counterfoil_Documents::refund_key('re-4'), array('buyer' => null, 'lines' => array($food)));
+             echo $refund('re-4', 'rl-4', '10.60'), \"\\n\";
+             // Pro rata, when the shop opted in.
+             update_option(Counterfoil_Documents::PRO_RATA_OPTION, 1);
+             $pay('rl-5', '34.80', array($book, $food));
+             echo $refund('re-5', 'rl-5', '10.00');",
         )
         .unwrap();
     let lines: Vec<&str> = out.lines().collect();
@@ -1181,4 +1280,80 @@ fn a_refunds_credit_note_states_the_vat_its_invoice_charged() {
         lines[2].starts_with("refused BG-25") && lines[2].contains("several VAT rates"),
         "a partial refund of a mixed-rate invoice is refused naming BG-25: {out}"
     );
+    assert_eq!(
+        lines[3], "S 6 with VAT 10.60",
+        "a refund that carries its own lines states them: {out}"
+    );
+    // 10.00 of 34.80 (24.20 at 21 %, 10.60 at 6 %): 6.95 and 3.05, nets
+    // 5.74 and 2.88, VAT 1.21 and 0.17: 10.00 with VAT.
+    assert_eq!(
+        lines[4], "S 21,S 6 with VAT 10.00",
+        "a partial refund split pro rata when the shop opted in: {out}"
+    );
+}
+
+/// The site's language is the PDF's: an invoice issued on a German site
+/// (locale de_DE) keeps `language` in its frozen input, and its Factur-X PDF
+/// (through the extension) reads "RECHNUNG" with German labels — a shop's
+/// own translation of a label (the `gettext_with_context` filter stands in
+/// for the plugin's .mo) reaches the page; the same input on an English
+/// site reads "INVOICE". The PDF passes the official checks.
+#[test]
+fn the_pdf_speaks_the_sites_language() {
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "einvoice_language", None).unwrap();
+    wp.mu_plugin("document-input", DOCUMENT_INPUT).unwrap();
+    let dir = counterfoil_tests::target_dir().join(format!("einvoice-lang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    wp.eval(
+        true,
+        &format!(
+            "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'street' => 'Rue Haute 1', 'city' => 'Brussels',
+                 'postcode' => '1000', 'country' => 'BE', 'vat_id' => 'BE0123456749', 'legal_id' => '0123456749'));
+             $pay = function ($txn) {{
+                 $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => $txn, 'user_id' => 3,
+                     'amount' => '24.20', 'currency' => 'EUR'));
+                 if (is_wp_error($p)) {{ echo $p->get_error_message(); exit(1); }}
+                 return $p;
+             }};
+             $en = $pay('lang-en');
+             add_filter('locale', function () {{ return 'de_DE'; }});
+             add_filter('gettext_with_context', function ($t, $text, $context) {{
+                 return 'PDF label: notes' === $context ? 'Hinweise des Ladens' : $t;
+             }}, 10, 3);
+             $de = $pay('lang-de');
+             foreach (array('en' => $en, 'de' => $de) as $name => $post) {{
+                 $pdf = counterfoil_invoice_document($post, 'pdf');
+                 if (is_wp_error($pdf)) {{ echo $name, ': ', $pdf->get_error_message(); exit(1); }}
+                 file_put_contents('{dir}/' . $name . '.pdf', $pdf);
+             }}
+             $frozen = json_decode($GLOBALS['wpdb']->get_var($GLOBALS['wpdb']->prepare(
+                 \"SELECT input FROM {{$GLOBALS['wpdb']->prefix}}counterfoil_documents WHERE post_id = %d\", $de->ID)), true);
+             if ('de_DE' !== $frozen['language'] || 'Hinweise des Ladens' !== $frozen['labels']['notes']) {{ echo 'not frozen: ', wp_json_encode($frozen); exit(1); }}",
+            dir = dir.display()
+        ),
+    )
+    .unwrap();
+    let text = |name: &str| {
+        String::from_utf8(poppler(
+            "pdftotext",
+            &[dir.join(name).as_os_str(), std::ffi::OsStr::new("-")],
+        ))
+        .unwrap()
+    };
+    let (en, de) = (text("en.pdf"), text("de.pdf"));
+    assert!(en.contains("INVOICE") && !en.contains("RECHNUNG"), "{en}");
+    assert!(
+        de.contains("RECHNUNG") && de.contains("Rechnungsempf") && !de.contains("INVOICE"),
+        "{de}"
+    );
+    let files = vec![dir.join("en.pdf"), dir.join("de.pdf")];
+    for (name, xsd, fatal, _) in check(&files) {
+        assert!(
+            xsd.is_empty() && fatal.is_empty(),
+            "{name}: {xsd:?} {fatal:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -105,3 +105,15 @@ add_action(
 	},
 	0
 );
+
+// As WooCommerce's cash-on-delivery gateway (WC_Gateway_COD::
+// change_payment_complete_order_status): a COD order is paid on completion,
+// so at processing it has no paid date.
+add_filter(
+	'woocommerce_payment_complete_order_status',
+	function ( $status, $order_id = 0, $order = null ) {
+		return $order && 'cod' === $order->get_payment_method() ? 'completed' : $status;
+	},
+	10,
+	3
+);

@@ -30,6 +30,7 @@ final class Counterfoil_Admin {
 		'counterfoil_webhook_secret'           => 'The payment webhook\'s HMAC secret (unless COUNTERFOIL_WEBHOOK_SECRET defines it); shown on request only, deleted on uninstall.',
 		'counterfoil_next_year_prepared'       => 'The period whose series the daily job last prepared ahead.',
 		'counterfoil_sequences_preexisting'    => 'Set when the series table existed before the plugin (an adopted site): uninstall keeps it.',
+		'counterfoil_vat_categories'           => 'The VAT category (and VATEX code and exemption text) of WooCommerce tax rates and classes on e-invoices: "rate:<id>" or "class:<slug>" => [category, code, text].',
 	);
 	const CAPABILITY = 'manage_options';
 	/** Next year's series listed for review (the rest: one checkbox). */
@@ -284,6 +285,10 @@ final class Counterfoil_Admin {
 		$seller = Counterfoil_Documents::save_settings();
 		if ( null !== $seller ) {
 			self::back( 'error', $seller );
+		}
+		$vat = Counterfoil_Vat_Categories::save_settings();
+		if ( null !== $vat ) {
+			self::back( 'error', $vat );
 		}
 		$woocommerce = Counterfoil_WooCommerce::active() ? Counterfoil_WooCommerce_Backfill::save_settings() : null;
 		if ( null !== $woocommerce ) {
@@ -706,6 +711,7 @@ final class Counterfoil_Admin {
 				<?php
 				Counterfoil_Documents::settings_fields();
 				if ( Counterfoil_WooCommerce::active() ) {
+					Counterfoil_Vat_Categories::settings_fields();
 					Counterfoil_WooCommerce_Backfill::settings_fields();
 				}
 				?>

@@ -8,7 +8,9 @@
  * - the number (BT-1) is the post's title as issued, the issue date (BT-2)
  *   the post's local date, the amount and currency the payment's as
  *   recorded; a credit note names its invoice's number and date
- *   (BT-25, BT-26);
+ *   (BT-25, BT-26); the payment's transaction id is the sales order
+ *   reference (BT-14) of a payment our webhook recorded, never a buyer's
+ *   reference (BT-10) and never a payment provider's (Stripe's) id;
  * - the seller is the settings' (`counterfoil_seller`), then the filter
  *   `counterfoil_seller( array $seller, int $issuer )`; the buyer and the
  *   lines are what the payment carried (our webhook's `buyer` and `lines`,
@@ -51,6 +53,8 @@ final class Counterfoil_Documents {
 	const SELLER_OPTION = 'counterfoil_seller';
 	/** The sellers of other issuers (a marketplace's vendors): issuer id => the seller's details. */
 	const SELLERS_OPTION = 'counterfoil_sellers';
+	/** 1: a partial refund of a mixed-rate invoice is split pro rata over its rates (else refused, naming BG-25). */
+	const PRO_RATA_OPTION = 'counterfoil_credit_note_pro_rata';
 	/** The admin-post action of a download. */
 	const ACTION = 'counterfoil_document';
 	/** The formats written: their media type and file name ending. */
@@ -271,8 +275,8 @@ final class Counterfoil_Documents {
 			'number'          => $post->post_title,
 			'issue_date'      => get_the_date( 'Y-m-d', $post ),
 			'currency'        => (string) get_post_meta( $post->ID, '_counterfoil_currency', true ),
-			'buyer_reference' => (string) get_post_meta( $post->ID, '_counterfoil_transaction_id', true ),
 			'paid'            => true,
+			'language'        => determine_locale(),
 			'seller'          => $seller,
 			'buyer'           => array(),
 			'lines'           => array(),
@@ -297,11 +301,26 @@ final class Counterfoil_Documents {
 				$input['lines'] = $details['lines'];
 			}
 			if ( $credit ) {
-				$derived = self::credit_note_lines( $invoice, $amount, $input['currency'] );
+				// The refund's own lines when it carried them, else derived
+				// from its invoice's.
+				$own     = self::details_for( (string) get_post_meta( $post->ID, '_counterfoil_gateway', true ), self::refund_key( (string) get_post_meta( $post->ID, '_counterfoil_transaction_id', true ) ) );
+				$derived = is_array( $own['lines'] ) && $own['lines'] ? $own['lines'] : self::credit_note_lines( $invoice, $amount, $input['currency'] );
 				if ( null !== $derived ) {
 					$input['lines'] = $derived;
 				}
 			}
+		}
+		// The shop's own id of a payment our webhook or the admin recorded
+		// is its sales order (BT-14); a payment provider's id (Stripe's) is
+		// no reference of the buyer's or the seller's, and none is the
+		// buyer's reference (BT-10), which only the buyer gives.
+		$gateway = $invoice ? (string) get_post_meta( $invoice->ID, '_counterfoil_gateway', true ) : '';
+		if ( $invoice && ! in_array( $gateway, array( Counterfoil_Stripe::GATEWAY, Counterfoil_WooCommerce::GATEWAY ), true ) ) {
+			$input['sales_order_reference'] = (string) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true );
+		}
+		$labels = self::pdf_labels();
+		if ( $labels ) {
+			$input['labels'] = $labels;
 		}
 		if ( $credit && $invoice ) {
 			$input['preceding']      = $invoice->post_title;
@@ -316,6 +335,114 @@ final class Counterfoil_Documents {
 		 */
 		$input = apply_filters( 'counterfoil_document_input', $input, $post );
 		return is_array( $input ) ? $input : array();
+	}
+
+	/**
+	 * The PDF's labels in the site's language: each key of the core's table
+	 * (tests/vectors/pdf_labels.json, held to it by VectorsTest) with its
+	 * English text and this site's translation of it (keep every {name}
+	 * placeholder: the core ignores a translation that drops one).
+	 *
+	 * @return array key => [English, translated].
+	 */
+	public static function pdf_label_texts() {
+		/* translators: the Factur-X PDF's labels; keep each {placeholder} as it is. */
+		return array(
+			'invoice_title' => array( 'INVOICE', _x( 'INVOICE', 'PDF label: invoice_title', 'counterfoil' ) ),
+			'credit_note_title' => array( 'CREDIT NOTE', _x( 'CREDIT NOTE', 'PDF label: credit_note_title', 'counterfoil' ) ),
+			'invoice' => array( 'Invoice', _x( 'Invoice', 'PDF label: invoice', 'counterfoil' ) ),
+			'credit_note' => array( 'Credit note', _x( 'Credit note', 'PDF label: credit_note', 'counterfoil' ) ),
+			'issued' => array( 'Issued {date}', _x( 'Issued {date}', 'PDF label: issued', 'counterfoil' ) ),
+			'issued_credit_note' => array( 'Issued {date}', _x( 'Issued {date}', 'PDF label: issued_credit_note', 'counterfoil' ) ),
+			'due' => array( 'Due {date}', _x( 'Due {date}', 'PDF label: due', 'counterfoil' ) ),
+			'paid_stamp' => array( 'PAID', _x( 'PAID', 'PDF label: paid_stamp', 'counterfoil' ) ),
+			'settled_stamp' => array( 'SETTLED', _x( 'SETTLED', 'PDF label: settled_stamp', 'counterfoil' ) ),
+			'corrects' => array( 'Corrects invoice {number}', _x( 'Corrects invoice {number}', 'PDF label: corrects', 'counterfoil' ) ),
+			'corrects_of' => array( 'Corrects invoice {number} of {date}', _x( 'Corrects invoice {number} of {date}', 'PDF label: corrects_of', 'counterfoil' ) ),
+			'continued' => array( '{document} {number} (continued)', _x( '{document} {number} (continued)', 'PDF label: continued', 'counterfoil' ) ),
+			'from' => array( 'From', _x( 'From', 'PDF label: from', 'counterfoil' ) ),
+			'bill_to' => array( 'Bill to', _x( 'Bill to', 'PDF label: bill_to', 'counterfoil' ) ),
+			'deliver_to' => array( 'Deliver to', _x( 'Deliver to', 'PDF label: deliver_to', 'counterfoil' ) ),
+			'vat_id' => array( 'VAT ID {id}', _x( 'VAT ID {id}', 'PDF label: vat_id', 'counterfoil' ) ),
+			'registration' => array( 'Registration {id}', _x( 'Registration {id}', 'PDF label: registration', 'counterfoil' ) ),
+			'tax_number' => array( 'Tax number {id}', _x( 'Tax number {id}', 'PDF label: tax_number', 'counterfoil' ) ),
+			'your_reference' => array( 'Your reference', _x( 'Your reference', 'PDF label: your_reference', 'counterfoil' ) ),
+			'purchase_order' => array( 'Purchase order', _x( 'Purchase order', 'PDF label: purchase_order', 'counterfoil' ) ),
+			'sales_order' => array( 'Order number', _x( 'Order number', 'PDF label: sales_order', 'counterfoil' ) ),
+			'delivery_date' => array( 'Delivery date', _x( 'Delivery date', 'PDF label: delivery_date', 'counterfoil' ) ),
+			'period' => array( 'Invoicing period', _x( 'Invoicing period', 'PDF label: period', 'counterfoil' ) ),
+			'period_range' => array( '{start} – {end}', _x( '{start} – {end}', 'PDF label: period_range', 'counterfoil' ) ),
+			'period_from' => array( 'from {start}', _x( 'from {start}', 'PDF label: period_from', 'counterfoil' ) ),
+			'period_until' => array( 'until {end}', _x( 'until {end}', 'PDF label: period_until', 'counterfoil' ) ),
+			'description' => array( 'Description', _x( 'Description', 'PDF label: description', 'counterfoil' ) ),
+			'quantity' => array( 'Quantity', _x( 'Quantity', 'PDF label: quantity', 'counterfoil' ) ),
+			'unit_price' => array( 'Unit price', _x( 'Unit price', 'PDF label: unit_price', 'counterfoil' ) ),
+			'vat' => array( 'VAT', _x( 'VAT', 'PDF label: vat', 'counterfoil' ) ),
+			'amount' => array( 'Amount', _x( 'Amount', 'PDF label: amount', 'counterfoil' ) ),
+			'sku' => array( 'SKU {sku}', _x( 'SKU {sku}', 'PDF label: sku', 'counterfoil' ) ),
+			'gtin' => array( 'GTIN {gtin}', _x( 'GTIN {gtin}', 'PDF label: gtin', 'counterfoil' ) ),
+			'vat_breakdown' => array( 'VAT breakdown', _x( 'VAT breakdown', 'PDF label: vat_breakdown', 'counterfoil' ) ),
+			'taxable_amount' => array( 'Taxable amount', _x( 'Taxable amount', 'PDF label: taxable_amount', 'counterfoil' ) ),
+			'category_s' => array( 'Standard rate', _x( 'Standard rate', 'PDF label: category_s', 'counterfoil' ) ),
+			'category_z' => array( 'Zero rated', _x( 'Zero rated', 'PDF label: category_z', 'counterfoil' ) ),
+			'category_e' => array( 'Exempt from VAT', _x( 'Exempt from VAT', 'PDF label: category_e', 'counterfoil' ) ),
+			'category_ae' => array( 'Reverse charge', _x( 'Reverse charge', 'PDF label: category_ae', 'counterfoil' ) ),
+			'category_k' => array( 'Intra-community supply', _x( 'Intra-community supply', 'PDF label: category_k', 'counterfoil' ) ),
+			'category_g' => array( 'Export outside the EU', _x( 'Export outside the EU', 'PDF label: category_g', 'counterfoil' ) ),
+			'category_o' => array( 'Not subject to VAT', _x( 'Not subject to VAT', 'PDF label: category_o', 'counterfoil' ) ),
+			'total_without_vat' => array( 'Total without VAT', _x( 'Total without VAT', 'PDF label: total_without_vat', 'counterfoil' ) ),
+			'total_vat' => array( 'VAT', _x( 'VAT', 'PDF label: total_vat', 'counterfoil' ) ),
+			'total' => array( 'Total', _x( 'Total', 'PDF label: total', 'counterfoil' ) ),
+			'vat_in_currency' => array( 'VAT in {currency}', _x( 'VAT in {currency}', 'PDF label: vat_in_currency', 'counterfoil' ) ),
+			'rounding' => array( 'Rounding', _x( 'Rounding', 'PDF label: rounding', 'counterfoil' ) ),
+			'paid' => array( 'Paid', _x( 'Paid', 'PDF label: paid', 'counterfoil' ) ),
+			'amount_due' => array( 'Amount due', _x( 'Amount due', 'PDF label: amount_due', 'counterfoil' ) ),
+			'refunded' => array( 'Refunded', _x( 'Refunded', 'PDF label: refunded', 'counterfoil' ) ),
+			'to_refund' => array( 'To be refunded', _x( 'To be refunded', 'PDF label: to_refund', 'counterfoil' ) ),
+			'by_card' => array( 'by card', _x( 'by card', 'PDF label: by_card', 'counterfoil' ) ),
+			'by_cash' => array( 'in cash', _x( 'in cash', 'PDF label: by_cash', 'counterfoil' ) ),
+			'by_cheque' => array( 'by cheque', _x( 'by cheque', 'PDF label: by_cheque', 'counterfoil' ) ),
+			'by_transfer' => array( 'by credit transfer', _x( 'by credit transfer', 'PDF label: by_transfer', 'counterfoil' ) ),
+			'by_debit' => array( 'by direct debit (mandate {mandate})', _x( 'by direct debit (mandate {mandate})', 'PDF label: by_debit', 'counterfoil' ) ),
+			'by_online' => array( 'through an online payment service', _x( 'through an online payment service', 'PDF label: by_online', 'counterfoil' ) ),
+			'by_agreement' => array( 'as agreed', _x( 'as agreed', 'PDF label: by_agreement', 'counterfoil' ) ),
+			'by_code' => array( 'by payment means {code}', _x( 'by payment means {code}', 'PDF label: by_code', 'counterfoil' ) ),
+			'pay_transfer' => array( 'Please pay {amount} to IBAN {iban}, quoting {reference}.', _x( 'Please pay {amount} to IBAN {iban}, quoting {reference}.', 'PDF label: pay_transfer', 'counterfoil' ) ),
+			'pay_debit' => array( '{amount} will be collected by direct debit under mandate {mandate}.', _x( '{amount} will be collected by direct debit under mandate {mandate}.', 'PDF label: pay_debit', 'counterfoil' ) ),
+			'pay_by' => array( 'Please pay {amount} {by}.', _x( 'Please pay {amount} {by}.', 'PDF label: pay_by', 'counterfoil' ) ),
+			'pay_due' => array( 'Amount due: {amount}.', _x( 'Amount due: {amount}.', 'PDF label: pay_due', 'counterfoil' ) ),
+			'paid_in_full' => array( 'Paid in full: nothing is due.', _x( 'Paid in full: nothing is due.', 'PDF label: paid_in_full', 'counterfoil' ) ),
+			'paid_in_full_by' => array( 'Paid in full {by}: nothing is due.', _x( 'Paid in full {by}: nothing is due.', 'PDF label: paid_in_full_by', 'counterfoil' ) ),
+			'nothing_due' => array( 'Nothing is due.', _x( 'Nothing is due.', 'PDF label: nothing_due', 'counterfoil' ) ),
+			'due_by' => array( 'Due by {date}.', _x( 'Due by {date}.', 'PDF label: due_by', 'counterfoil' ) ),
+			'terms' => array( 'Terms: {terms}', _x( 'Terms: {terms}', 'PDF label: terms', 'counterfoil' ) ),
+			'settled' => array( 'Settled in full: nothing is due.', _x( 'Settled in full: nothing is due.', 'PDF label: settled', 'counterfoil' ) ),
+			'settled_by' => array( 'Refunded {by}: nothing is due.', _x( 'Refunded {by}: nothing is due.', 'PDF label: settled_by', 'counterfoil' ) ),
+			'refund' => array( 'We will refund you {amount}.', _x( 'We will refund you {amount}.', 'PDF label: refund', 'counterfoil' ) ),
+			'refund_by' => array( 'We will refund you {amount} {by}.', _x( 'We will refund you {amount} {by}.', 'PDF label: refund_by', 'counterfoil' ) ),
+			'notes' => array( 'Notes', _x( 'Notes', 'PDF label: notes', 'counterfoil' ) ),
+			'page' => array( 'Page {n} of {total}', _x( 'Page {n} of {total}', 'PDF label: page', 'counterfoil' ) ),
+			'footer' => array( 'This PDF/A-3 file carries its EN 16931 e-invoice as factur-x.xml (Factur-X 1.0, profile EN 16931).', _x( 'This PDF/A-3 file carries its EN 16931 e-invoice as factur-x.xml (Factur-X 1.0, profile EN 16931).', 'PDF label: footer', 'counterfoil' ) ),
+			'decimal_separator' => array( '.', _x( '.', 'PDF label: decimal_separator', 'counterfoil' ) ),
+			'date' => array( '{yyyy}-{mm}-{dd}', _x( '{yyyy}-{mm}-{dd}', 'PDF label: date', 'counterfoil' ) ),
+		);
+	}
+
+	/**
+	 * The labels a document input carries: the site's translations that
+	 * differ from the English text (the core has English, German, French
+	 * and Dutch of its own; a translation of the plugin wins).
+	 *
+	 * @return array key => text.
+	 */
+	public static function pdf_labels() {
+		$labels = array();
+		foreach ( self::pdf_label_texts() as $key => $texts ) {
+			if ( $texts[1] !== $texts[0] ) {
+				$labels[ $key ] = $texts[1];
+			}
+		}
+		return $labels;
 	}
 
 	/**
@@ -356,6 +483,9 @@ final class Counterfoil_Documents {
 		foreach ( $lines as $line ) {
 			$rates[ ( isset( $line['vat_category'] ) ? $line['vat_category'] : '' ) . '/' . ( isset( $line['vat_rate'] ) ? $line['vat_rate'] : '' ) ] = $line;
 		}
+		if ( count( $rates ) > 1 ) {
+			return get_option( self::PRO_RATA_OPTION ) ? self::pro_rata_lines( $invoice, $kept, $gross, $currency ) : array();
+		}
 		$rate = 1 === count( $rates ) ? Counterfoil_Einvoice::dec( (string) reset( $rates )['vat_rate'] ) : null;
 		// Within what the integers below hold exactly (a refund up to ten
 		// thousand million, four decimals of amount or rate).
@@ -379,6 +509,72 @@ final class Counterfoil_Documents {
 				'vat_category' => (string) $one['vat_category'],
 			),
 		);
+	}
+
+	/**
+	 * A partial refund of a mixed-rate invoice split pro rata, when the shop
+	 * opted in (PRO_RATA_OPTION): each of the invoice's VAT categories and
+	 * rates gets the share of the refund its amount with VAT has of the
+	 * invoice's (in minor units, half away from zero, the last share the
+	 * rest, so the shares add up to the refund), stated as one line at that
+	 * rate, its net the share less that VAT. Made from the invoice's kept
+	 * input only (its computed VAT breakdown); none (refused naming BG-25)
+	 * without it, or beyond what the integers hold exactly.
+	 *
+	 * @param WP_Post    $invoice  The invoice refunded.
+	 * @param array|null $kept     Its frozen input.
+	 * @param array      $gross    The refund with VAT (a decimal pair).
+	 * @param string     $currency Its currency.
+	 * @return array The lines, or none.
+	 */
+	private static function pro_rata_lines( WP_Post $invoice, $kept, array $gross, $currency ) {
+		if ( null === $kept ) {
+			return array();
+		}
+		try {
+			$doc = Counterfoil_Einvoice::document( $kept );
+		} catch ( Counterfoil_Einvoice_Refusal $e ) {
+			return array();
+		}
+		$places = $doc['places'];
+		$minor  = function ( $d ) use ( $places ) {
+			$r = Counterfoil_Einvoice::round( $d, $places );
+			return null === $r ? null : $r[0];
+		};
+		$refund = $minor( $gross );
+		$total  = $minor( $doc['totals']['with_vat'] );
+		if ( null === $refund || null === $total || $refund <= 0 || $total <= 0 || $refund > $total || $total > 10 ** 9 ) {
+			return array();
+		}
+		$lines = array();
+		$left  = $refund;
+		$last  = count( $doc['breakdown'] ) - 1;
+		foreach ( $doc['breakdown'] as $i => $b ) {
+			$part  = $minor( Counterfoil_Einvoice::add( $b['base'], $b['tax'] ) );
+			$share = $i === $last ? $left : intdiv( 2 * $refund * $part + $total, 2 * $total );
+			$left -= $share;
+			$rate  = $b['rate'];
+			if ( $share <= 0 || $rate[1] > 4 ) {
+				continue;
+			}
+			// net = share × 100 / (100 + rate), half away from zero.
+			$den     = 100 * ( 10 ** $rate[1] ) + $rate[0];
+			$net     = intdiv( 2 * $share * 100 * ( 10 ** $rate[1] ) + $den, 2 * $den );
+			$lines[] = array(
+				/* translators: 1: the number of the invoice refunded, 2: the VAT rate */
+				'name'         => sprintf( __( 'Refund of invoice %1$s (VAT %2$s %%)', 'counterfoil' ), $invoice->post_title, Counterfoil_Einvoice::trimmed( $rate ) ),
+				'quantity'     => '1',
+				'unit_price'   => Counterfoil_Einvoice::str( array( $net, $places ) ),
+				'vat_rate'     => Counterfoil_Einvoice::trimmed( $rate ),
+				'vat_category' => $b['category'],
+			) + array_filter(
+				array(
+					'vat_exemption_code'   => $b['exemption_code'],
+					'vat_exemption_reason' => in_array( $b['category'], array( 'S', 'Z' ), true ) ? null : $b['exemption_reason'],
+				)
+			);
+		}
+		return $lines;
 	}
 
 	/**
@@ -492,7 +688,7 @@ final class Counterfoil_Documents {
 	}
 
 	/** The keys of a party (the issue's shape). */
-	const PARTY_KEYS = array( 'name', 'street', 'city', 'postcode', 'country', 'vat_id', 'legal_id', 'email', 'electronic_address', 'electronic_address_scheme' );
+	const PARTY_KEYS = array( 'name', 'street', 'city', 'postcode', 'country', 'vat_id', 'legal_id', 'legal_id_scheme', 'email', 'electronic_address', 'electronic_address_scheme' );
 	/** The most lines a payment may carry. */
 	const MAX_LINES = 500;
 
@@ -578,6 +774,17 @@ final class Counterfoil_Documents {
 	}
 
 	/**
+	 * The key a refund's own lines are kept under in the details table
+	 * (beside the payments', whose ids are another gateway's namespace).
+	 *
+	 * @param string $refund_id The refund's id.
+	 * @return string
+	 */
+	public static function refund_key( $refund_id ) {
+		return 'refund:' . $refund_id;
+	}
+
+	/**
 	 * What a payment carried for its e-invoice: buyer and lines, each null
 	 * when it carried none.
 	 */
@@ -606,6 +813,8 @@ final class Counterfoil_Documents {
 			'electronic_address_scheme' => __( 'Its scheme (0208, 9925, EM, …)', 'counterfoil' ),
 			'iban'                      => __( 'Bank account (IBAN)', 'counterfoil' ),
 			'default_vat_category'      => __( 'VAT category of a payment without lines (E, O, Z, AE, K, G; empty: lines required)', 'counterfoil' ),
+			'payment_days'              => __( 'Days to pay an order not yet paid (due date BT-9; default 14)', 'counterfoil' ),
+			'payment_terms'             => __( 'Payment terms of an order not yet paid (BT-20; default: payable within those days)', 'counterfoil' ),
 		);
 	}
 
@@ -643,6 +852,11 @@ final class Counterfoil_Documents {
 				esc_attr( isset( $seller[ $key ] ) ? (string) $seller[ $key ] : '' )
 			);
 		}
+		printf(
+			'<p><label><input type="checkbox" name="credit_note_pro_rata" value="1" %1$s> %2$s</label></p>',
+			checked( (int) get_option( self::PRO_RATA_OPTION, 0 ), 1, false ),
+			esc_html__( 'Split a partial refund of an invoice with several VAT rates pro rata over its rates (else its credit note needs the refund\'s own lines)', 'counterfoil' )
+		);
 		echo '</fieldset>';
 	}
 
@@ -657,6 +871,7 @@ final class Counterfoil_Documents {
 			return null;
 		}
 		$posted = map_deep( wp_unslash( $_POST['seller'] ), 'sanitize_text_field' ); // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- sanitized by map_deep.
+		update_option( self::PRO_RATA_OPTION, empty( $_POST['credit_note_pro_rata'] ) ? 0 : 1, false );
 		// phpcs:enable
 		$seller = array();
 		foreach ( array_keys( self::seller_fields() ) as $key ) {
@@ -670,6 +885,9 @@ final class Counterfoil_Documents {
 			if ( ! preg_match( '/^[A-Z]{2}$/', $seller['country'] ) ) {
 				return __( 'The seller was not saved: the country is a two-letter ISO code such as BE.', 'counterfoil' );
 			}
+		}
+		if ( isset( $seller['payment_days'] ) && ( ! ctype_digit( $seller['payment_days'] ) || (int) $seller['payment_days'] > 366 ) ) {
+			return __( 'The seller was not saved: the days to pay are a whole number from 0 to 366.', 'counterfoil' );
 		}
 		if ( isset( $seller['default_vat_category'] ) && ! in_array( $seller['default_vat_category'], array( 'Z', 'E', 'AE', 'K', 'G', 'O' ), true ) ) {
 			return __( 'The seller was not saved: the VAT category of a payment without lines is one of E, O, Z, AE, K, G (a standard-rated sale needs its lines).', 'counterfoil' );

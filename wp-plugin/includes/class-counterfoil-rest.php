@@ -63,7 +63,8 @@ final class Counterfoil_Rest {
 	/**
 	 * Issues the credit note of a refund. Request: a signed JSON object —
 	 * gateway, refund_id, transaction_id (the payment refunded) or
-	 * invoice_id, amount, optional reason. Response: the credit note's
+	 * invoice_id, amount, optional reason, optional lines (the refund's own
+	 * lines for its credit note, the payment's line shape). Response: the credit note's
 	 * number, amount and the invoice it corrects; 201 issued, 200 a
 	 * repeated delivery (the same credit note), 400 bad input, 401 bad
 	 * signature, 404 no invoice of this site matches, 409 more than what is
@@ -87,6 +88,26 @@ final class Counterfoil_Rest {
 			$gateway   = isset( $refund['gateway'] ) && is_string( $refund['gateway'] ) ? $refund['gateway'] : '';
 			if ( '' !== $paid_with && $paid_with !== $gateway ) {
 				return self::respond( new WP_Error( 'counterfoil_refund_gateway_mismatch', __( 'The refund\'s gateway is not the one the invoice was paid through.', 'counterfoil' ), array( 'status' => 409 ) ), $refund );
+			}
+		}
+		// The refund's own lines for its credit note: checked before
+		// anything is recorded, kept under the refund's id (the first
+		// delivery's); a refund carries no buyer (its invoice's is used).
+		if ( isset( $refund['lines'] ) ) {
+			$details = Counterfoil_Documents::details_of( array( 'lines' => $refund['lines'] ) );
+			if ( is_wp_error( $details ) ) {
+				return self::respond( $details, $refund );
+			}
+			if ( isset( $refund['gateway'], $refund['refund_id'] ) && is_string( $refund['gateway'] ) && is_string( $refund['refund_id'] ) ) {
+				try {
+					Counterfoil_Rules::payment_ref( $refund['gateway'], $refund['refund_id'] );
+					if ( strlen( Counterfoil_Documents::refund_key( $refund['refund_id'] ) ) > 191 ) {
+						return self::respond( new WP_Error( 'counterfoil_invalid_refund', __( 'A refund that carries lines has a refund_id of at most 184 bytes.', 'counterfoil' ), array( 'status' => 400 ) ), $refund );
+					}
+					Counterfoil_Documents::remember_details( $refund['gateway'], Counterfoil_Documents::refund_key( $refund['refund_id'] ), $details );
+				} catch ( InvalidArgumentException $e ) {
+					unset( $e ); // for_refund() answers 400 below.
+				}
 			}
 		}
 		return self::respond_credit_note( Counterfoil_Credit_Notes::for_refund( $refund ), $refund );

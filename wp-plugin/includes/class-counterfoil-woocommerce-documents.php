@@ -13,9 +13,20 @@
  * line is stated at the VAT rate WooCommerce charged on it (category S),
  * an untaxed one under the seller's default category, and a line with two
  * taxes (compound rates) is not stated at all — the document is refused
- * rather than wrong; what WooCommerce's own rounding of tax per line adds
- * or takes (a cent or two) is the document's rounding amount (BT-114,
- * Counterfoil_Documents); an
+ * rather than wrong, never given a line under another VAT treatment; each
+ * line states the VAT WooCommerce charged on it (its own rounding per
+ * line, within what EN 16931 allows, instead of a rounding amount); the
+ * payment is stated as it is: paid only when WooCommerce recorded the
+ * payment (a paid date: cash on delivery, bank transfer and on-hold orders
+ * have none), else the whole amount due with payment terms and a due date
+ * from the settings (BR-CO-25); the means by the order's payment method
+ * (card 48, PayPal 68, bank transfer 58 to the seller's IBAN, cash on
+ * delivery 10, cheque 20; none when the method is unknown: filter
+ * `counterfoil_woocommerce_payment_means`), never the seller's IBAN on a
+ * card; the order's number is the sales order reference (BT-14), never the
+ * buyer's reference (BT-10), which comes from the order's own meta with the
+ * buyer's purchase order (BT-13); the shipping address is the deliver-to
+ * address (BG-15) and the completion date the supply date (BT-72); an
  * e-mail never fails for want of a document — it goes without the file,
  * and the reason is logged once; the attachments are written to a private
  * temporary directory that is removed when the request ends; a customer
@@ -39,6 +50,23 @@ final class Counterfoil_WooCommerce_Documents {
 	const ACTION = 'counterfoil_order_document';
 	/** What a customer downloads. */
 	const CUSTOMER_FORMATS = array( 'pdf', 'ubl' );
+
+	/** The means of payment (UNCL4461) of WooCommerce's own and common payment methods. */
+	const PAYMENT_MEANS = array(
+		'bacs'                     => '58',
+		'cheque'                   => '20',
+		'cod'                      => '10',
+		'stripe'                   => '48',
+		'stripe_cc'                => '48',
+		'woocommerce_payments'     => '48',
+		'ppcp-credit-card-gateway' => '48',
+		'ppcp-gateway'             => '68',
+		'paypal'                   => '68',
+	);
+	/** Order meta a checkout field may fill: the buyer's reference (BT-10), such as a Leitweg-ID. */
+	const BUYER_REFERENCE_META = '_counterfoil_buyer_reference';
+	/** Order meta a checkout field may fill: the buyer's purchase order (BT-13). */
+	const PURCHASE_ORDER_META = '_counterfoil_purchase_order';
 
 	/** @var string[] Files to remove at shutdown. */
 	private static $temporary = array();
@@ -221,13 +249,14 @@ final class Counterfoil_WooCommerce_Documents {
 			if ( count( $taxed ) > 1 ) {
 				return null;
 			}
-			if ( 1 === count( $taxed ) ) {
-				$rate     = self::decimal( WC_Tax::get_rate_percent_value( (int) key( $taxed ) ) );
-				$category = '0' === $rate ? 'Z' : 'S';
-			} elseif ( isset( $seller['default_vat_category'] ) && '' !== $seller['default_vat_category'] ) {
-				$rate     = '0';
-				$category = (string) $seller['default_vat_category'];
-			} else {
+			$rate_id = 1 === count( $taxed ) ? (int) key( $taxed ) : null;
+			$vat     = Counterfoil_Vat_Categories::of_line(
+				$rate_id,
+				null !== $rate_id ? self::decimal( self::rate_charged( $order, $rate_id ) ) : '0',
+				is_callable( array( $item, 'get_tax_class' ) ) ? (string) $item->get_tax_class() : '',
+				$seller
+			);
+			if ( null === $vat ) {
 				return null;
 			}
 			$total    = (float) $item->get_total();
@@ -247,15 +276,137 @@ final class Counterfoil_WooCommerce_Documents {
 			}
 			// A refund states positive amounts; a discount fee on an order is a negative quantity.
 			$negative = $total < 0 && 'shop_order_refund' !== $order->get_type();
-			$lines[]  = array(
-				'name'         => '' === trim( $name ) ? __( 'Item', 'counterfoil' ) : $name,
-				'quantity'     => ( $negative ? '-' : '' ) . self::decimal( $quantity ),
-				'unit_price'   => $price,
-				'vat_rate'     => $rate,
-				'vat_category' => $category,
-			);
+			$line     = array(
+				'name'       => '' === trim( $name ) ? __( 'Item', 'counterfoil' ) : $name,
+				'quantity'   => ( $negative ? '-' : '' ) . self::decimal( $quantity ),
+				'unit_price' => $price,
+			) + $vat;
+			// The VAT WooCommerce charged on this line, as it rounded it
+			// (a discount's VAT is negative, as its quantity).
+			if ( 1 === count( $taxed ) ) {
+				$line['vat_amount'] = ( $negative ? '-' : '' ) . self::decimal( reset( $taxed ) );
+			}
+			if ( 'line_item' === $item->get_type() && is_callable( array( $item, 'get_product' ) ) ) {
+				$product = $item->get_product();
+				if ( $product && '' !== (string) $product->get_sku() ) {
+					$line['seller_item_id'] = (string) $product->get_sku();
+				}
+				$gtin = $product && is_callable( array( $product, 'get_global_unique_id' ) ) ? (string) $product->get_global_unique_id() : '';
+				if ( '' !== $gtin && Counterfoil_Einvoice::is_gtin( $gtin ) ) {
+					$line['gtin'] = $gtin;
+				}
+			}
+			$lines[] = $line;
 		}
 		return $lines;
+	}
+
+	/**
+	 * The rate a tax was charged at: the order's own tax item's (the rate
+	 * as charged, WooCommerce 3.7+), else the tax table's.
+	 *
+	 * @param WC_Abstract_Order $order Order or refund.
+	 * @param int               $id    Tax rate id.
+	 * @return float|string
+	 */
+	private static function rate_charged( $order, $id ) {
+		$source = 'shop_order_refund' === $order->get_type() && $order->get_parent_id() ? wc_get_order( $order->get_parent_id() ) : $order;
+		foreach ( $source ? $source->get_items( 'tax' ) : array() as $tax ) {
+			if ( is_callable( array( $tax, 'get_rate_percent' ) ) && (int) $tax->get_rate_id() === $id && null !== $tax->get_rate_percent() ) {
+				return $tax->get_rate_percent();
+			}
+		}
+		return WC_Tax::get_rate_percent_value( $id );
+	}
+
+	/**
+	 * What an order's invoice states of its payment: paid only when
+	 * WooCommerce recorded it (a paid date), else the whole amount due with
+	 * the seller's payment terms and a due date; the means by the payment
+	 * method.
+	 *
+	 * @param WC_Order $order      The order.
+	 * @param array    $seller     The seller (payment_terms, payment_days).
+	 * @param string   $issue_date The invoice's issue date.
+	 * @return array The input's payment fields.
+	 */
+	public static function payment_state_of( $order, array $seller, $issue_date ) {
+		$method = is_callable( array( $order, 'get_payment_method' ) ) ? (string) $order->get_payment_method() : '';
+		$means  = isset( self::PAYMENT_MEANS[ $method ] ) ? self::PAYMENT_MEANS[ $method ] : '';
+		if ( '58' === $means && empty( $seller['iban'] ) ) {
+			$means = '';
+		}
+		/**
+		 * The means of payment (UNCL4461 code: 48 card, 58 SEPA transfer, 10
+		 * cash …) an order's invoice states; empty states none.
+		 *
+		 * @param string   $means  The code for the order's payment method, or ''.
+		 * @param string   $method The payment method's id.
+		 * @param WC_Order $order  The order.
+		 */
+		$means = (string) apply_filters( 'counterfoil_woocommerce_payment_means', $means, $method, $order );
+		$out   = array( 'paid' => null !== $order->get_date_paid() );
+		if ( '' !== $means ) {
+			$out['payment_means'] = $means;
+		}
+		if ( $out['paid'] ) {
+			return $out;
+		}
+		$days = isset( $seller['payment_days'] ) && ctype_digit( (string) $seller['payment_days'] ) ? (int) $seller['payment_days'] : 14;
+		if ( 'cod' === $method ) {
+			$out['payment_terms'] = __( 'Cash on delivery: payable to the courier on delivery.', 'counterfoil' );
+			return $out;
+		}
+		$due = DateTimeImmutable::createFromFormat( '!Y-m-d', (string) $issue_date );
+		if ( $due ) {
+			$out['due_date'] = $due->modify( '+' . $days . ' days' )->format( 'Y-m-d' );
+		}
+		$out['payment_terms'] = ! empty( $seller['payment_terms'] )
+			? (string) $seller['payment_terms']
+			/* translators: %d: days */
+			: sprintf( __( 'Payable within %d days of the invoice date.', 'counterfoil' ), $days );
+		return $out;
+	}
+
+	/**
+	 * An order's references and delivery: its number as the sales order
+	 * (BT-14), the buyer's reference and purchase order from its meta
+	 * (BT-10, BT-13), the shipping address (BG-15) and completion date (BT-72).
+	 *
+	 * @param WC_Order $order The order.
+	 * @return array The input's fields (buyer_reference null: none).
+	 */
+	public static function references_of( $order ) {
+		$out = array(
+			'buyer_reference'       => null,
+			'sales_order_reference' => (string) $order->get_order_number(),
+		);
+		foreach ( array( 'buyer_reference' => self::BUYER_REFERENCE_META, 'order_reference' => self::PURCHASE_ORDER_META ) as $key => $meta ) {
+			$value = trim( (string) $order->get_meta( $meta ) );
+			if ( '' !== $value ) {
+				$out[ $key ] = $value;
+			}
+		}
+		$country = is_callable( array( $order, 'get_shipping_country' ) ) ? strtoupper( (string) $order->get_shipping_country() ) : '';
+		if ( '' !== $country ) {
+			$name              = trim( (string) $order->get_shipping_company() );
+			$name              = '' !== $name ? $name : trim( $order->get_shipping_first_name() . ' ' . $order->get_shipping_last_name() );
+			$out['deliver_to'] = array_filter(
+				array(
+					'name'     => $name,
+					'street'   => trim( $order->get_shipping_address_1() . ' ' . $order->get_shipping_address_2() ),
+					'city'     => (string) $order->get_shipping_city(),
+					'postcode' => (string) $order->get_shipping_postcode(),
+					'country'  => $country,
+				),
+				'strlen'
+			);
+		}
+		$completed = is_callable( array( $order, 'get_date_completed' ) ) ? $order->get_date_completed() : null;
+		if ( $completed ) {
+			$out['supply_date'] = $completed->date( 'Y-m-d' );
+		}
+		return $out;
 	}
 
 	/**
@@ -288,7 +439,7 @@ final class Counterfoil_WooCommerce_Documents {
 				'unit_price'   => number_format( (float) $amount / ( 1 + (float) $one['vat_rate'] / 100 ), 2, '.', '' ),
 				'vat_rate'     => $one['vat_rate'],
 				'vat_category' => $one['vat_category'],
-			),
+			) + array_intersect_key( $one, array_flip( array( 'vat_exemption_code', 'vat_exemption_reason' ) ) ),
 		);
 	}
 
@@ -312,6 +463,13 @@ final class Counterfoil_WooCommerce_Documents {
 			$input['buyer'] = self::buyer_of( $order );
 		}
 		$seller = isset( $input['seller'] ) && is_array( $input['seller'] ) ? $input['seller'] : array();
+		$input  = array_merge( $input, self::references_of( $order ) );
+		if ( null === $input['buyer_reference'] ) {
+			unset( $input['buyer_reference'] );
+		}
+		if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE !== $post->post_type ) {
+			$input = array_merge( $input, self::payment_state_of( $order, $seller, (string) $input['issue_date'] ) );
+		}
 		if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type ) {
 			$refund = wc_get_order( (int) get_post_meta( $post->ID, '_counterfoil_transaction_id', true ) );
 			$lines  = null;
@@ -322,8 +480,15 @@ final class Counterfoil_WooCommerce_Documents {
 		} else {
 			$lines = self::lines_of( $order, $seller );
 		}
+		// Lines that cannot be stated leave none: the document is refused
+		// naming BG-25, never made of a default line under another VAT
+		// treatment. An order without items is a payment without lines: the
+		// seller's default line for payments without lines, as any other.
+		$source = Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type && isset( $refund ) && $refund ? $refund : $order;
 		if ( null !== $lines ) {
 			$input['lines'] = $lines;
+		} elseif ( array() !== $source->get_items( array( 'line_item', 'shipping', 'fee' ) ) ) {
+			$input['lines'] = array();
 		}
 		return $input;
 	}

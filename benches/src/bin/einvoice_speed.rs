@@ -27,6 +27,7 @@ fn party(name: &str, country: &str, vat: &str) -> Party {
         electronic_address: Some("0123456749".into()),
         electronic_address_scheme: Some("0208".into()),
         iban: Some("BE68539007547034".into()),
+        ..Party::default()
     }
 }
 
@@ -38,6 +39,7 @@ fn input(i: usize) -> DocumentInput {
         unit_price: Dec::parse(p).unwrap(),
         vat_rate: Dec::parse(rate).unwrap(),
         vat_category: VatCategory::S,
+        details: Default::default(),
     };
     DocumentInput {
         kind: Kind::Invoice,
@@ -56,6 +58,7 @@ fn input(i: usize) -> DocumentInput {
         rounding: None,
         due_date: None,
         payment_terms: None,
+        details: Default::default(),
     }
 }
 

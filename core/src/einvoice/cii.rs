@@ -30,8 +30,13 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
             ("xmlns:udt", "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100"),
         ],
     );
-    w.open("rsm:ExchangedDocumentContext", &[])
-        .open("ram:GuidelineSpecifiedDocumentContextParameter", &[]);
+    w.open("rsm:ExchangedDocumentContext", &[]);
+    if let Some(process) = Party::text(&d.input.details.business_process) {
+        w.open("ram:BusinessProcessSpecifiedDocumentContextParameter", &[]);
+        w.leaf("ram:ID", &[], process);
+        w.close();
+    }
+    w.open("ram:GuidelineSpecifiedDocumentContextParameter", &[]);
     w.leaf("ram:ID", &[], GUIDELINE_ID);
     w.close().close();
     w.open("rsm:ExchangedDocument", &[]);
@@ -44,9 +49,16 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
         &date102(&d.input.issue_date),
     );
     w.close();
-    if d.input.paid {
+    if d.paid_in_full() {
         w.open("ram:IncludedNote", &[]);
         w.leaf("ram:Content", &[], "Paid");
+        w.close();
+    }
+    let x = &d.input.details;
+    for note in &x.notes {
+        w.open("ram:IncludedNote", &[]);
+        w.leaf("ram:Content", &[], &note.text);
+        w.leaf_opt("ram:SubjectCode", note.subject.as_deref());
         w.close();
     }
     w.close();
@@ -57,6 +69,13 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
         w.leaf("ram:LineID", &[], &(i + 1).to_string());
         w.close();
         w.open("ram:SpecifiedTradeProduct", &[]);
+        if let Some(gtin) = Party::text(&l.input.details.gtin) {
+            w.leaf("ram:GlobalID", &[("schemeID", "0160")], gtin);
+        }
+        w.leaf_opt(
+            "ram:SellerAssignedID",
+            l.input.details.seller_item_id.as_deref(),
+        );
         w.leaf("ram:Name", &[], &l.input.name);
         w.close();
         w.open("ram:SpecifiedLineTradeAgreement", &[])
@@ -66,7 +85,7 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
         w.open("ram:SpecifiedLineTradeDelivery", &[]);
         w.leaf(
             "ram:BilledQuantity",
-            &[("unitCode", "C62")],
+            &[("unitCode", l.unit_code())],
             &l.input.quantity.trimmed(),
         );
         w.close();
@@ -90,46 +109,85 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
     w.leaf_opt("ram:BuyerReference", d.input.buyer_reference.as_deref());
     party(&mut w, "ram:SellerTradeParty", &d.input.seller);
     party(&mut w, "ram:BuyerTradeParty", &d.input.buyer);
+    if let Some(order) = Party::text(&x.sales_order_reference) {
+        w.open("ram:SellerOrderReferencedDocument", &[]);
+        w.leaf("ram:IssuerAssignedID", &[], order);
+        w.close();
+    }
+    if let Some(order) = Party::text(&x.order_reference) {
+        w.open("ram:BuyerOrderReferencedDocument", &[]);
+        w.leaf("ram:IssuerAssignedID", &[], order);
+        w.close();
+    }
     w.close();
     w.open("ram:ApplicableHeaderTradeDelivery", &[]);
-    if d.breakdown.iter().any(|b| b.category == VatCategory::K) {
-        w.open("ram:ShipToTradeParty", &[])
-            .open("ram:PostalTradeAddress", &[]);
-        w.leaf("ram:CountryID", &[], &d.input.buyer.country);
-        w.close().close();
-        w.open("ram:ActualDeliverySupplyChainEvent", &[])
-            .open("ram:OccurrenceDateTime", &[]);
-        w.leaf(
-            "udt:DateTimeString",
-            &[("format", "102")],
-            &date102(&d.input.issue_date),
-        );
-        w.close().close();
+    if let Some(delivery) = super::delivery::of(d) {
+        if let Some(a) = &delivery.address {
+            w.open("ram:ShipToTradeParty", &[]);
+            w.leaf_opt("ram:Name", a.name.as_deref());
+            w.open("ram:PostalTradeAddress", &[]);
+            w.leaf_opt("ram:PostcodeCode", a.postcode.as_deref());
+            w.leaf_opt("ram:LineOne", a.street.as_deref());
+            w.leaf_opt("ram:CityName", a.city.as_deref());
+            w.leaf("ram:CountryID", &[], &a.country);
+            w.close().close();
+        }
+        if let Some(date) = delivery.date {
+            w.open("ram:ActualDeliverySupplyChainEvent", &[])
+                .open("ram:OccurrenceDateTime", &[]);
+            w.leaf("udt:DateTimeString", &[("format", "102")], &date102(date));
+            w.close().close();
+        }
     }
     w.close();
     w.open("ram:ApplicableHeaderTradeSettlement", &[]);
+    let means = d.means();
+    w.leaf_opt(
+        "ram:PaymentReference",
+        means.as_ref().and_then(|m| m.remittance),
+    );
+    w.leaf_opt("ram:TaxCurrencyCode", x.tax_currency.as_deref());
     w.leaf("ram:InvoiceCurrencyCode", &[], cur);
-    if let Some(iban) = super::terms::transfer_account(d) {
+    if let Some(m) = &means {
         w.open("ram:SpecifiedTradeSettlementPaymentMeans", &[]);
-        w.leaf("ram:TypeCode", &[], "30");
-        w.open("ram:PayeePartyCreditorFinancialAccount", &[]);
-        w.leaf("ram:IBANID", &[], iban);
-        w.close().close();
+        w.leaf("ram:TypeCode", &[], m.code);
+        if let Some(iban) = m.account {
+            w.open("ram:PayeePartyCreditorFinancialAccount", &[]);
+            w.leaf("ram:IBANID", &[], iban);
+            w.close();
+        }
+        w.close();
     }
     for b in &d.breakdown {
         w.open("ram:ApplicableTradeTax", &[]);
         w.leaf("ram:CalculatedAmount", &[], &money(b.tax));
         w.leaf("ram:TypeCode", &[], "VAT");
-        w.leaf_opt("ram:ExemptionReason", b.category.exemption_reason());
+        w.leaf_opt("ram:ExemptionReason", b.exemption_reason.as_deref());
         w.leaf("ram:BasisAmount", &[], &money(b.base));
         w.leaf("ram:CategoryCode", &[], b.category.code());
+        w.leaf_opt("ram:ExemptionReasonCode", b.exemption_code.as_deref());
         if b.category != VatCategory::O {
             w.leaf("ram:RateApplicablePercent", &[], &b.rate.trimmed());
         }
         w.close();
     }
+    if x.has_period() {
+        w.open("ram:BillingSpecifiedPeriod", &[]);
+        for (element, date) in [
+            ("ram:StartDateTime", Party::text(&x.period_start)),
+            ("ram:EndDateTime", Party::text(&x.period_end)),
+        ] {
+            if let Some(date) = date {
+                w.open(element, &[]);
+                w.leaf("udt:DateTimeString", &[("format", "102")], &date102(date));
+                w.close();
+            }
+        }
+        w.close();
+    }
     let due_date = Party::text(&d.input.due_date);
-    if due_date.is_some() || Party::text(&d.input.payment_terms).is_some() {
+    let mandate = means.as_ref().and_then(|m| m.mandate);
+    if due_date.is_some() || Party::text(&d.input.payment_terms).is_some() || mandate.is_some() {
         w.open("ram:SpecifiedTradePaymentTerms", &[]);
         w.leaf_opt("ram:Description", d.input.payment_terms.as_deref());
         if let Some(date) = due_date {
@@ -137,6 +195,7 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
             w.leaf("udt:DateTimeString", &[("format", "102")], &date102(date));
             w.close();
         }
+        w.leaf_opt("ram:DirectDebitMandateID", mandate);
         w.close();
     }
     w.open("ram:SpecifiedTradeSettlementHeaderMonetarySummation", &[]);
@@ -147,6 +206,14 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
         &[("currencyID", cur)],
         &money(d.totals.vat),
     );
+    if let (Some(c), Some(v)) = (Party::text(&x.tax_currency), x.vat_in_tax_currency) {
+        let places = super::model::document_places(c);
+        w.leaf(
+            "ram:TaxTotalAmount",
+            &[("currencyID", c)],
+            &v.round(places).unwrap_or(v).to_string(),
+        );
+    }
     if let Some(r) = d.totals.rounding {
         w.leaf("ram:RoundingAmount", &[], &money(r));
     }
@@ -177,7 +244,10 @@ fn party(w: &mut Writer, role: &'static str, p: &Party) {
     w.leaf("ram:Name", &[], &p.name);
     if let Some(legal) = Party::text(&p.legal_id) {
         w.open("ram:SpecifiedLegalOrganization", &[]);
-        w.leaf("ram:ID", &[], legal);
+        match Party::text(&p.legal_id_scheme) {
+            Some(scheme) => w.leaf("ram:ID", &[("schemeID", scheme)], legal),
+            None => w.leaf("ram:ID", &[], legal),
+        };
         w.close();
     }
     if let Some(email) = Party::text(&p.email) {
@@ -203,6 +273,11 @@ fn party(w: &mut Writer, role: &'static str, p: &Party) {
     if let Some(vat) = Party::text(&p.vat_id) {
         w.open("ram:SpecifiedTaxRegistration", &[]);
         w.leaf("ram:ID", &[("schemeID", "VA")], vat);
+        w.close();
+    }
+    if let Some(tax) = Party::text(&p.tax_registration_id) {
+        w.open("ram:SpecifiedTaxRegistration", &[]);
+        w.leaf("ram:ID", &[("schemeID", "FC")], tax);
         w.close();
     }
     w.close();

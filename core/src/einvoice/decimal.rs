@@ -82,6 +82,14 @@ impl Dec {
         self.mantissa == 0
     }
 
+    /// Its absolute value, or `None` when it does not fit.
+    pub fn checked_abs(self) -> Option<Dec> {
+        Some(Dec {
+            mantissa: self.mantissa.checked_abs()?,
+            scale: self.scale,
+        })
+    }
+
     fn rescaled(self, scale: u32) -> Option<i64> {
         self.mantissa
             .checked_mul(10i64.checked_pow(scale.checked_sub(self.scale)?)?)

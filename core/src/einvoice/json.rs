@@ -8,11 +8,17 @@
 //! term); a line whose `quantity`, `unit_price` or `vat_rate` is not a
 //! decimal string, or whose `vat_category` is not a UNCL5305 code, is
 //! refused as `BG-25` — the term the twin names for it; the text that is
-//! not JSON at all is refused as `BG-0` (no document).
+//! not JSON at all is refused as `BG-0` (no document). `language` (a BCP 47
+//! tag) and `labels` (an object of texts by key: a value that is not a
+//! string is left out, anything but an object reads as none) change only
+//! the PDF's page, never refuse a document.
 
 use serde_json::Value;
 
-use super::{Dec, DocumentError, DocumentInput, Kind, LineInput, Party, VatCategory};
+use super::{
+    Address, Dec, DocumentDetails, DocumentError, DocumentInput, Kind, LineDetails, LineInput,
+    Note, Party, VatCategory,
+};
 
 fn text(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_owned)
@@ -28,11 +34,109 @@ pub fn party(v: &Value) -> Party {
         country: text(v, "country").unwrap_or_default(),
         vat_id: text(v, "vat_id"),
         legal_id: text(v, "legal_id"),
+        legal_id_scheme: text(v, "legal_id_scheme"),
+        tax_registration_id: text(v, "tax_registration_id"),
         email: text(v, "email"),
         electronic_address: text(v, "electronic_address"),
         electronic_address_scheme: text(v, "electronic_address_scheme"),
         iban: text(v, "iban"),
     }
+}
+
+/// An amount given as a decimal string: absent (or null) is `None`; any
+/// other value that is not a decimal string is refused naming `term`.
+fn amount(
+    v: &Value,
+    key: &str,
+    term: &'static str,
+    what: &'static str,
+) -> Result<Option<Dec>, DocumentError> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(a) => {
+            a.as_str()
+                .and_then(Dec::parse)
+                .map(Some)
+                .ok_or_else(|| DocumentError::Invalid {
+                    term,
+                    what,
+                    reason: format!("`{key}` is not a decimal string such as \"0.01\""),
+                })
+        }
+    }
+}
+
+fn address(v: &Value) -> Address {
+    Address {
+        name: text(v, "name"),
+        street: text(v, "street"),
+        city: text(v, "city"),
+        postcode: text(v, "postcode"),
+        country: text(v, "country").unwrap_or_default(),
+    }
+}
+
+/// The notes: each a text, or `{ "subject": "PMT", "text": … }`.
+fn notes(v: &Value) -> Result<Vec<Note>, DocumentError> {
+    let bad = || DocumentError::Invalid {
+        term: "BT-22",
+        what: "invoice note",
+        reason: "`notes` is a list of texts or of { \"subject\", \"text\" }".into(),
+    };
+    match v.get("notes") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(notes)) => notes
+            .iter()
+            .map(|n| match n {
+                Value::String(t) => Some(Note {
+                    subject: None,
+                    text: t.clone(),
+                }),
+                Value::Object(_) => Some(Note {
+                    subject: text(n, "subject"),
+                    text: text(n, "text")?,
+                }),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad),
+        Some(_) => Err(bad()),
+    }
+}
+
+fn details(v: &Value) -> Result<DocumentDetails, DocumentError> {
+    Ok(DocumentDetails {
+        paid_amount: amount(v, "paid_amount", "BT-113", "paid amount")?,
+        payment_means: text(v, "payment_means"),
+        mandate_reference: text(v, "mandate_reference"),
+        remittance_information: text(v, "remittance_information"),
+        order_reference: text(v, "order_reference"),
+        sales_order_reference: text(v, "sales_order_reference"),
+        supply_date: text(v, "supply_date"),
+        period_start: text(v, "period_start"),
+        period_end: text(v, "period_end"),
+        deliver_to: v.get("deliver_to").filter(|d| d.is_object()).map(address),
+        notes: notes(v)?,
+        business_process: text(v, "business_process"),
+        tax_currency: text(v, "tax_currency"),
+        vat_in_tax_currency: amount(
+            v,
+            "vat_in_tax_currency",
+            "BT-111",
+            "invoice total VAT amount in accounting currency",
+        )?,
+        language: text(v, "language"),
+        labels: v
+            .get("labels")
+            .and_then(Value::as_object)
+            .map(|labels| {
+                labels
+                    .iter()
+                    .filter_map(|(key, text)| Some((key.clone(), text.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
 }
 
 fn bad_line(position: usize) -> DocumentError {
@@ -62,6 +166,14 @@ fn line(l: &Value, position: usize) -> Result<LineInput, DocumentError> {
             .and_then(Value::as_str)
             .and_then(VatCategory::parse)
             .ok_or_else(|| bad_line(position))?,
+        details: LineDetails {
+            unit_code: text(l, "unit_code"),
+            seller_item_id: text(l, "seller_item_id"),
+            gtin: text(l, "gtin"),
+            vat_exemption_code: text(l, "vat_exemption_code"),
+            vat_exemption_reason: text(l, "vat_exemption_reason"),
+            vat_amount: amount(l, "vat_amount", "BT-117", "VAT category tax amount")?,
+        },
     })
 }
 
@@ -94,20 +206,8 @@ pub fn input(v: &Value) -> Result<DocumentInput, DocumentError> {
         paid: v.get("paid").and_then(Value::as_bool).unwrap_or(false),
         due_date: text(v, "due_date"),
         payment_terms: text(v, "payment_terms"),
-        rounding: match v.get("rounding") {
-            None | Some(Value::Null) => None,
-            Some(r) => {
-                Some(
-                    r.as_str()
-                        .and_then(Dec::parse)
-                        .ok_or_else(|| DocumentError::Invalid {
-                            term: "BT-114",
-                            what: "rounding amount",
-                            reason: "not a decimal string such as \"0.01\"".into(),
-                        })?,
-                )
-            }
-        },
+        rounding: amount(v, "rounding", "BT-114", "rounding amount")?,
+        details: details(v)?,
     })
 }
 

@@ -13,6 +13,8 @@
 pub mod cii;
 pub mod codes;
 pub mod decimal;
+pub mod delivery;
+pub mod details;
 #[cfg(feature = "json")]
 pub mod json;
 pub mod model;
@@ -20,10 +22,14 @@ pub mod party;
 #[cfg(feature = "pdf")]
 pub mod pdf;
 pub mod peppol;
+pub mod settlement;
 pub mod terms;
 pub mod ubl;
 pub mod vat;
 mod xml;
 
 pub use decimal::Dec;
-pub use model::{Document, DocumentError, DocumentInput, Kind, LineInput, Party, VatCategory};
+pub use model::{
+    Address, Document, DocumentDetails, DocumentError, DocumentInput, Kind, LineDetails, LineInput,
+    Note, Party, VatCategory,
+};

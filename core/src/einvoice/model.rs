@@ -6,19 +6,75 @@
 //! refuses (naming the business term) anything a valid document needs and the
 //! input lacks, so no serializer ever writes an invalid file for want of a
 //! term; every amount is computed here once, by EN 16931's rules (BR-CO-10 …
-//! BR-CO-16): a line's net amount is quantity × price rounded to 2 decimals,
-//! each VAT breakdown (one per category and rate) is the sum of its lines'
-//! net amounts and that base × rate rounded to 2 decimals, and the totals
-//! are their sums; amounts carry at most 2 decimals (BR-DEC), so a
-//! three-decimal currency's amount with a third decimal is refused, and a
-//! zero-decimal currency's amounts carry none.
+//! BR-CO-16): a line's net amount is quantity × price rounded once to the
+//! currency's places, each VAT breakdown (one per category and rate) is the
+//! sum of its lines' net amounts and that base × rate rounded the same way —
+//! or the sum of the VAT its lines state as charged, within what rounding
+//! each line can explain (for a zero-decimal currency, where one minor unit
+//! is the whole unit BR-CO-17 allows, none) — and the totals are their sums;
+//! amounts carry at most 2 decimals (BR-DEC): a three-decimal currency's are
+//! rounded to 2, a zero-decimal currency's to none (half away from zero),
+//! never refused for it.
 
 use thiserror::Error;
 
 use super::decimal::Dec;
+pub use super::details::{Address, DocumentDetails, LineDetails, Note};
 pub use super::party::Party;
 use super::party::{check_category_parties, check_party};
-use super::vat::check_rate;
+use super::vat::{check_exemption, check_rate};
+
+/// A category's VAT: `computed` from its base, or the sum its lines state
+/// when each states one — within what rounding each line on its own can
+/// make the sum differ (half a minor unit a line, at least one minor unit)
+/// and below the one unit BR-CO-17 and BR-S-09 allow.
+fn stated_tax(b: &VatBreakdown, computed: Dec, places: u32) -> Result<Dec, DocumentError> {
+    let (lines, stating) = b.lines;
+    if stating == 0 {
+        return Ok(computed);
+    }
+    if stating != lines {
+        return Err(invalid(
+            "BT-117",
+            "VAT category tax amount",
+            format!(
+                "{stating} of the {lines} lines of category {} at {} % state the VAT charged: all or none do",
+                b.category.code(),
+                b.rate
+            ),
+        ));
+    }
+    let allowed = (lines.div_ceil(2).max(1)) as i64;
+    let diff = b.stated.checked_sub(computed).ok_or_else(|| {
+        invalid(
+            "BT-117",
+            "VAT category tax amount",
+            "too large to compute exactly",
+        )
+    })?;
+    let diff_abs = diff.checked_abs().unwrap_or(diff);
+    let within = diff_abs
+        .checked_sub(Dec::new(allowed, places))
+        .is_some_and(|over| !over.is_positive())
+        && diff_abs
+            .checked_sub(Dec::new(1, 0))
+            .is_some_and(|over| over.is_negative());
+    if !within {
+        return Err(invalid(
+            "BT-117",
+            "VAT category tax amount",
+            format!(
+                "the lines of category {} at {} % state {} of VAT, {} from the {} their base makes: more than rounding each line can explain",
+                b.category.code(),
+                b.rate,
+                b.stated,
+                diff,
+                computed
+            ),
+        ));
+    }
+    Ok(b.stated)
+}
 pub use super::vat::VatCategory;
 
 /// Why no document could be made.
@@ -68,6 +124,8 @@ pub struct LineInput {
     pub vat_rate: Dec,
     /// VAT category (BT-151).
     pub vat_category: VatCategory,
+    /// Unit, item identifiers, VAT exemption, the VAT charged.
+    pub details: LineDetails,
 }
 
 /// An invoice, or a credit note of an earlier invoice.
@@ -115,6 +173,8 @@ pub struct DocumentInput {
     pub due_date: Option<String>,
     /// Payment terms in words (BT-20), such as "Payable within 14 days".
     pub payment_terms: Option<String>,
+    /// The other terms: payment state and means, supply, orders, notes.
+    pub details: DocumentDetails,
 }
 
 /// A line with its net amount.
@@ -122,8 +182,15 @@ pub struct DocumentInput {
 pub struct Line {
     /// As given.
     pub input: LineInput,
-    /// Quantity × price, rounded to 2 decimals (BT-131).
+    /// Quantity × price, rounded once to the currency's places (BT-131).
     pub net: Dec,
+}
+
+impl Line {
+    /// Its unit of measure (BT-130): as given, else `C62` (one).
+    pub fn unit_code(&self) -> &str {
+        Party::text(&self.input.details.unit_code).unwrap_or("C62")
+    }
 }
 
 /// The VAT of one category and rate (BG-23).
@@ -135,8 +202,18 @@ pub struct VatBreakdown {
     pub rate: Dec,
     /// Taxable amount (BT-116): the sum of its lines' net amounts.
     pub base: Dec,
-    /// Tax (BT-117): base × rate / 100, rounded to 2 decimals.
+    /// Tax (BT-117): base × rate / 100, rounded to the currency's places — or the sum
+    /// of its lines' VAT as charged, when each states it.
     pub tax: Dec,
+    /// VAT exemption reason code (BT-121), as its lines give it.
+    pub exemption_code: Option<String>,
+    /// VAT exemption reason (BT-120): as its lines give it, else the
+    /// category's own words ([`VatCategory::exemption_reason`]).
+    pub exemption_reason: Option<String>,
+    /// Lines in it, and how many state their VAT as charged.
+    lines: (usize, usize),
+    /// The sum of the VAT its lines state.
+    stated: Dec,
 }
 
 /// The document's totals (BG-22).
@@ -293,38 +370,93 @@ impl Document {
                 ));
             }
             check_rate(line)?;
+            check_exemption(line)?;
+            super::details::check_line(&line.details)?;
             check_category_parties(line.vat_category, &input.seller, &input.buyer)?;
+            // Rounded once, to the currency's places (a zero-decimal
+            // currency's line of 10.5 yen is 11 yen: BR-DEC allows 2).
             let exact = line.quantity.checked_mul(line.unit_price);
             let net = fits(
-                exact.and_then(|v| v.round(2)),
+                exact.and_then(|v| v.round(places)),
                 "BT-131",
                 "invoice line net amount",
             )?;
-            if fits(net.round(places), "BT-131", "invoice line net amount")? != net {
+            let stated = match line.details.vat_amount {
+                Some(v) => Some(fits(v.round(places), "BT-117", "VAT category tax amount")?),
+                None => None,
+            };
+            if stated.is_some_and(|v| !v.is_zero()) && line.vat_category != VatCategory::S {
                 return Err(invalid(
-                    "BT-131",
-                    "invoice line net amount",
-                    format!("{net} has decimals {currency} does not have"),
+                    "BT-117",
+                    "VAT category tax amount",
+                    format!(
+                        "a line of category {} charges no VAT",
+                        line.vat_category.code()
+                    ),
                 ));
             }
-            let net = fits(net.round(places), "BT-131", "invoice line net amount")?;
-            match breakdown
+            let b = match breakdown
                 .iter_mut()
-                .find(|b| b.category == line.vat_category && b.rate == line.vat_rate)
+                .position(|b| b.category == line.vat_category && b.rate == line.vat_rate)
             {
-                Some(b) => {
+                Some(i) => {
+                    let b = &mut breakdown[i];
                     b.base = fits(
                         b.base.checked_add(net),
                         "BT-116",
                         "VAT category taxable amount",
-                    )?
+                    )?;
+                    b
                 }
-                None => breakdown.push(VatBreakdown {
-                    category: line.vat_category,
-                    rate: line.vat_rate,
-                    base: net,
-                    tax: Dec::ZERO,
-                }),
+                None => {
+                    breakdown.push(VatBreakdown {
+                        category: line.vat_category,
+                        rate: line.vat_rate,
+                        base: net,
+                        tax: Dec::ZERO,
+                        exemption_code: None,
+                        exemption_reason: None,
+                        lines: (0, 0),
+                        stated: Dec::new(0, places),
+                    });
+                    breakdown.last_mut().expect("just pushed")
+                }
+            };
+            b.lines.0 += 1;
+            if let Some(v) = stated {
+                b.lines.1 += 1;
+                b.stated = fits(b.stated.checked_add(v), "BT-117", "VAT category tax amount")?;
+            }
+            for (given, kept, term, what) in [
+                (
+                    &line.details.vat_exemption_code,
+                    &mut b.exemption_code,
+                    "BT-121",
+                    "VAT exemption reason code",
+                ),
+                (
+                    &line.details.vat_exemption_reason,
+                    &mut b.exemption_reason,
+                    "BT-120",
+                    "VAT exemption reason",
+                ),
+            ] {
+                if let Some(g) = Party::text(given) {
+                    match kept {
+                        Some(k) if k != g => {
+                            return Err(invalid(
+                                term,
+                                what,
+                                format!(
+                                    "lines of category {} at {} % give two ({k}, {g}): a VAT breakdown states one",
+                                    line.vat_category.code(),
+                                    line.vat_rate
+                                ),
+                            ))
+                        }
+                        _ => *kept = Some(g.to_owned()),
+                    }
+                }
             }
             lines.push(Line {
                 input: line.clone(),
@@ -338,19 +470,15 @@ impl Document {
                 .base
                 .checked_mul(b.rate)
                 .and_then(|v| v.checked_mul(Dec::new(1, 2)));
-            let tax = fits(
-                exact.and_then(|v| v.round(2)),
+            let computed = fits(
+                exact.and_then(|v| v.round(places)),
                 "BT-117",
                 "VAT category tax amount",
             )?;
-            if fits(tax.round(places), "BT-117", "VAT category tax amount")? != tax {
-                return Err(invalid(
-                    "BT-117",
-                    "VAT category tax amount",
-                    format!("{tax} has decimals {currency} does not have"),
-                ));
+            b.tax = stated_tax(b, computed, places)?;
+            if b.exemption_reason.is_none() {
+                b.exemption_reason = b.category.exemption_reason().map(str::to_owned);
             }
-            b.tax = fits(tax.round(places), "BT-117", "VAT category tax amount")?;
             vat = fits(vat.checked_add(b.tax), "BT-110", "invoice total VAT amount")?;
         }
         let mut sum = zero;
@@ -369,15 +497,14 @@ impl Document {
         let rounding = match input.rounding {
             None => None,
             Some(r) => {
-                let written = fits(r.round(places), "BT-114", "rounding amount")?;
-                if r.scale() > 2 || written != r {
+                if r.scale() > 2 {
                     return Err(invalid(
                         "BT-114",
                         "rounding amount",
-                        format!("{r} has decimals {currency} amounts do not have"),
+                        format!("{r} has more than the 2 decimals an amount has"),
                     ));
                 }
-                Some(written)
+                Some(fits(r.round(places), "BT-114", "rounding amount")?)
             }
         };
         // BR-CO-16: due = with VAT − paid + rounding; paid in full pays both.
@@ -386,7 +513,7 @@ impl Document {
             "BT-115",
             "amount due for payment",
         )?;
-        let paid = if input.paid { payable } else { zero };
+        let paid = super::settlement::paid(&input, payable, places)?;
         let totals = Totals {
             lines: sum,
             without_vat: sum,
@@ -416,6 +543,9 @@ impl Document {
             ));
         }
         super::terms::check(&input, totals.due)?;
+        super::settlement::check(&input, totals.due)?;
+        super::details::check(&input)?;
+        super::peppol::check_national(&input, totals.due)?;
         let mut input = input;
         input.currency = currency;
         Ok(Document {
@@ -433,6 +563,20 @@ impl Document {
             Kind::Invoice => "380",
             Kind::CreditNote { .. } => "381",
         }
+    }
+
+    /// Whether it is paid in full (the note "Paid"): `paid` as given, or a
+    /// paid amount (BT-113) that leaves nothing due.
+    pub fn paid_in_full(&self) -> bool {
+        match self.input.details.paid_amount {
+            None => self.input.paid,
+            Some(_) => self.totals.due.is_zero() && self.totals.paid.is_positive(),
+        }
+    }
+
+    /// The means of payment it states (BG-16).
+    pub fn means(&self) -> Option<super::settlement::Means<'_>> {
+        super::settlement::means(&self.input, self.totals.due)
     }
 
     /// An amount of this document as written (its currency's places: every
@@ -459,6 +603,7 @@ mod tests {
             electronic_address: Some("0123456749".into()),
             electronic_address_scheme: Some("0208".into()),
             iban: Some("BE68539007547034".into()),
+            ..Party::default()
         }
     }
 
@@ -480,6 +625,7 @@ mod tests {
             unit_price: Dec::parse(p).unwrap(),
             vat_rate: Dec::parse(rate).unwrap(),
             vat_category: c,
+            details: LineDetails::default(),
         }
     }
 
@@ -497,6 +643,7 @@ mod tests {
             rounding: None,
             due_date: None,
             payment_terms: None,
+            details: DocumentDetails::default(),
         }
     }
 
@@ -588,15 +735,19 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(k.amount(k.totals.with_vat), "1.26");
-        // A yen line whose amount would need decimals is refused, naming the term.
-        let e = Document::build(input(
-            vec![line("Tea", "1", "10.5", "0", VatCategory::Z)],
+        // A yen line whose amount has decimals is rounded once, half away
+        // from zero, to whole yen (not refused, not rounded twice).
+        let y = Document::build(input(
+            vec![
+                line("Tea", "1", "10.5", "10", VatCategory::S),
+                line("Cup", "1", "10.495", "10", VatCategory::S),
+            ],
             "JPY",
-        ));
-        assert!(
-            matches!(e, Err(DocumentError::Invalid { term: "BT-131", .. })),
-            "{e:?}"
-        );
+        ))
+        .unwrap();
+        let nets: Vec<String> = y.lines.iter().map(|l| y.amount(l.net)).collect();
+        assert_eq!(nets, ["11", "10"]);
+        assert_eq!(y.amount(y.totals.vat), "2");
     }
 
     #[test]

@@ -28,6 +28,12 @@ pub struct Party {
     pub vat_id: Option<String>,
     /// Legal registration identifier (BT-30 / BT-47).
     pub legal_id: Option<String>,
+    /// Its scheme, an ISO 6523 ICD (BT-30-1 / BT-47-1): `0002` a French
+    /// SIREN, `0106` a Dutch KvK number, `0184` a Danish CVR number.
+    pub legal_id_scheme: Option<String>,
+    /// The seller's tax registration identifier (BT-32), such as a small
+    /// business's tax number where it has no VAT identifier.
+    pub tax_registration_id: Option<String>,
     /// E-mail of the contact (BT-43 / BT-58).
     pub email: Option<String>,
     /// Electronic address (BT-34 / BT-49), such as a Peppol participant id.
@@ -89,6 +95,24 @@ pub(super) fn check_party(p: &Party, seller: bool) -> Result<(), DocumentError> 
         ));
     }
     let _ = address;
+    if let Some(icd) = Party::text(&p.legal_id_scheme) {
+        if !present(&p.legal_id) {
+            return Err(missing(
+                if seller { "BT-30" } else { "BT-47" },
+                "legal registration identifier",
+                "a scheme (BT-30-1 / BT-47-1) is given for an identifier that is not",
+            ));
+        }
+        if !super::codes::is_icd(icd) {
+            return Err(invalid(
+                if seller { "BT-30" } else { "BT-47" },
+                "legal registration identifier",
+                format!(
+                    "scheme `{icd}` is not an ISO 6523 ICD code such as 0002 or 0106 (BR-CL-11)"
+                ),
+            ));
+        }
+    }
     if let Some(vat) = Party::text(&p.vat_id) {
         if !super::codes::has_vat_prefix(vat) {
             return Err(invalid(
@@ -120,11 +144,17 @@ pub(super) fn check_category_parties(
     buyer: &Party,
 ) -> Result<(), DocumentError> {
     let seller_vat = present(&seller.vat_id);
+    let seller_tax = seller_vat || present(&seller.tax_registration_id);
     match c {
-        VatCategory::S | VatCategory::Z | VatCategory::E | VatCategory::G if !seller_vat => Err(missing(
+        VatCategory::S | VatCategory::Z | VatCategory::E if !seller_tax => Err(missing(
             "BT-31",
             "seller VAT identifier",
-            "BR-S-02 / BR-Z-02 / BR-E-02 / BR-G-02: a supply with VAT (or zero-rated, exempt, exported) names the seller's VAT identifier",
+            "BR-S-02 / BR-Z-02 / BR-E-02: a supply with VAT (or zero-rated, exempt) names the seller's VAT identifier (BT-31) or tax registration (BT-32)",
+        )),
+        VatCategory::G if !seller_vat => Err(missing(
+            "BT-31",
+            "seller VAT identifier",
+            "BR-G-02: an export names the seller's VAT identifier",
         )),
         VatCategory::AE | VatCategory::K if !seller_vat => Err(missing(
             "BT-31",
@@ -136,7 +166,7 @@ pub(super) fn check_category_parties(
             "buyer VAT identifier",
             "BR-AE-02 / BR-IC-02: reverse charge and intra-community supply name the buyer's VAT identifier",
         )),
-        VatCategory::O if seller_vat || present(&buyer.vat_id) => Err(invalid(
+        VatCategory::O if seller_tax || present(&buyer.vat_id) => Err(invalid(
             "BT-31",
             "seller VAT identifier",
             "BR-O-02 / BR-O-03: a supply not subject to VAT names no VAT identifier of either party",

@@ -15,13 +15,11 @@ use super::decimal::Dec;
 use super::model::{Document, DocumentError, DocumentInput, Kind, Party};
 use crate::export::is_day;
 
-/// The seller's account (BT-84) as the means to pay the amount due by
-/// credit transfer: on an invoice with an amount due only.
+/// The seller's account (BT-84) as the means to pay by credit transfer:
+/// on an invoice only, with an amount due or a transfer given as its means
+/// ([`super::settlement`]).
 pub fn transfer_account(d: &Document) -> Option<&str> {
-    match d.input.kind {
-        Kind::Invoice if d.totals.due.is_positive() => d.input.seller.account(),
-        _ => None,
-    }
+    d.means().and_then(|m| m.account)
 }
 
 /// The due date and terms of `input` as written, once checked against the

@@ -51,11 +51,32 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         &[],
         d.type_code(),
     );
-    if d.input.paid {
+    if d.paid_in_full() {
         w.leaf("cbc:Note", &[], "Paid");
     }
+    let x = &d.input.details;
+    for note in &x.notes {
+        match Party::text(&note.subject) {
+            Some(subject) => w.leaf("cbc:Note", &[], &format!("#{subject}#{}", note.text)),
+            None => w.leaf("cbc:Note", &[], &note.text),
+        };
+    }
     w.leaf("cbc:DocumentCurrencyCode", &[], cur);
+    w.leaf_opt("cbc:TaxCurrencyCode", x.tax_currency.as_deref());
     w.leaf_opt("cbc:BuyerReference", d.input.buyer_reference.as_deref());
+    if x.has_period() {
+        w.open("cac:InvoicePeriod", &[]);
+        w.leaf_opt("cbc:StartDate", x.period_start.as_deref());
+        w.leaf_opt("cbc:EndDate", x.period_end.as_deref());
+        w.close();
+    }
+    let sales_order = Party::text(&x.sales_order_reference);
+    if let Some(order) = Party::text(&x.order_reference).or(sales_order.map(|_| "NA")) {
+        w.open("cac:OrderReference", &[]);
+        w.leaf("cbc:ID", &[], order);
+        w.leaf_opt("cbc:SalesOrderID", sales_order);
+        w.close();
+    }
     if let Kind::CreditNote {
         preceding,
         preceding_date,
@@ -69,21 +90,40 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
     }
     party(&mut w, "cac:AccountingSupplierParty", &d.input.seller);
     party(&mut w, "cac:AccountingCustomerParty", &d.input.buyer);
-    if d.breakdown.iter().any(|b| b.category == VatCategory::K) {
+    if let Some(delivery) = super::delivery::of(d) {
         w.open("cac:Delivery", &[]);
-        w.leaf("cbc:ActualDeliveryDate", &[], &d.input.issue_date);
-        w.open("cac:DeliveryLocation", &[])
-            .open("cac:Address", &[])
-            .open("cac:Country", &[]);
-        w.leaf("cbc:IdentificationCode", &[], &d.input.buyer.country);
-        w.close().close().close().close();
+        w.leaf_opt("cbc:ActualDeliveryDate", delivery.date);
+        if let Some(a) = &delivery.address {
+            w.open("cac:DeliveryLocation", &[]).open("cac:Address", &[]);
+            w.leaf_opt("cbc:StreetName", a.street.as_deref());
+            w.leaf_opt("cbc:CityName", a.city.as_deref());
+            w.leaf_opt("cbc:PostalZone", a.postcode.as_deref());
+            w.open("cac:Country", &[]);
+            w.leaf("cbc:IdentificationCode", &[], &a.country);
+            w.close().close().close();
+        }
+        if let Some(name) = delivery.address.as_ref().and_then(|a| Party::text(&a.name)) {
+            w.open("cac:DeliveryParty", &[]).open("cac:PartyName", &[]);
+            w.leaf("cbc:Name", &[], name);
+            w.close().close();
+        }
+        w.close();
     }
-    if let Some(iban) = super::terms::transfer_account(d) {
+    if let Some(m) = d.means() {
         w.open("cac:PaymentMeans", &[]);
-        w.leaf("cbc:PaymentMeansCode", &[], "30");
-        w.open("cac:PayeeFinancialAccount", &[]);
-        w.leaf("cbc:ID", &[], iban);
-        w.close().close();
+        w.leaf("cbc:PaymentMeansCode", &[], m.code);
+        w.leaf_opt("cbc:PaymentID", m.remittance);
+        if let Some(iban) = m.account {
+            w.open("cac:PayeeFinancialAccount", &[]);
+            w.leaf("cbc:ID", &[], iban);
+            w.close();
+        }
+        if let Some(mandate) = m.mandate {
+            w.open("cac:PaymentMandate", &[]);
+            w.leaf("cbc:ID", &[], mandate);
+            w.close();
+        }
+        w.close();
     }
     if Party::text(&d.input.payment_terms).is_some() {
         w.open("cac:PaymentTerms", &[]);
@@ -105,11 +145,21 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
             "cac:TaxCategory",
             b.category,
             &b.rate.trimmed(),
-            true,
+            Some((b.exemption_code.as_deref(), b.exemption_reason.as_deref())),
         );
         w.close();
     }
     w.close();
+    if let (Some(c), Some(v)) = (Party::text(&x.tax_currency), x.vat_in_tax_currency) {
+        w.open("cac:TaxTotal", &[]);
+        let places = super::model::document_places(c);
+        w.leaf(
+            "cbc:TaxAmount",
+            &[("currencyID", c)],
+            &v.round(places).unwrap_or(v).to_string(),
+        );
+        w.close();
+    }
     w.open("cac:LegalMonetaryTotal", &[]);
     w.leaf(
         "cbc:LineExtensionAmount",
@@ -160,7 +210,7 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
             } else {
                 "cbc:InvoicedQuantity"
             },
-            &[("unitCode", "C62")],
+            &[("unitCode", l.unit_code())],
             &l.input.quantity.trimmed(),
         );
         w.leaf(
@@ -170,12 +220,22 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         );
         w.open("cac:Item", &[]);
         w.leaf("cbc:Name", &[], &l.input.name);
+        if let Some(sku) = Party::text(&l.input.details.seller_item_id) {
+            w.open("cac:SellersItemIdentification", &[]);
+            w.leaf("cbc:ID", &[], sku);
+            w.close();
+        }
+        if let Some(gtin) = Party::text(&l.input.details.gtin) {
+            w.open("cac:StandardItemIdentification", &[]);
+            w.leaf("cbc:ID", &[("schemeID", "0160")], gtin);
+            w.close();
+        }
         tax_category(
             &mut w,
             "cac:ClassifiedTaxCategory",
             l.input.vat_category,
             &l.input.vat_rate.trimmed(),
-            false,
+            None,
         );
         w.close();
         w.open("cac:Price", &[]);
@@ -190,14 +250,22 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
     w.finish()
 }
 
-fn tax_category(w: &mut Writer, element: &'static str, c: VatCategory, rate: &str, reason: bool) {
+/// A tax category; a breakdown's (not a line's) with its exemption code and reason.
+fn tax_category(
+    w: &mut Writer,
+    element: &'static str,
+    c: VatCategory,
+    rate: &str,
+    exemption: Option<(Option<&str>, Option<&str>)>,
+) {
     w.open(element, &[]);
     w.leaf("cbc:ID", &[], c.code());
     if c != VatCategory::O {
         w.leaf("cbc:Percent", &[], rate);
     }
-    if reason {
-        w.leaf_opt("cbc:TaxExemptionReason", c.exemption_reason());
+    if let Some((code, reason)) = exemption {
+        w.leaf_opt("cbc:TaxExemptionReasonCode", code);
+        w.leaf_opt("cbc:TaxExemptionReason", reason);
     }
     w.open("cac:TaxScheme", &[]);
     w.leaf("cbc:ID", &[], "VAT");
@@ -226,9 +294,21 @@ fn party(w: &mut Writer, role: &'static str, p: &Party) {
         w.leaf("cbc:ID", &[], "VAT");
         w.close().close();
     }
+    if let Some(tax) = Party::text(&p.tax_registration_id) {
+        w.open("cac:PartyTaxScheme", &[]);
+        w.leaf("cbc:CompanyID", &[], tax);
+        w.open("cac:TaxScheme", &[]);
+        w.leaf("cbc:ID", &[], "TAX");
+        w.close().close();
+    }
     w.open("cac:PartyLegalEntity", &[]);
     w.leaf("cbc:RegistrationName", &[], &p.name);
-    w.leaf_opt("cbc:CompanyID", p.legal_id.as_deref());
+    if let Some(legal) = Party::text(&p.legal_id) {
+        match Party::text(&p.legal_id_scheme) {
+            Some(scheme) => w.leaf("cbc:CompanyID", &[("schemeID", scheme)], legal),
+            None => w.leaf("cbc:CompanyID", &[], legal),
+        };
+    }
     w.close();
     if p.email.as_deref().is_some_and(|e| !e.trim().is_empty()) {
         w.open("cac:Contact", &[]);

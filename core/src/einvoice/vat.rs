@@ -67,6 +67,62 @@ impl VatCategory {
     }
 }
 
+/// The VATEX codes a category other than exempt (E) takes, each only its own.
+const CATEGORY_CODES: [(VatCategory, &[&str]); 4] = [
+    (VatCategory::AE, &["VATEX-EU-AE", "VATEX-FR-AE"]),
+    (VatCategory::K, &["VATEX-EU-IC"]),
+    (VatCategory::G, &["VATEX-EU-G"]),
+    (VatCategory::O, &["VATEX-EU-O"]),
+];
+
+/// A line's exemption code and reason (BT-121, BT-120): none on a taxed or
+/// zero-rated line (BR-S-10, BR-Z-10), a code on CEF's VATEX list
+/// (BR-CL-22) that names this category's exemption.
+pub(super) fn check_exemption(line: &LineInput) -> Result<(), DocumentError> {
+    let d = &line.details;
+    let c = line.vat_category;
+    let given = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+    if matches!(c, VatCategory::S | VatCategory::Z)
+        && (given(&d.vat_exemption_code) || given(&d.vat_exemption_reason))
+    {
+        return Err(invalid(
+            "BT-120",
+            "VAT exemption reason",
+            format!(
+                "BR-S-10 / BR-Z-10: a line of category {} is not exempt and states no exemption",
+                c.code()
+            ),
+        ));
+    }
+    if let Some(code) = d
+        .vat_exemption_code
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        if !super::codes::is_vatex(code) {
+            return Err(invalid(
+                "BT-121",
+                "VAT exemption reason code",
+                format!("`{code}` is not on CEF's VATEX list, such as VATEX-EU-132 (BR-CL-22)"),
+            ));
+        }
+        let fits = match CATEGORY_CODES.iter().find(|(cat, _)| *cat == c) {
+            Some((_, codes)) => codes.contains(&code),
+            None => !CATEGORY_CODES
+                .iter()
+                .any(|(_, codes)| codes.contains(&code)),
+        };
+        if !fits {
+            return Err(invalid(
+                "BT-121",
+                "VAT exemption reason code",
+                format!("`{code}` is not an exemption of category {}", c.code()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_rate(line: &LineInput) -> Result<(), DocumentError> {
     let zero = line.vat_rate.is_zero();
     let ok = match line.vat_category {

@@ -39,6 +39,7 @@ abstract class WC_Abstract_Order {
 				'total'          => (string) ( $this->meta['_order_total'] ?? '' ),
 				'currency'       => (string) ( $this->meta['_order_currency'] ?? '' ),
 				'date_paid'      => (string) ( $this->meta['_date_paid'] ?? '' ),
+				'date_completed' => (string) ( $this->meta['_date_completed'] ?? '' ),
 				'transaction_id' => (string) ( $this->meta['_transaction_id'] ?? '' ),
 				'customer_id'    => (int) ( $this->meta['_customer_user'] ?? 0 ),
 				'billing_email'  => (string) ( $this->meta['_billing_email'] ?? '' ),
@@ -133,7 +134,7 @@ abstract class WC_Abstract_Order {
 			// As wc_generate_order_key(): a guest's proof of their order.
 			$this->data['order_key'] = 'wc_order_' . wp_generate_password( 13, false );
 		}
-		foreach ( array( '_order_total' => 'total', '_order_currency' => 'currency', '_date_paid' => 'date_paid', '_transaction_id' => 'transaction_id', '_customer_user' => 'customer_id', '_billing_email' => 'billing_email', '_order_key' => 'order_key' ) as $meta => $prop ) {
+		foreach ( array( '_order_total' => 'total', '_order_currency' => 'currency', '_date_paid' => 'date_paid', '_date_completed' => 'date_completed', '_transaction_id' => 'transaction_id', '_customer_user' => 'customer_id', '_billing_email' => 'billing_email', '_order_key' => 'order_key' ) as $meta => $prop ) {
 			if ( isset( $this->data[ $prop ] ) ) {
 				update_post_meta( $this->id, $meta, $this->data[ $prop ] );
 			}
@@ -165,13 +166,14 @@ class WC_Order extends WC_Abstract_Order {
 	public function get_order_key() { return $this->data['order_key'] ?? ''; }
 	public function get_billing_email() { return $this->data['billing_email'] ?? ''; }
 	public function __call( $name, $args ) {
-		// get_billing_{field} / set_billing_{field} for company, first_name,
-		// last_name, address_1, address_2, city, postcode, country: meta _billing_{field}.
-		if ( preg_match( '/^(get|set)_billing_(company|first_name|last_name|address_1|address_2|city|postcode|country)$/', $name, $m ) ) {
+		// get_/set_ billing_{field} and shipping_{field} for company, first_name,
+		// last_name, address_1, address_2, city, postcode, country, and
+		// payment_method(_title): meta _{name}, as WooCommerce's posts storage.
+		if ( preg_match( '/^(get|set)_((?:billing|shipping)_(?:company|first_name|last_name|address_1|address_2|city|postcode|country)|payment_method|payment_method_title)$/', $name, $m ) ) {
 			if ( 'get' === $m[1] ) {
-				return (string) $this->get_meta( '_billing_' . $m[2] );
+				return (string) $this->get_meta( '_' . $m[2] );
 			}
-			$this->update_meta_data( '_billing_' . $m[2], (string) $args[0] );
+			$this->update_meta_data( '_' . $m[2], (string) $args[0] );
 			return null;
 		}
 		throw new BadMethodCallException( "WC_Order stand-in: no $name" );
@@ -181,6 +183,10 @@ class WC_Order extends WC_Abstract_Order {
 		return '' === $paid ? null : new WC_DateTime( '@' . (int) $paid );
 	}
 	public function set_date_paid( $time ) { $this->data['date_paid'] = (string) (int) $time; }
+	public function get_date_completed( $context = 'view' ) {
+		$done = $this->data['date_completed'] ?? '';
+		return '' === $done ? null : new WC_DateTime( '@' . (int) $done );
+	}
 	public function set_transaction_id( $id ) { $this->data['transaction_id'] = (string) $id; }
 	public function set_total( $total ) { $this->data['total'] = (string) $total; }
 	public function set_currency( $currency ) { $this->data['currency'] = (string) $currency; }
@@ -196,8 +202,15 @@ class WC_Order extends WC_Abstract_Order {
 		if ( $old !== $new_status && $this->id ) {
 			$this->transition = array( 'from' => $old, 'to' => $new_status );
 		}
-		if ( in_array( $new_status, wc_get_is_paid_statuses(), true ) && '' === ( $this->data['date_paid'] ?? '' ) ) {
+		// As WooCommerce's maybe_set_date_paid(): paid on reaching the
+		// payment-complete status (cash on delivery filters it to completed,
+		// so a processing COD order has no paid date), or completed after it.
+		$complete = apply_filters( 'woocommerce_payment_complete_order_status', 'processing', $this->id, $this );
+		if ( '' === ( $this->data['date_paid'] ?? '' ) && ( $new_status === $complete || ( 'processing' === $complete && 'completed' === $new_status ) ) ) {
 			$this->set_date_paid( (int) apply_filters( 'cf_stand_in_now', time() ) );
+		}
+		if ( 'completed' === $new_status && '' === ( $this->data['date_completed'] ?? '' ) ) {
+			$this->data['date_completed'] = (string) (int) apply_filters( 'cf_stand_in_now', time() );
 		}
 	}
 

@@ -33,7 +33,7 @@ static DEJAVU_SANS: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf
 const BASE_NAME: &str = "DejaVuSans";
 
 /// The characters of the base subset.
-fn base_chars() -> impl Iterator<Item = char> {
+pub(super) fn base_chars() -> impl Iterator<Item = char> {
     ('\u{20}'..='\u{7e}')
         .chain('\u{a0}'..='\u{17f}')
         .chain("€–—‘’‚“”„…•·‹›™№−".chars())
