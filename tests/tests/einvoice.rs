@@ -56,6 +56,69 @@ fn checked_file(v: &Value) -> String {
         .into_owned()
 }
 
+/// OpenPeppol's own rules (the CEN rules Peppol bundles on every document,
+/// Peppol's on one that claims it) on `files`, when checkouts of them are
+/// named (`COUNTERFOIL_PEPPOL_RULES`, `COUNTERFOIL_SCHXSLT`): each file's
+/// name, whether it claims Peppol, and its fatal rule ids; `None` when
+/// they are not named.
+fn real_peppol(files: &[PathBuf]) -> Option<Vec<(String, bool, Vec<String>)>> {
+    if std::env::var_os("COUNTERFOIL_PEPPOL_RULES").is_none()
+        || std::env::var_os("COUNTERFOIL_SCHXSLT").is_none()
+    {
+        println!("OpenPeppol's rules not run: COUNTERFOIL_PEPPOL_RULES and COUNTERFOIL_SCHXSLT name no checkouts");
+        return None;
+    }
+    let out = Command::new(python())
+        .arg(repo_root().join("tests/einvoice/peppol.py"))
+        .args(files)
+        .env(
+            "COUNTERFOIL_PEPPOL_CACHE",
+            counterfoil_tests::target_dir().join("peppol-xslt"),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).unwrap();
+                let fatal = v["fatal"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| f["id"].as_str().unwrap().to_owned())
+                    .collect();
+                (checked_file(&v), v["peppol"] == true, fatal)
+            })
+            .collect(),
+    )
+}
+
+/// The site's documents by OpenPeppol's own rules, when they are named: none
+/// refused.
+fn site_documents_pass_openpeppols_rules(files: &[PathBuf]) {
+    let xml: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "xml"))
+        .cloned()
+        .collect();
+    if let Some(verdicts) = real_peppol(&xml) {
+        assert_eq!(verdicts.len(), xml.len());
+        for (name, peppol, fatal) in verdicts {
+            assert!(
+                fatal.is_empty(),
+                "{name}: OpenPeppol's rules refuse it: {fatal:?}"
+            );
+            println!("{name}: valid by OpenPeppol's rules (claims Peppol: {peppol})");
+        }
+    }
+}
+
 /// The checker's verdict on each file: (file name, xsd errors, fatal rule
 /// ids, a PDF's Factur-X problems).
 type Verdict = (String, Vec<String>, Vec<String>, Vec<String>);
@@ -756,6 +819,7 @@ fn the_plugins_invoices_and_credit_notes_as_valid_e_invoices() {
         assert!(pdf.is_empty(), "{name}: Factur-X problems {pdf:?}");
         println!("{name}: valid");
     }
+    site_documents_pass_openpeppols_rules(&files);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -815,13 +879,48 @@ fn what_a_payment_carries_makes_its_e_invoice() {
             && ubl.contains(">36.30</cbc:TaxInclusiveAmount>"),
         "{ubl}"
     );
-    let files = vec![dir.join("wh-1.ubl.xml"), dir.join("wh-1.cii.xml")];
+    assert!(
+        !ubl.contains("<cbc:BuyerReference>")
+            && ubl.contains("<cbc:SalesOrderID>wh-1</cbc:SalesOrderID>"),
+        "the payment's id is the sales order, never the buyer's reference: {ubl}"
+    );
+    // Between Peppol participants, with the buyer's own reference: Peppol.
+    let peppol = payment("wh-peppol", lines).replace(
+        r#""electronic_address":"ap@acme.example.invalid","electronic_address_scheme":"EM""#,
+        r#""electronic_address":"DE123456789","electronic_address_scheme":"9930","buyer_reference":"PO-4711""#,
+    );
+    let ok = deliver(site.port(), &secret, peppol.as_bytes(), 0).unwrap();
+    assert_eq!(ok.status, 201, "{}", ok.body);
+    wp.eval(
+        false,
+        &format!(
+            "$p = get_posts(array('post_type' => 'counterfoil_invoice', 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => 'wh-peppol', 'fields' => 'ids'));
+             foreach (array('ubl', 'cii') as $f) {{ $d = counterfoil_invoice_document($p[0], $f);
+                 if (is_wp_error($d)) {{ echo $d->get_error_message(); exit(1); }} file_put_contents('{}/wh-peppol.' . $f . '.xml', $d); }}",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let ubl = std::fs::read_to_string(dir.join("wh-peppol.ubl.xml")).unwrap();
+    assert!(
+        ubl.contains("urn:fdc:peppol.eu:2017:poacc:billing:3.0")
+            && ubl.contains("<cbc:BuyerReference>PO-4711</cbc:BuyerReference>")
+            && !ubl.contains("buyer_reference"),
+        "{ubl}"
+    );
+    let files = vec![
+        dir.join("wh-1.ubl.xml"),
+        dir.join("wh-1.cii.xml"),
+        dir.join("wh-peppol.ubl.xml"),
+        dir.join("wh-peppol.cii.xml"),
+    ];
     for (name, xsd, fatal, _) in check(&files) {
         assert!(
             xsd.is_empty() && fatal.is_empty(),
             "{name}: {xsd:?} {fatal:?}"
         );
     }
+    site_documents_pass_openpeppols_rules(&files);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -954,6 +1053,7 @@ fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
         assert!(fatal.is_empty(), "{name}: fatal assertions {fatal:?}");
         println!("{name}: valid");
     }
+    site_documents_pass_openpeppols_rules(&files);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1143,15 +1243,6 @@ fn a_freeze_that_lost_its_race_serves_the_winner_and_a_failed_one_serves_nothing
 /// (of schxslt/schxslt) are set; says so when they are not.
 #[test]
 fn every_document_passes_openpeppols_own_rules_when_they_are_named() {
-    if std::env::var_os("COUNTERFOIL_PEPPOL_RULES").is_none()
-        || std::env::var_os("COUNTERFOIL_SCHXSLT").is_none()
-    {
-        println!(
-            "not run: COUNTERFOIL_PEPPOL_RULES and COUNTERFOIL_SCHXSLT name no checkouts \
-             (OpenPEPPOL/peppol-bis-invoice-3, schxslt/schxslt)"
-        );
-        return;
-    }
     let vectors = repo_root().join("tests/vectors/einvoice");
     let broken = counterfoil_tests::target_dir().join("einvoice-broken-peppol");
     std::fs::create_dir_all(&broken).unwrap();
@@ -1164,30 +1255,12 @@ fn every_document_passes_openpeppols_own_rules_when_they_are_named() {
         std::fs::write(broken.join(name), text).unwrap();
         files.push(broken.join(name));
     }
-    let out = Command::new(python())
-        .arg(repo_root().join("tests/einvoice/peppol.py"))
-        .args(&files)
-        .env(
-            "COUNTERFOIL_PEPPOL_CACHE",
-            counterfoil_tests::target_dir().join("peppol-xslt"),
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let Some(verdicts) = real_peppol(&files) else {
+        return;
+    };
+    assert_eq!(verdicts.len(), files.len());
     let mut claimed = 0;
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let v: Value = serde_json::from_str(line).unwrap();
-        let name = checked_file(&v);
-        let fatal: Vec<String> = v["fatal"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["id"].as_str().unwrap().to_owned())
-            .collect();
+    for (name, peppol, fatal) in verdicts {
         match edits.iter().find(|(n, _, _)| *n == name) {
             Some((_, _, rule)) => {
                 let real = rule.trim_end_matches(" (own)");
@@ -1204,14 +1277,14 @@ fn every_document_passes_openpeppols_own_rules_when_they_are_named() {
                     fatal.is_empty(),
                     "{name}: the real rules refuse it: {fatal:?}"
                 );
-                claimed += usize::from(v["peppol"] == true);
-                println!("{name}: valid (Peppol: {})", v["peppol"]);
+                claimed += usize::from(peppol);
+                println!("{name}: valid (Peppol: {peppol})");
             }
         }
     }
     assert!(
-        claimed >= 1,
-        "a vector document claims Peppol and passes its rules"
+        claimed >= 3,
+        "vector documents claim Peppol and pass its rules"
     );
 }
 
@@ -1356,4 +1429,50 @@ fn the_pdf_speaks_the_sites_language() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A seller that keeps its VAT books in another currency than the
+/// invoice's states the VAT in it (BT-6, BT-111) at the rate the filter
+/// `counterfoil_exchange_rate` gives — 36.30 USD with 6.30 of VAT at 0.9 is
+/// 5.67 EUR — and without a rate the document is refused naming BT-111,
+/// never made without it. A small business's tax registration (BT-32)
+/// stands for the VAT id of its exempt sale, with its own exemption text.
+#[test]
+fn the_vat_in_the_sellers_accounting_currency_and_a_small_business() {
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "einvoice_accounting", None).unwrap();
+    let out = wp
+        .eval(
+            false,
+            "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+                 'vat_id' => 'BE0123456749', 'accounting_currency' => 'EUR'));
+             $buyer = array('name' => 'Acme Inc', 'city' => 'Boston', 'country' => 'US');
+             Counterfoil_Documents::remember_details('shop', 'acc-1', array('buyer' => $buyer,
+                 'lines' => array(array('name' => 'Book', 'quantity' => '3', 'unit_price' => '10.00', 'vat_rate' => '21', 'vat_category' => 'S'))));
+             $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => 'acc-1', 'user_id' => 3,
+                 'amount' => '36.30', 'currency' => 'USD'));
+             $refused = counterfoil_invoice_document($p, 'ubl');
+             echo is_wp_error($refused) ? $refused->get_error_data()['term'] : 'made', \"\\n\";
+             add_filter('counterfoil_exchange_rate', function ($rate, $from, $to) { return 'USD' === $from && 'EUR' === $to ? '0.9' : $rate; }, 10, 3);
+             $ubl = counterfoil_invoice_document($p, 'ubl');
+             if (is_wp_error($ubl)) { echo $ubl->get_error_message(); exit(1); }
+             preg_match_all('#<cac:TaxTotal>\\s*<cbc:TaxAmount currencyID=\"(\\w+)\">([0-9.]+)<#', $ubl, $m, PREG_SET_ORDER);
+             echo implode(',', array_map(function ($x) { return $x[1] . ' ' . $x[2]; }, $m)), \"\\n\";
+             update_option('counterfoil_seller', array('name' => 'Petit Atelier', 'city' => 'Namur', 'country' => 'BE',
+                 'legal_id' => '0987654321', 'tax_registration_id' => '0987654321', 'default_vat_category' => 'E',
+                 'default_vat_exemption' => 'Small business: VAT not charged (art. 56bis VAT Code)'));
+             Counterfoil_Documents::remember_details('shop', 'small-1', array('buyer' => $buyer, 'lines' => null));
+             $s = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => 'small-1', 'user_id' => 3,
+                 'amount' => '80.00', 'currency' => 'EUR'));
+             $ubl = counterfoil_invoice_document($s, 'ubl');
+             if (is_wp_error($ubl)) { echo $ubl->get_error_message(); exit(1); }
+             echo (false !== strpos($ubl, '<cbc:TaxExemptionReason>Small business: VAT not charged (art. 56bis VAT Code)</cbc:TaxExemptionReason>')
+                 && false !== strpos($ubl, '<cbc:ID>TAX</cbc:ID>')) ? 'small business' : $ubl;",
+        )
+        .unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "BT-111", "no rate: refused naming BT-111: {out}");
+    assert_eq!(lines[1], "USD 6.30,EUR 5.67", "{out}");
+    assert_eq!(lines[2], "small business", "{out}");
 }

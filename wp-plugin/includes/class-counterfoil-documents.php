@@ -176,7 +176,12 @@ final class Counterfoil_Documents {
 			}
 		}
 		if ( null === $frozen ) {
-			$t = Counterfoil_Schema::tables();
+			$converted = self::with_accounting_currency( $input, $doc, $post );
+			if ( is_wp_error( $converted ) ) {
+				return $converted;
+			}
+			list( $input, $doc ) = $converted;
+			$t                   = Counterfoil_Schema::tables();
 			// On the node that holds the numbers (a node list: never a
 			// second node of a cluster); the winner of a race read there too.
 			try {
@@ -221,6 +226,66 @@ final class Counterfoil_Documents {
 			'input' => $input,
 			'doc'   => $doc,
 		);
+	}
+
+	/**
+	 * The VAT in the seller's accounting currency (BT-6, BT-111), when it
+	 * invoices in another: the document's total VAT at the exchange rate the
+	 * filter `counterfoil_exchange_rate` gives, rounded to 2 decimals; none
+	 * to give is a refusal naming BT-111, never a document without it.
+	 *
+	 * @param array   $input The input.
+	 * @param array   $doc   Its document (Counterfoil_Einvoice::document()).
+	 * @param WP_Post $post  The invoice or credit note.
+	 * @return array|WP_Error [input, doc], or why not.
+	 */
+	private static function with_accounting_currency( array $input, array $doc, WP_Post $post ) {
+		$seller     = isset( $input['seller'] ) && is_array( $input['seller'] ) ? $input['seller'] : array();
+		$accounting = strtoupper( trim( isset( $seller['accounting_currency'] ) ? (string) $seller['accounting_currency'] : '' ) );
+		if ( '' === $accounting || $accounting === $doc['currency'] ) {
+			return array( $input, $doc );
+		}
+		/**
+		 * The exchange rate of a document's currency to the seller's VAT
+		 * accounting currency on its issue date (a decimal string such as
+		 * "0.9123"), or null when not known.
+		 *
+		 * @param string|null $rate       Null.
+		 * @param string      $currency   The document's currency.
+		 * @param string      $accounting The seller's accounting currency.
+		 * @param WP_Post     $post       The invoice or credit note.
+		 */
+		$rate = apply_filters( 'counterfoil_exchange_rate', null, $doc['currency'], $accounting, $post );
+		$rate = is_string( $rate ) ? Counterfoil_Einvoice::dec( $rate ) : null;
+		if ( null === $rate || $rate[0] <= 0 ) {
+			return new WP_Error(
+				'counterfoil_document_refused',
+				/* translators: 1: the accounting currency, 2: the document's currency */
+				sprintf( __( 'No valid e-invoice can be made: BT-111: the VAT in your accounting currency %1$s needs the exchange rate from %2$s, which the filter counterfoil_exchange_rate gives.', 'counterfoil' ), $accounting, $doc['currency'] ),
+				array(
+					'status' => 422,
+					'term'   => 'BT-111',
+				)
+			);
+		}
+		$product                      = Counterfoil_Einvoice::mul( $doc['totals']['vat'], $rate );
+		$vat                          = Counterfoil_Einvoice::round( $product, 2 );
+		$vat                          = null === $vat ? array( -1, 0 ) : $vat; // Too large: refused below, naming BT-111.
+		$input['tax_currency']        = $accounting;
+		$input['vat_in_tax_currency'] = Counterfoil_Einvoice::str( $vat );
+		try {
+			return array( $input, Counterfoil_Einvoice::document( $input ) );
+		} catch ( Counterfoil_Einvoice_Refusal $e ) {
+			return new WP_Error(
+				'counterfoil_document_refused',
+				/* translators: %s: what is missing, naming the EN 16931 business term */
+				sprintf( __( 'No valid e-invoice can be made: %s', 'counterfoil' ), $e->getMessage() ),
+				array(
+					'status' => 422,
+					'term'   => $e->term,
+				)
+			);
+		}
 	}
 
 	/**
@@ -288,14 +353,15 @@ final class Counterfoil_Documents {
 				'unit_price'   => $amount,
 				'vat_rate'     => '0',
 				'vat_category' => (string) $seller['default_vat_category'],
-			);
+			) + ( empty( $seller['default_vat_exemption'] ) ? array() : array( 'vat_exemption_reason' => (string) $seller['default_vat_exemption'] ) );
 		}
 		// What the payment carried (a credit note: its invoice's buyer).
 		$invoice = $credit ? get_post( (int) get_post_meta( $post->ID, '_counterfoil_refers_to', true ) ) : $post;
 		if ( $invoice ) {
 			$details = self::details_for( (string) get_post_meta( $invoice->ID, '_counterfoil_gateway', true ), (string) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true ) );
 			if ( is_array( $details['buyer'] ) ) {
-				$input['buyer'] = $details['buyer'];
+				$input['buyer'] = array_diff_key( $details['buyer'], array_flip( self::BUYER_REFERENCES ) );
+				$input          = array_merge( $input, array_intersect_key( $details['buyer'], array_flip( self::BUYER_REFERENCES ) ) );
 			}
 			if ( ! $credit && is_array( $details['lines'] ) ) {
 				$input['lines'] = $details['lines'];
@@ -688,7 +754,9 @@ final class Counterfoil_Documents {
 	}
 
 	/** The keys of a party (the issue's shape). */
-	const PARTY_KEYS = array( 'name', 'street', 'city', 'postcode', 'country', 'vat_id', 'legal_id', 'legal_id_scheme', 'email', 'electronic_address', 'electronic_address_scheme' );
+	const PARTY_KEYS = array( 'name', 'street', 'city', 'postcode', 'country', 'vat_id', 'legal_id', 'legal_id_scheme', 'email', 'electronic_address', 'electronic_address_scheme', 'buyer_reference', 'order_reference' );
+	/** The buyer's own references a payment's buyer may carry (BT-10, BT-13): the document's, not the party's. */
+	const BUYER_REFERENCES = array( 'buyer_reference', 'order_reference' );
 	/** The most lines a payment may carry. */
 	const MAX_LINES = 500;
 
@@ -808,11 +876,15 @@ final class Counterfoil_Documents {
 			'country'                   => __( 'Country (ISO code, such as BE)', 'counterfoil' ),
 			'vat_id'                    => __( 'VAT identifier (BT-31)', 'counterfoil' ),
 			'legal_id'                  => __( 'Legal registration (BT-30)', 'counterfoil' ),
+			'legal_id_scheme'           => __( 'Its scheme (ISO 6523: 0002 SIREN, 0106 KvK, 0184 CVR, 0007 Swedish organisation number, …)', 'counterfoil' ),
+			'tax_registration_id'       => __( 'Tax registration (BT-32), such as a small business\'s tax number without a VAT identifier', 'counterfoil' ),
 			'email'                     => __( 'E-mail', 'counterfoil' ),
 			'electronic_address'        => __( 'Electronic address (BT-34), such as a Peppol participant id', 'counterfoil' ),
 			'electronic_address_scheme' => __( 'Its scheme (0208, 9925, EM, …)', 'counterfoil' ),
 			'iban'                      => __( 'Bank account (IBAN)', 'counterfoil' ),
 			'default_vat_category'      => __( 'VAT category of a payment without lines (E, O, Z, AE, K, G; empty: lines required)', 'counterfoil' ),
+			'default_vat_exemption'     => __( 'Its exemption in your words (BT-120), such as "Small business: VAT not charged (art. 56bis)"', 'counterfoil' ),
+			'accounting_currency'       => __( 'Your VAT accounting currency (BT-6), when you invoice in others (ISO code, such as EUR)', 'counterfoil' ),
 			'payment_days'              => __( 'Days to pay an order not yet paid (due date BT-9; default 14)', 'counterfoil' ),
 			'payment_terms'             => __( 'Payment terms of an order not yet paid (BT-20; default: payable within those days)', 'counterfoil' ),
 		);
@@ -888,6 +960,15 @@ final class Counterfoil_Documents {
 		}
 		if ( isset( $seller['payment_days'] ) && ( ! ctype_digit( $seller['payment_days'] ) || (int) $seller['payment_days'] > 366 ) ) {
 			return __( 'The seller was not saved: the days to pay are a whole number from 0 to 366.', 'counterfoil' );
+		}
+		if ( isset( $seller['accounting_currency'] ) ) {
+			$seller['accounting_currency'] = strtoupper( $seller['accounting_currency'] );
+			if ( ! in_array( $seller['accounting_currency'], Counterfoil_Einvoice::CURRENCIES, true ) ) {
+				return __( 'The seller was not saved: the accounting currency is an ISO 4217 code such as EUR.', 'counterfoil' );
+			}
+		}
+		if ( isset( $seller['default_vat_exemption'] ) && ( ! isset( $seller['default_vat_category'] ) || in_array( $seller['default_vat_category'], array( 'S', 'Z' ), true ) ) ) {
+			return __( 'The seller was not saved: an exemption text goes with an exempt default category (E, O, AE, K, G), not zero-rated.', 'counterfoil' );
 		}
 		if ( isset( $seller['default_vat_category'] ) && ! in_array( $seller['default_vat_category'], array( 'Z', 'E', 'AE', 'K', 'G', 'O' ), true ) ) {
 			return __( 'The seller was not saved: the VAT category of a payment without lines is one of E, O, Z, AE, K, G (a standard-rated sale needs its lines).', 'counterfoil' );

@@ -101,7 +101,7 @@ final class Counterfoil_Vat_Categories {
 		} elseif ( null !== $rate_id ) {
 			list( $category, $code, $text ) = array( '0' === $rate ? 'Z' : 'S', '', '' );
 		} elseif ( isset( $seller['default_vat_category'] ) && '' !== $seller['default_vat_category'] ) {
-			list( $category, $code, $text ) = array( (string) $seller['default_vat_category'], '', '' );
+			list( $category, $code, $text ) = array( (string) $seller['default_vat_category'], '', isset( $seller['default_vat_exemption'] ) ? (string) $seller['default_vat_exemption'] : '' );
 		} else {
 			return null;
 		}
