@@ -587,7 +587,7 @@ impl Document {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn seller() -> Party {
@@ -618,7 +618,7 @@ mod tests {
         }
     }
 
-    fn line(name: &str, q: &str, p: &str, rate: &str, c: VatCategory) -> LineInput {
+    pub(crate) fn line(name: &str, q: &str, p: &str, rate: &str, c: VatCategory) -> LineInput {
         LineInput {
             name: name.into(),
             quantity: Dec::parse(q).unwrap(),

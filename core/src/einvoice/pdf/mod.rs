@@ -185,7 +185,7 @@ fn shown(d: &Document) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::einvoice::{Dec, DocumentDetails, DocumentInput, LineDetails, LineInput, Party};
+    use crate::einvoice::{Dec, DocumentDetails, DocumentInput, Party};
     use crate::einvoice::{Note, VatCategory};
 
     fn party(name: &str, country: &str, vat: &str) -> Party {
@@ -201,16 +201,7 @@ mod tests {
         }
     }
 
-    fn line(name: &str, q: &str, p: &str, rate: &str, c: VatCategory) -> LineInput {
-        LineInput {
-            name: name.into(),
-            quantity: Dec::parse(q).unwrap(),
-            unit_price: Dec::parse(p).unwrap(),
-            vat_rate: Dec::parse(rate).unwrap(),
-            vat_category: c,
-            details: LineDetails::default(),
-        }
-    }
+    use crate::einvoice::model::tests::line;
 
     /// An unpaid invoice of 12.10 EUR, payable within 14 days.
     fn input() -> DocumentInput {
