@@ -75,6 +75,7 @@ const NOT_IN_WASM = {
   'mysql_session.json': 'the session statement and the server check are the server\'s',
   'mysql_statements.json': 'SQL',
   'one_trip_packets.json': 'SQL packets are the server\'s',
+  'pdf_labels.json': 'the PDF\'s labels are the server\'s (the core with the extension, the plugin\'s translations)',
   'number_states.json': 'registry states are the server\'s',
   'payment_refs.json': 'payments are checked by the server',
   'periods.json': 'a payment\'s period is decided by the server',
