@@ -46,6 +46,8 @@ final class Counterfoil_WooCommerce {
 	const META_CREDIT_NOTE = '_counterfoil_credit_note_number';
 	/** A refund's credit-note post id. */
 	const META_CREDIT_NOTE_POST = '_counterfoil_credit_note_id';
+	/** When Counterfoil took over numbering the shop's orders (Unix time): orders paid before are numbered only on request. */
+	const SINCE_OPTION = 'counterfoil_woocommerce_since';
 	/** The issuer of orders (a user id; 0, the default, is the shop itself). */
 	const ISSUER_OPTION = 'counterfoil_woocommerce_issuer';
 	/** Action Scheduler hooks and group. */
@@ -76,6 +78,7 @@ final class Counterfoil_WooCommerce {
 		if ( ! self::active() ) {
 			return;
 		}
+		self::since();
 		// Before WooCommerce's own e-mails (priority 10 on the transition
 		// actions), so that the customer's e-mail carries the number.
 		foreach ( self::paid_statuses() as $status ) {
@@ -96,6 +99,37 @@ final class Counterfoil_WooCommerce {
 		Counterfoil_WooCommerce_Documents::init();
 		Counterfoil_WooCommerce_Backfill::init();
 		add_filter( 'site_status_tests', array( 'Counterfoil_WooCommerce_Backfill', 'site_health_tests' ) );
+	}
+
+	/**
+	 * When Counterfoil took over numbering the shop's orders (Unix time),
+	 * recorded the first time it is asked (on the first request with
+	 * WooCommerce active after activation or the upgrade that brought it).
+	 *
+	 * @return int
+	 */
+	public static function since() {
+		$since = get_option( self::SINCE_OPTION, '' );
+		if ( '' === $since || ! is_numeric( $since ) ) {
+			$since = time();
+			add_option( self::SINCE_OPTION, $since, '', false );
+			$since = (int) get_option( self::SINCE_OPTION, $since );
+		}
+		return (int) $since;
+	}
+
+	/**
+	 * Whether an order was paid (or, unpaid, created) before Counterfoil
+	 * took over: numbered only on request (the backfill, the bulk action),
+	 * never by a later status change.
+	 *
+	 * @param WC_Order $order Order.
+	 * @return bool
+	 */
+	public static function before_takeover( $order ) {
+		$paid = $order->get_date_paid();
+		$when = $paid ? $paid : ( is_callable( array( $order, 'get_date_created' ) ) ? $order->get_date_created() : null );
+		return $when && (int) $when->getTimestamp() < self::since();
 	}
 
 	/** Whether WooCommerce is loaded. */

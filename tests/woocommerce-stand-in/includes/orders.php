@@ -183,6 +183,10 @@ class WC_Order extends WC_Abstract_Order {
 		return '' === $paid ? null : new WC_DateTime( '@' . (int) $paid );
 	}
 	public function set_date_paid( $time ) { $this->data['date_paid'] = (string) (int) $time; }
+	public function get_date_created( $context = 'view' ) {
+		$created = $this->data['date_created'] ?? '';
+		return '' === $created || false === $created ? null : new WC_DateTime( '@' . (int) $created );
+	}
 	public function get_date_completed( $context = 'view' ) {
 		$done = $this->data['date_completed'] ?? '';
 		return '' === $done ? null : new WC_DateTime( '@' . (int) $done );
