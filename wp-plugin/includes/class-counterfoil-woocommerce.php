@@ -54,6 +54,20 @@ final class Counterfoil_WooCommerce {
 	const RETRY_HOOK        = 'counterfoil_woocommerce_number_order';
 	const REFUND_RETRY_HOOK = 'counterfoil_woocommerce_credit_refund';
 	const GROUP             = 'counterfoil';
+	/** The statuses that number an order (default: WooCommerce's paid statuses). */
+	const STATUSES_OPTION = 'counterfoil_woocommerce_number_statuses';
+	/** 1: an order reaching a numbering status unpaid (cash on delivery at processing) is invoiced at once, stating the amount due; 0 (default): when it is paid. */
+	const UNPAID_OPTION = 'counterfoil_woocommerce_number_unpaid';
+	/** 0: orders of no amount get no invoice; 1 (default): they do. */
+	const FREE_OPTION = 'counterfoil_woocommerce_number_free';
+	/** Payment methods (ids, comma-separated) whose orders get no invoice of Counterfoil's. */
+	const EXCLUDED_METHODS_OPTION = 'counterfoil_woocommerce_excluded_methods';
+	/** 1 (default): a paid order cancelled gets a credit note of what is left of its invoice. */
+	const CREDIT_CANCELLED_OPTION = 'counterfoil_woocommerce_credit_cancelled';
+	/** What the retries gave up on: a list of [kind, order id, refund id, reason, time] for the admin notice. */
+	const GAVE_UP_OPTION = 'counterfoil_woocommerce_gave_up';
+	/** The most retries of an order's number or a refund's credit note (about a day), then a note and an admin notice. */
+	const MAX_ATTEMPTS = 30;
 	/** The first retry's delay, doubled at each attempt up to MAX_DELAY. */
 	const FIRST_DELAY = 30;
 	const MAX_DELAY   = 3600;
@@ -81,7 +95,7 @@ final class Counterfoil_WooCommerce {
 		self::since();
 		// Before WooCommerce's own e-mails (priority 10 on the transition
 		// actions), so that the customer's e-mail carries the number.
-		foreach ( self::paid_statuses() as $status ) {
+		foreach ( self::number_statuses() as $status ) {
 			add_action( 'woocommerce_order_status_' . $status, array( __CLASS__, 'on_paid_status' ), 5, 2 );
 		}
 		add_action( 'woocommerce_payment_complete', array( __CLASS__, 'on_payment_complete' ), 5, 1 );
@@ -91,7 +105,19 @@ final class Counterfoil_WooCommerce {
 		foreach ( self::paid_statuses() as $status ) {
 			add_action( 'woocommerce_payment_complete_order_status_' . $status, array( __CLASS__, 'on_payment_complete' ), 5, 1 );
 		}
+		// The credit note before WooCommerce's refund e-mail (sent from these
+		// two at priority 10), so that the e-mail can carry it; the refunded
+		// action after them is the fallback.
+		add_action( 'woocommerce_order_fully_refunded', array( __CLASS__, 'on_refunded' ), 5, 2 );
+		add_action( 'woocommerce_order_partially_refunded', array( __CLASS__, 'on_refunded' ), 5, 2 );
 		add_action( 'woocommerce_order_refunded', array( __CLASS__, 'on_refunded' ), 10, 2 );
+		add_action( 'woocommerce_order_status_cancelled', array( __CLASS__, 'on_cancelled' ), 10, 2 );
+		add_action( 'woocommerce_refund_deleted', array( __CLASS__, 'on_refund_deleted' ), 10, 2 );
+		add_action( 'admin_notices', array( __CLASS__, 'gave_up_notice' ) );
+		// WooCommerce Subscriptions copies a parent order's meta to its
+		// renewals: never our number, invoice or pending marks.
+		add_filter( 'wc_subscriptions_renewal_order_data', array( __CLASS__, 'without_our_meta' ) );
+		add_filter( 'wcs_renewal_order_meta', array( __CLASS__, 'without_our_meta' ) );
 		add_action( self::RETRY_HOOK, array( __CLASS__, 'retry_order' ), 10, 1 );
 		add_action( self::REFUND_RETRY_HOOK, array( __CLASS__, 'retry_refund' ), 10, 2 );
 		Counterfoil_WooCommerce_Display::init();
@@ -119,17 +145,19 @@ final class Counterfoil_WooCommerce {
 	}
 
 	/**
-	 * Whether an order was paid (or, unpaid, created) before Counterfoil
-	 * took over: numbered only on request (the backfill, the bulk action),
-	 * never by a later status change.
+	 * Whether an order is the shop's history from before Counterfoil took
+	 * over: made before it, and paid before it or not at all — numbered
+	 * only on request (the backfill, the bulk action), never by a later
+	 * status change. An order made before but paid since is numbered as any.
 	 *
 	 * @param WC_Order $order Order.
 	 * @return bool
 	 */
 	public static function before_takeover( $order ) {
-		$paid = $order->get_date_paid();
-		$when = $paid ? $paid : ( is_callable( array( $order, 'get_date_created' ) ) ? $order->get_date_created() : null );
-		return $when && (int) $when->getTimestamp() < self::since();
+		$since   = self::since();
+		$created = is_callable( array( $order, 'get_date_created' ) ) ? $order->get_date_created() : null;
+		$paid    = $order->get_date_paid();
+		return $created && (int) $created->getTimestamp() < $since && ( ! $paid || (int) $paid->getTimestamp() < $since );
 	}
 
 	/** Whether WooCommerce is loaded. */
@@ -167,14 +195,69 @@ final class Counterfoil_WooCommerce {
 		return (int) apply_filters( 'counterfoil_woocommerce_issuer', $issuer, $order );
 	}
 
-	/** Hooked on woocommerce_order_status_{paid status}. */
+	/** Hooked on woocommerce_order_status_{numbering status}. */
 	public static function on_paid_status( $order_id, $order = null ) {
 		self::number_order( is_object( $order ) ? $order : $order_id );
 	}
 
+	/**
+	 * The statuses that number an order: the setting, else WooCommerce's
+	 * paid statuses (without the `wc-` prefix).
+	 *
+	 * @return string[]
+	 */
+	public static function number_statuses() {
+		$statuses = get_option( self::STATUSES_OPTION, array() );
+		$statuses = is_array( $statuses ) ? array_values( array_filter( $statuses, 'is_string' ) ) : array();
+		return $statuses ? $statuses : self::paid_statuses();
+	}
+
+	/**
+	 * Whether a hook's event numbers the order (a status or a payment): an
+	 * order of the shop (not a refund), taken over by Counterfoil (paid or
+	 * made since it took over: an older one only on request), in a numbering
+	 * status, paid (unless the shop invoices unpaid orders at once), not free
+	 * (unless the shop invoices those), not paid by an excluded method — and
+	 * then the filter `counterfoil_woocommerce_should_number`.
+	 *
+	 * @param WC_Order $order   Order.
+	 * @param string   $context 'status' (a status change), 'payment' (payment_complete).
+	 * @return bool
+	 */
+	public static function should_number( $order, $context ) {
+		// A payment's own event is the payment (the order may not show its
+		// paid date yet to a process that reads it mid-save).
+		$paid   = 'payment' === $context || null !== $order->get_date_paid();
+		$method = is_callable( array( $order, 'get_payment_method' ) ) ? (string) $order->get_payment_method() : '';
+		$number = ! self::before_takeover( $order )
+			&& ( 'payment' === $context || in_array( $order->get_status(), self::number_statuses(), true ) )
+			&& ( $paid || ( 'status' === $context && (int) get_option( self::UNPAID_OPTION, 0 ) ) )
+			&& ( (int) get_option( self::FREE_OPTION, 1 ) || 0.0 !== (float) $order->get_total() )
+			&& ! in_array( $method, self::excluded_methods(), true );
+		/**
+		 * Whether an order gets its invoice now (a status change or a
+		 * payment). An order numbered once keeps its number: this is not
+		 * asked again for it.
+		 *
+		 * @param bool     $number  Counterfoil's answer by the settings.
+		 * @param WC_Order $order   The order.
+		 * @param string   $context 'status' or 'payment'.
+		 */
+		return (bool) apply_filters( 'counterfoil_woocommerce_should_number', $number, $order, $context );
+	}
+
+	/**
+	 * The payment methods whose orders get no invoice (the setting).
+	 *
+	 * @return string[]
+	 */
+	public static function excluded_methods() {
+		return array_values( array_filter( array_map( 'trim', explode( ',', (string) get_option( self::EXCLUDED_METHODS_OPTION, '' ) ) ) ) );
+	}
+
 	/** Hooked on woocommerce_payment_complete. */
 	public static function on_payment_complete( $order_id ) {
-		self::number_order( $order_id );
+		self::number_order( $order_id, false, 'payment' );
 	}
 
 	/**
@@ -248,7 +331,8 @@ final class Counterfoil_WooCommerce {
 	/**
 	 * A WooCommerce amount (a decimal string or a number) as the payment
 	 * flow takes it: trailing zeros beyond the currency's smallest unit
-	 * dropped ("1500.00" JPY is "1500"); anything else is refused.
+	 * dropped ("1500.00" JPY is "1500"), further decimals rounded as
+	 * WooCommerce rounds ("10.005" EUR is "10.01"); anything else is refused.
 	 *
 	 * @param mixed  $value    Amount.
 	 * @param string $currency Currency.
@@ -258,6 +342,14 @@ final class Counterfoil_WooCommerce {
 		$text = is_string( $value ) ? trim( $value ) : ( is_int( $value ) ? (string) $value : sprintf( '%.6F', (float) $value ) );
 		if ( false !== strpos( $text, '.' ) ) {
 			$text = rtrim( rtrim( $text, '0' ), '.' );
+		}
+		// Decimals beyond the currency's (an extension's 10.005) are rounded
+		// as WooCommerce rounds (wc_format_decimal: half away from zero).
+		$places  = in_array( $currency, Counterfoil_Rules::ZERO_DECIMAL, true ) ? 0 : ( in_array( $currency, Counterfoil_Rules::THREE_DECIMAL, true ) ? 3 : 2 );
+		$decimal = Counterfoil_Einvoice::dec( $text );
+		if ( null !== $decimal && $decimal[1] > $places ) {
+			$rounded = Counterfoil_Einvoice::round( $decimal, $places );
+			$text    = null === $rounded ? $text : Counterfoil_Einvoice::str( $rounded );
 		}
 		try {
 			$minor = Counterfoil_Rules::minor_units( $text, $currency );
@@ -272,19 +364,33 @@ final class Counterfoil_WooCommerce {
 	 * retry can mend leaves the order paid, marks it pending and schedules
 	 * the retry.
 	 *
-	 * @param int|WC_Order $order   Order or its id.
-	 * @param bool         $unpaid  Whether an order not paid yet may be
-	 *                              numbered (the shop makes its PDF first).
+	 * @param int|WC_Order $order      Order or its id.
+	 * @param bool         $on_request Whether the shop asked for it (the
+	 *                                 backfill, the bulk action, its PDF
+	 *                                 plugin making a document): numbered
+	 *                                 whatever its status, payment or age;
+	 *                                 else a hook's event, by should_number().
+	 * @param string       $context    A hook's event: 'status' or 'payment'.
 	 * @return array|WP_Error|null The payment flow's answer (number, post,
 	 *                             sequence, scope_key, created), an error,
 	 *                             or null when the order is not one to number.
 	 */
-	public static function number_order( $order, $unpaid = false ) {
+	public static function number_order( $order, $on_request = false, $context = 'status' ) {
 		$order = is_object( $order ) ? $order : wc_get_order( (int) $order );
 		if ( ! $order || ! is_a( $order, 'WC_Order' ) || 'shop_order' !== $order->get_type() ) {
 			return null;
 		}
-		if ( ! $unpaid && ! self::is_paid( $order ) ) {
+		// An order numbered once never goes through the flow again: its
+		// number stands whatever happens to the order after.
+		$ours = self::counterfoil_number_of( $order );
+		if ( '' !== $ours && '' === (string) $order->get_meta( self::META_PENDING, true ) ) {
+			return array(
+				'number'  => $ours,
+				'post'    => get_post( (int) $order->get_meta( self::META_POST, true ) ),
+				'created' => false,
+			);
+		}
+		if ( '' === $ours && ! $on_request && ! self::in_flow( $order ) && ! self::should_number( $order, $context ) ) {
 			return null;
 		}
 		$earlier = self::earlier_number_of( $order );
@@ -314,6 +420,18 @@ final class Counterfoil_WooCommerce {
 		}
 		self::remember( $order, $result );
 		return $result;
+	}
+
+	/**
+	 * Whether the order is already in the numbering flow (a retry pending,
+	 * or this request's earlier answer): it goes on whatever the settings
+	 * say now.
+	 *
+	 * @param WC_Order $order Order.
+	 * @return bool
+	 */
+	private static function in_flow( $order ) {
+		return isset( self::$answered[ (int) $order->get_id() ] ) || '' !== (string) $order->get_meta( self::META_PENDING, true );
 	}
 
 	/**
@@ -398,9 +516,77 @@ final class Counterfoil_WooCommerce {
 			// backfill, Site Health) finds the order by its paid status.
 			Counterfoil_Log::once( 'woocommerce-mark-pending', sprintf( 'order %d: could not mark pending: %s', $order->get_id(), $e->getMessage() ) );
 		}
-		if ( $retry ) {
+		if ( $retry && self::attempts( $order ) >= self::MAX_ATTEMPTS ) {
+			self::give_up( 'order', $order, 0, $error->get_error_message() );
+		} elseif ( $retry ) {
 			self::schedule( self::RETRY_HOOK, array( (int) $order->get_id() ), self::attempts( $order ) );
 		}
+	}
+
+	/**
+	 * Ends a retry that will not succeed by itself: an order note and the
+	 * admin notice (until an administrator dismisses it).
+	 *
+	 * @param string   $kind   'order' or 'refund'.
+	 * @param WC_Order $order  The order.
+	 * @param int      $refund The refund (for a credit note), or 0.
+	 * @param string   $why    The last error.
+	 */
+	private static function give_up( $kind, $order, $refund, $why ) {
+		$order->add_order_note(
+			'order' === $kind
+				/* translators: 1: retries, 2: the last error */
+				? sprintf( __( 'Counterfoil stopped retrying this order\'s invoice number after %1$d tries: %2$s Number it from Settings → Invoice numbers (backfill) once the cause is mended.', 'counterfoil' ), self::MAX_ATTEMPTS, $why )
+				/* translators: 1: refund id, 2: retries, 3: the last error */
+				: sprintf( __( 'Counterfoil stopped retrying the credit note of refund #%1$d after %2$d tries: %3$s', 'counterfoil' ), $refund, self::MAX_ATTEMPTS, $why )
+		);
+		$list   = get_option( self::GAVE_UP_OPTION, array() );
+		$list   = is_array( $list ) ? $list : array();
+		$list[] = array( $kind, (int) $order->get_id(), (int) $refund, $why, time() );
+		update_option( self::GAVE_UP_OPTION, array_slice( $list, -50 ), false );
+	}
+
+	/** Hooked on admin_notices: what the retries gave up on, for those who run the shop. */
+	public static function gave_up_notice() {
+		if ( ! current_user_can( 'manage_woocommerce' ) ) {
+			return;
+		}
+		$list = get_option( self::GAVE_UP_OPTION, array() );
+		if ( ! is_array( $list ) || ! $list ) {
+			return;
+		}
+		$orders = array_unique( array_map( 'intval', array_column( $list, 1 ) ) );
+		printf(
+			'<div class="notice notice-error"><p>%s</p></div>',
+			esc_html(
+				sprintf(
+					/* translators: 1: how many, 2: order ids */
+					__( 'Counterfoil stopped retrying %1$d invoice numbers or credit notes (orders %2$s): each order has a note saying why.', 'counterfoil' ),
+					count( $list ),
+					implode( ', ', array_slice( $orders, 0, 20 ) )
+				)
+			)
+		);
+	}
+
+	/**
+	 * Hooked on the renewal data of WooCommerce Subscriptions: a renewal
+	 * takes none of our meta from its parent.
+	 *
+	 * @param array $data Meta (key => value, or rows with meta_key).
+	 * @return array
+	 */
+	public static function without_our_meta( $data ) {
+		if ( ! is_array( $data ) ) {
+			return $data;
+		}
+		foreach ( $data as $key => $value ) {
+			$name = is_array( $value ) && isset( $value['meta_key'] ) ? (string) $value['meta_key'] : (string) $key;
+			if ( 0 === strpos( $name, '_counterfoil_' ) ) {
+				unset( $data[ $key ] );
+			}
+		}
+		return $data;
 	}
 
 	/** The retries taken so far (counted on the order). */
@@ -486,6 +672,111 @@ final class Counterfoil_WooCommerce {
 	}
 
 	/**
+	 * Hooked on woocommerce_order_status_cancelled: a paid order cancelled
+	 * after its invoice gets a credit note of what is left of it (the
+	 * setting, on by default), keyed by the order (`cancelled-<id>`): once.
+	 *
+	 * @param int      $order_id Order.
+	 * @param WC_Order $order    The order.
+	 * @return array|WP_Error|null
+	 */
+	public static function on_cancelled( $order_id, $order = null ) {
+		$order = is_object( $order ) ? $order : wc_get_order( (int) $order_id );
+		if ( ! $order || ! (int) get_option( self::CREDIT_CANCELLED_OPTION, 1 ) || '' === self::counterfoil_number_of( $order ) ) {
+			return null;
+		}
+		$currency = strtoupper( (string) $order->get_currency() );
+		$left     = self::amount( (string) ( (float) $order->get_total() - (float) $order->get_total_refunded() ), $currency );
+		if ( is_wp_error( $left ) || (float) $left <= 0 ) {
+			return null;
+		}
+		$result = Counterfoil_Credit_Notes::for_refund(
+			array(
+				'gateway'        => self::GATEWAY,
+				'refund_id'      => 'cancelled-' . (int) $order->get_id(),
+				'transaction_id' => (string) $order->get_id(),
+				'amount'         => $left,
+				'reason'         => __( 'Order cancelled', 'counterfoil' ),
+			)
+		);
+		if ( is_wp_error( $result ) ) {
+			/* translators: %s: the reason */
+			$order->add_order_note( sprintf( __( 'No credit note for the cancellation: %s', 'counterfoil' ), $result->get_error_message() ) );
+			return $result;
+		}
+		if ( ! empty( $result['created'] ) ) {
+			/* translators: 1: credit note number, 2: invoice number */
+			$order->add_order_note( sprintf( __( 'Credit note %1$s issued by Counterfoil for the cancelled order (invoice %2$s).', 'counterfoil' ), $result['number'], $result['refers_to'] ) );
+		}
+		return $result;
+	}
+
+	/**
+	 * Hooked on woocommerce_refund_deleted: a refund deleted after its
+	 * credit note was issued is reversed. An issued credit note never
+	 * changes and is never unnumbered, so the amount it credited is invoiced
+	 * again under a new number (transaction `reversal-<refund id>`: once),
+	 * with the credit note's lines and the order's buyer, and the order says
+	 * so.
+	 *
+	 * @param int $refund_id Refund.
+	 * @param int $order_id  Order.
+	 * @return array|WP_Error|null The new invoice, or why not.
+	 */
+	public static function on_refund_deleted( $refund_id, $order_id ) {
+		$notes = get_posts(
+			array(
+				'post_type'   => Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE,
+				'post_status' => 'any',
+				'fields'      => 'ids',
+				'numberposts' => 1,
+				'meta_query'  => array( // phpcs:ignore WordPress.DB.SlowDBQuery.slow_db_query_meta_query -- one refund's credit note, on a deletion.
+					array(
+						'key'   => '_counterfoil_gateway',
+						'value' => self::GATEWAY,
+					),
+					array(
+						'key'   => '_counterfoil_transaction_id',
+						'value' => (string) (int) $refund_id,
+					),
+				),
+			)
+		);
+		$order = wc_get_order( (int) $order_id );
+		if ( ! $notes || ! $order ) {
+			return null;
+		}
+		$credit = get_post( $notes[0] );
+		$key    = 'reversal-' . (int) $refund_id;
+		$input  = Counterfoil_Documents::input_for( $credit );
+		Counterfoil_Documents::remember_details(
+			self::GATEWAY,
+			$key,
+			array(
+				'buyer' => Counterfoil_WooCommerce_Documents::buyer_of( $order ),
+				'lines' => ! empty( $input['lines'] ) ? $input['lines'] : null,
+			)
+		);
+		$result = Counterfoil_Invoices::for_payment(
+			array(
+				'gateway'        => self::GATEWAY,
+				'transaction_id' => $key,
+				'user_id'        => self::issuer( $order ),
+				'amount'         => (string) get_post_meta( $credit->ID, '_counterfoil_amount', true ),
+				'currency'       => (string) get_post_meta( $credit->ID, '_counterfoil_currency', true ),
+			)
+		);
+		$order->add_order_note(
+			is_wp_error( $result )
+				/* translators: 1: refund id, 2: credit note number, 3: the reason */
+				? sprintf( __( 'Refund #%1$d was deleted after its credit note %2$s was issued, and its amount could not be invoiced again: %3$s', 'counterfoil' ), (int) $refund_id, $credit->post_title, $result->get_error_message() )
+				/* translators: 1: refund id, 2: credit note number, 3: the new invoice number */
+				: sprintf( __( 'Refund #%1$d was deleted after its credit note %2$s was issued: the credit note stands (an issued document never changes), and its amount is invoiced again as %3$s.', 'counterfoil' ), (int) $refund_id, $credit->post_title, $result['number'] )
+		);
+		return $result;
+	}
+
+	/**
 	 * The credit note of a refund of an invoiced order (once per refund id).
 	 * A refund of an order that was paid but whose number is still pending
 	 * waits for it (retried); a refund of an order never numbered makes none.
@@ -502,9 +793,21 @@ final class Counterfoil_WooCommerce {
 			return null;
 		}
 		if ( '' === self::number_of( $order ) ) {
-			if ( self::is_paid( $order ) || '' !== (string) $order->get_meta( self::META_PENDING, true ) ) {
-				// Its invoice is on the way: the credit note follows it.
+			// Its invoice is on the way (a retry pending, or numbering now):
+			// the credit note follows it, a bounded number of times. An order
+			// Counterfoil never numbered (paid before it took over, refused
+			// for good, not one it numbers) gets none, said once on the order.
+			$coming = '' !== (string) $order->get_meta( self::META_PENDING, true )
+				|| ( self::is_paid( $order ) && ! self::before_takeover( $order ) && self::should_number( $order, 'status' ) );
+			if ( $coming && $attempts < self::MAX_ATTEMPTS ) {
 				self::schedule( self::REFUND_RETRY_HOOK, array( $order_id, $refund_id ), max( 1, $attempts ) );
+			} elseif ( $coming ) {
+				self::give_up( 'refund', $order, $refund_id, __( 'the order still has no invoice number.', 'counterfoil' ) );
+			} elseif ( '' === (string) $refund->get_meta( self::META_ATTEMPTS, true ) ) {
+				$refund->update_meta_data( self::META_ATTEMPTS, 0 );
+				$refund->save_meta_data();
+				/* translators: %d: refund id */
+				$order->add_order_note( sprintf( __( 'No credit note for refund #%d: the order has no invoice of Counterfoil\'s (paid before Counterfoil took over, or not one it numbers).', 'counterfoil' ), $refund_id ) );
 			}
 			return null;
 		}
@@ -515,12 +818,15 @@ final class Counterfoil_WooCommerce {
 				'refund_id'      => (string) $refund_id,
 				'transaction_id' => (string) $order_id,
 				'amount'         => $amount,
-				'reason'         => substr( (string) $refund->get_reason(), 0, 255 ),
+				// At most 255 bytes, cut between characters.
+				'reason'         => mb_strcut( (string) $refund->get_reason(), 0, 255, 'UTF-8' ),
 			)
 		);
 		if ( is_wp_error( $result ) ) {
 			Counterfoil_Log::once( 'woocommerce-refund:' . $result->get_error_code(), sprintf( 'refund %d of order %d: %s: %s', $refund_id, $order_id, $result->get_error_code(), $result->get_error_message() ) );
-			if ( self::retryable( $result ) ) {
+			if ( self::retryable( $result ) && $attempts >= self::MAX_ATTEMPTS ) {
+				self::give_up( 'refund', $order, $refund_id, $result->get_error_message() );
+			} elseif ( self::retryable( $result ) ) {
 				self::schedule( self::REFUND_RETRY_HOOK, array( $order_id, $refund_id ), $attempts );
 			} else {
 				/* translators: 1: refund id, 2: the reason */

@@ -161,6 +161,8 @@ abstract class WC_Abstract_Order {
 /** An order. */
 class WC_Order extends WC_Abstract_Order {
 	public function get_type() { return 'shop_order'; }
+	/** As WC_Order::get_order_number(): the id, through `woocommerce_order_number` (sequential-number plugins). */
+	public function get_order_number() { return (string) apply_filters( 'woocommerce_order_number', $this->get_id(), $this ); }
 	public function get_transaction_id() { return $this->data['transaction_id'] ?? ''; }
 	public function get_customer_id() { return $this->data['customer_id'] ?? 0; }
 	public function get_order_key() { return $this->data['order_key'] ?? ''; }
@@ -398,4 +400,47 @@ class WC_Data_Store {
 
 function wc_clean( $var ) {
 	return is_array( $var ) ? array_map( 'wc_clean', $var ) : ( is_scalar( $var ) ? sanitize_text_field( $var ) : $var );
+}
+
+/**
+ * Deletes a refund as WooCommerce's order screen does (WC_AJAX::delete_refund):
+ * the refund goes, then `woocommerce_refund_deleted` with its id and its
+ * order's.
+ *
+ * @param int $refund_id Refund.
+ */
+function cf_stand_in_delete_refund( $refund_id ) {
+	$refund   = wc_get_order( $refund_id );
+	$order_id = $refund ? $refund->get_parent_id() : 0;
+	wp_delete_post( (int) $refund_id, true );
+	do_action( 'woocommerce_refund_deleted', (int) $refund_id, (int) $order_id );
+}
+
+/**
+ * An order's notes, as WooCommerce's wc_get_order_notes() returns them
+ * (objects with id, content, customer_note, added_by, date_created).
+ *
+ * @param array $args order_id.
+ * @return object[]
+ */
+function wc_get_order_notes( $args ) {
+	$comments = get_comments(
+		array(
+			'post_id' => (int) ( $args['order_id'] ?? 0 ),
+			'type'    => 'order_note',
+			'status'  => 'approve',
+		)
+	);
+	return array_map(
+		function ( $c ) {
+			return (object) array(
+				'id'            => (int) $c->comment_ID,
+				'content'       => $c->comment_content,
+				'customer_note' => false,
+				'added_by'      => $c->comment_author,
+				'date_created'  => $c->comment_date_gmt,
+			);
+		},
+		$comments
+	);
 }
