@@ -555,6 +555,96 @@ fn a_label_given_wins() {
     assert_shows("de", &shown(&de).0, &["RECHNUNG (KOPIE)", "Offener Betrag"]);
 }
 
+/// The baselines of the texts a PDF's pages draw (each `x y Td`).
+fn baselines(pdf: &[u8]) -> Vec<f32> {
+    let mut out = Vec::new();
+    for content in streams(pdf).iter().filter(|s| s.starts_with(b"/G0 cs")) {
+        let text = String::from_utf8_lossy(content);
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        for (i, t) in tokens.iter().enumerate().skip(2) {
+            if *t == "Td" {
+                if let Ok(y) = tokens[i - 1].parse::<f32>() {
+                    out.push(y);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Document-level allowances and charges in the totals: the lines' total,
+/// each allowance taken off and each charge added under its reason (its
+/// code when it has none), then the total without VAT; in German too. Many
+/// of them, each with a reason that wraps, run over pages row by row:
+/// nothing is drawn below the footer's rule but the footer.
+#[test]
+fn allowances_and_charges_are_in_the_totals() {
+    let name = "coupon-shipping-and-fee";
+    let (texts, _) = shown(&vector(name, |_| {}));
+    assert_shows(
+        name,
+        &texts,
+        &[
+            "Total of the lines",
+            "22.35 EUR",
+            "Allowance: Coupon WELCOME5",
+            "-5.00 EUR",
+            "Charge: Shipping",
+            "4.95 EUR",
+            "Charge: Gift wrapping",
+            "1.50 EUR",
+            "Total without VAT",
+            "23.80 EUR",
+            "28.57 EUR",
+        ],
+    );
+    let (texts, _) = shown(&vector(name, |v| {
+        v["language"] = "de".into();
+        v["charges"][0]["reason"] = Value::Null;
+    }));
+    assert_shows(
+        name,
+        &texts,
+        &[
+            "Summe der Positionen",
+            "Nachlass: Coupon WELCOME5",
+            "-5,00 EUR",
+            "Zuschlag: FC",
+            "Summe netto",
+            "23,80 EUR",
+        ],
+    );
+    let (texts, _) = shown(&vector("standard-rates", |_| {}));
+    assert_hides(
+        "standard-rates",
+        &texts,
+        &["Total of the lines", "Allowance"],
+    );
+
+    let reason = "A loyalty reward for the customer's many orders this year, taken off the whole order as agreed";
+    let d = vector(name, |v| {
+        v["allowances"] = (1..=60)
+            .map(|i| serde_json::json!({ "amount": "0.01", "reason": format!("{reason} ({i})"), "vat_category": "S", "vat_rate": "21" }))
+            .collect();
+    });
+    let (texts, bytes) = shown(&d);
+    assert_shows(
+        name,
+        &texts,
+        &["A loyalty reward", "(60)", "Total without VAT", "28.20 EUR"],
+    );
+    assert!(page_count(&bytes) >= 3, "{} pages", page_count(&bytes));
+    // The footer's lines are at 50, 39 and 30 points; the rest at 84 or above.
+    let low: Vec<f32> = baselines(&bytes)
+        .into_iter()
+        .filter(|y| *y < 84.0 && ![50.0, 39.0, 30.0].contains(y))
+        .collect();
+    assert!(
+        low.is_empty(),
+        "texts drawn below the footer's line: {low:?}"
+    );
+}
+
 /// The page's labels and their English texts, as the WordPress plugin
 /// translates them (`Counterfoil_Documents::pdf_labels()`, held to the same
 /// file by `VectorsTest::test_pdf_labels`): `tests/vectors/pdf_labels.json`.

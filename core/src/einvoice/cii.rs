@@ -3,8 +3,9 @@
 //!
 //! Invariants: elements in the order the CII schema requires; amounts are the
 //! [`Document`]'s (a credit note, type 381, states positive amounts and names
-//! its invoice in `InvoiceReferencedDocument`); dates in format 102
-//! (`YYYYMMDD`); the same document gives the same bytes.
+//! its invoice in `InvoiceReferencedDocument`); document-level allowances
+//! and charges (BG-20, BG-21) and their totals only when there are any;
+//! dates in format 102 (`YYYYMMDD`); the same document gives the same bytes.
 
 use super::model::{Document, Kind, Party, VatCategory};
 use super::xml::Writer;
@@ -185,6 +186,26 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
         }
         w.close();
     }
+    for a in &d.allowance_charges {
+        w.open("ram:SpecifiedTradeAllowanceCharge", &[]);
+        w.open("ram:ChargeIndicator", &[]);
+        w.leaf(
+            "udt:Indicator",
+            &[],
+            if a.charge { "true" } else { "false" },
+        );
+        w.close();
+        w.leaf("ram:ActualAmount", &[], &money(a.amount));
+        w.leaf_opt("ram:ReasonCode", a.reason_code.as_deref());
+        w.leaf_opt("ram:Reason", a.reason.as_deref());
+        w.open("ram:CategoryTradeTax", &[]);
+        w.leaf("ram:TypeCode", &[], "VAT");
+        w.leaf("ram:CategoryCode", &[], a.category.code());
+        if a.category != VatCategory::O {
+            w.leaf("ram:RateApplicablePercent", &[], &a.rate.trimmed());
+        }
+        w.close().close();
+    }
     let due_date = Party::text(&d.input.due_date);
     let mandate = means.as_ref().and_then(|m| m.mandate);
     if due_date.is_some() || Party::text(&d.input.payment_terms).is_some() || mandate.is_some() {
@@ -200,6 +221,12 @@ pub fn to_cii(d: &Document) -> Vec<u8> {
     }
     w.open("ram:SpecifiedTradeSettlementHeaderMonetarySummation", &[]);
     w.leaf("ram:LineTotalAmount", &[], &money(d.totals.lines));
+    if d.allowance_charges.iter().any(|a| a.charge) {
+        w.leaf("ram:ChargeTotalAmount", &[], &money(d.totals.charges));
+    }
+    if d.allowance_charges.iter().any(|a| !a.charge) {
+        w.leaf("ram:AllowanceTotalAmount", &[], &money(d.totals.allowances));
+    }
     w.leaf("ram:TaxBasisTotalAmount", &[], &money(d.totals.without_vat));
     w.leaf(
         "ram:TaxTotalAmount",

@@ -4,8 +4,9 @@
 //! ISO 3166-1 alpha-2 with `1A` (Kosovo) and `XI` (Northern Ireland)
 //! (BR-CL-14), and a VAT identifier's prefix against the same countries and
 //! `EL` for Greece (BR-CO-09); and the codes a line, a payment or an
-//! identifier's scheme take (BR-CL-16, BR-CL-22, BR-CL-23, BR-CL-11), copied
-//! from the same XSLT's assertions.
+//! identifier's scheme and a document-level allowance's or charge's reason
+//! take (BR-CL-16, BR-CL-22, BR-CL-23, BR-CL-11, BR-CL-19, BR-CL-20),
+//! copied from the same XSLT's assertions.
 //!
 //! Invariants: the lists are CEN's, sorted, so a lookup is a binary search;
 //! the pure-PHP twin (`Counterfoil_Einvoice::CURRENCIES`, `COUNTRIES`)
@@ -343,9 +344,42 @@ pub const UNIT_CODES: &[&str] = &[
     "ZZ",
 ];
 
+/// Allowance reason codes (UNCL5189), as BR-CL-19 lists them.
+pub const ALLOWANCE_REASONS: &[&str] = &[
+    "100", "102", "103", "104", "105", "41", "42", "60", "62", "63", "64", "65", "66", "67", "68",
+    "70", "71", "88", "95",
+];
+
+/// Charge reason codes (UNCL7161), as BR-CL-20 lists them.
+pub const CHARGE_REASONS: &[&str] = &[
+    "AA", "AAA", "AAC", "AAD", "AAE", "AAF", "AAH", "AAI", "AAS", "AAT", "AAV", "AAY", "AAZ",
+    "ABA", "ABB", "ABC", "ABD", "ABF", "ABK", "ABL", "ABN", "ABR", "ABS", "ABT", "ABU", "ACF",
+    "ACG", "ACH", "ACI", "ACJ", "ACK", "ACL", "ACM", "ACS", "ADC", "ADE", "ADJ", "ADK", "ADL",
+    "ADM", "ADN", "ADO", "ADP", "ADQ", "ADR", "ADT", "ADW", "ADY", "ADZ", "AEA", "AEB", "AEC",
+    "AED", "AEF", "AEH", "AEI", "AEJ", "AEK", "AEL", "AEM", "AEN", "AEO", "AEP", "AES", "AET",
+    "AEU", "AEV", "AEW", "AEX", "AEY", "AEZ", "AJ", "AU", "CA", "CAB", "CAD", "CAE", "CAF", "CAI",
+    "CAJ", "CAK", "CAL", "CAM", "CAN", "CAO", "CAP", "CAQ", "CAR", "CAS", "CAT", "CAU", "CAV",
+    "CAW", "CAX", "CAY", "CAZ", "CD", "CG", "CS", "CT", "DAB", "DAC", "DAD", "DAF", "DAG", "DAH",
+    "DAI", "DAJ", "DAK", "DAL", "DAM", "DAN", "DAO", "DAP", "DAQ", "DL", "EG", "EP", "ER", "FAA",
+    "FAB", "FAC", "FC", "FH", "FI", "GAA", "HAA", "HD", "HH", "IAA", "IAB", "ID", "IF", "IR", "IS",
+    "KO", "L1", "LA", "LAA", "LAB", "LF", "MAE", "MI", "ML", "NAA", "OA", "PA", "PAA", "PC", "PL",
+    "PRV", "RAB", "RAC", "RAD", "RAF", "RE", "RF", "RH", "RV", "SA", "SAA", "SAD", "SAE", "SAI",
+    "SG", "SH", "SM", "SU", "TAB", "TAC", "TT", "TV", "V1", "V2", "WH", "XAA", "YY", "ZZZ",
+];
+
 /// Whether `code` is a payment means BR-CL-16 accepts (BT-81).
 pub fn is_payment_means(code: &str) -> bool {
     PAYMENT_MEANS.binary_search(&code).is_ok()
+}
+
+/// Whether `code` is an allowance reason code BR-CL-19 accepts (BT-98).
+pub fn is_allowance_reason(code: &str) -> bool {
+    ALLOWANCE_REASONS.binary_search(&code).is_ok()
+}
+
+/// Whether `code` is a charge reason code BR-CL-20 accepts (BT-105).
+pub fn is_charge_reason(code: &str) -> bool {
+    CHARGE_REASONS.binary_search(&code).is_ok()
 }
 
 /// Whether `code` is a VAT exemption reason code BR-CL-22 accepts (BT-121).
@@ -410,11 +444,22 @@ mod tests {
         assert!(is_country("GB") && is_country("XI") && !is_country("UK") && !is_country("EL"));
         assert!(has_vat_prefix("EL123456789") && has_vat_prefix("BE0123456749"));
         assert!(!has_vat_prefix("0123456749") && !has_vat_prefix("UK123") && !has_vat_prefix("B"));
-        for list in [PAYMENT_MEANS, VATEX, UNIT_CODES, ICD] {
+        for list in [
+            PAYMENT_MEANS,
+            VATEX,
+            UNIT_CODES,
+            ICD,
+            ALLOWANCE_REASONS,
+            CHARGE_REASONS,
+        ] {
             assert!(list.windows(2).all(|w| w[0] < w[1]));
         }
         assert!(is_payment_means("30") && is_payment_means("ZZZ") && !is_payment_means("99"));
         assert!(is_vatex("VATEX-EU-AE") && !is_vatex("VATEX-EU-XX"));
+        assert!(
+            is_allowance_reason("95") && !is_allowance_reason("FC") && !is_allowance_reason("1")
+        );
+        assert!(is_charge_reason("FC") && is_charge_reason("DAC") && !is_charge_reason("95"));
         assert!(is_unit("C62") && is_unit("H87") && !is_unit("PCS"));
         assert!(is_icd("0208") && is_icd("0106") && !is_icd("EM"));
         assert!(is_gtin("4006381333931") && !is_gtin("4006381333932") && !is_gtin("400638133393"));

@@ -1,7 +1,8 @@
 //! The terms a document states besides its parties, lines and amounts:
 //! when and where the supply was made (BT-72, BG-14, BG-13/BG-15), the
 //! orders it answers (BT-13, BT-14), its notes (BT-22), the VAT in the
-//! seller's accounting currency (BT-6, BT-111), and a line's unit, item
+//! seller's accounting currency (BT-6, BT-111), its allowances and charges
+//! (BG-20, BG-21: checked by [`super::allowance`]), and a line's unit, item
 //! identifiers, VAT exemption and the VAT the shop charged on it.
 //!
 //! Invariants: every term here is optional and absent by default, and an
@@ -16,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use super::allowance::AllowanceChargeInput;
 use super::decimal::Dec;
 use super::model::{invalid, missing, DocumentError, DocumentInput};
 use super::party::Party;
@@ -105,6 +107,10 @@ pub struct DocumentDetails {
     /// The page's own label texts by key (`pdf::labels`), over the built-in
     /// ones: a shop's translations into any language.
     pub labels: BTreeMap<String, String>,
+    /// Document-level allowances (BG-20), such as a coupon off the whole order.
+    pub allowances: Vec<AllowanceChargeInput>,
+    /// Document-level charges (BG-21), such as shipping or a fee.
+    pub charges: Vec<AllowanceChargeInput>,
 }
 
 impl DocumentDetails {

@@ -11,13 +11,16 @@
 //! not JSON at all is refused as `BG-0` (no document). `language` (a BCP 47
 //! tag) and `labels` (an object of texts by key: a value that is not a
 //! string is left out, anything but an object reads as none) change only
-//! the PDF's page, never refuse a document.
+//! the PDF's page, never refuse a document; `allowances` and `charges`
+//! that are not lists of objects, or whose `amount`, `vat_rate` or
+//! `vat_category` is there but of the wrong type, are refused as `BG-20` /
+//! `BG-21` (one that is absent is refused by its own term).
 
 use serde_json::Value;
 
 use super::{
-    Address, Dec, DocumentDetails, DocumentError, DocumentInput, Kind, LineDetails, LineInput,
-    Note, Party, VatCategory,
+    Address, AllowanceChargeInput, Dec, DocumentDetails, DocumentError, DocumentInput, Kind,
+    LineDetails, LineInput, Note, Party, VatCategory,
 };
 
 fn text(v: &Value, key: &str) -> Option<String> {
@@ -136,7 +139,58 @@ fn details(v: &Value) -> Result<DocumentDetails, DocumentError> {
                     .collect()
             })
             .unwrap_or_default(),
+        allowances: allowance_charges(v, "allowances", "BG-20", "document level allowances")?,
+        charges: allowance_charges(v, "charges", "BG-21", "document level charges")?,
     })
+}
+
+/// The allowances or the charges: absent (or null) is none; a list of
+/// objects whose `amount` and `vat_rate` are decimal strings and whose
+/// `vat_category` is a UNCL5305 code when given, else refused naming
+/// `term` (BG-20 or BG-21); `reason` and `reason_code` are texts.
+fn allowance_charges(
+    v: &Value,
+    key: &str,
+    term: &'static str,
+    what: &'static str,
+) -> Result<Vec<AllowanceChargeInput>, DocumentError> {
+    let bad = |reason: String| DocumentError::Invalid { term, what, reason };
+    let list = match v.get(key) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(_) => {
+            return Err(bad(format!(
+                "`{key}` is a list of {{ \"amount\", \"reason\", \"reason_code\", \"vat_category\", \"vat_rate\" }}"
+            )))
+        }
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for (i, a) in list.iter().enumerate() {
+        let wrong = || {
+            bad(format!(
+                "{key} {}: an object whose amount and vat_rate are decimal strings and whose vat_category is one of S, Z, E, AE, K, G, O",
+                i + 1
+            ))
+        };
+        if !a.is_object() {
+            return Err(wrong());
+        }
+        let dec = |field: &str| match a.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(d) => d.as_str().and_then(Dec::parse).map(Some).ok_or_else(wrong),
+        };
+        out.push(AllowanceChargeInput {
+            amount: dec("amount")?,
+            reason: text(a, "reason"),
+            reason_code: text(a, "reason_code"),
+            vat_category: match a.get("vat_category") {
+                None | Some(Value::Null) => None,
+                Some(c) => Some(c.as_str().and_then(VatCategory::parse).ok_or_else(wrong)?),
+            },
+            vat_rate: dec("vat_rate")?,
+        });
+    }
+    Ok(out)
 }
 
 fn bad_line(position: usize) -> DocumentError {

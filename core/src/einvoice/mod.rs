@@ -10,6 +10,8 @@
 //! gives the same bytes. Checked against the official EN 16931 schematrons
 //! and the UBL 2.1 / CII schemas by `tests/tests/einvoice.rs`.
 
+pub mod allowance;
+pub mod breakdown;
 pub mod cii;
 pub mod codes;
 pub mod decimal;
@@ -30,6 +32,6 @@ mod xml;
 
 pub use decimal::Dec;
 pub use model::{
-    Address, Document, DocumentDetails, DocumentError, DocumentInput, Kind, LineDetails, LineInput,
-    Note, Party, VatCategory,
+    Address, AllowanceCharge, AllowanceChargeInput, Document, DocumentDetails, DocumentError,
+    DocumentInput, Kind, LineDetails, LineInput, Note, Party, VatCategory,
 };

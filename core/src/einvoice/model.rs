@@ -8,73 +8,25 @@
 //! term; every amount is computed here once, by EN 16931's rules (BR-CO-10 …
 //! BR-CO-16): a line's net amount is quantity × price rounded once to the
 //! currency's places, each VAT breakdown (one per category and rate) is the
-//! sum of its lines' net amounts and that base × rate rounded the same way —
-//! or the sum of the VAT its lines state as charged, within what rounding
-//! each line can explain (for a zero-decimal currency, where one minor unit
-//! is the whole unit BR-CO-17 allows, none) — and the totals are their sums;
+//! sum of its lines' net amounts and of its document-level charges less its
+//! allowances, and that base × rate rounded the same way — or the sum of the
+//! VAT its lines state as charged ([`super::breakdown`]) — and the totals
+//! are their sums, the total without VAT the lines' less the allowances
+//! plus the charges (BR-CO-13), never negative when there are any;
 //! amounts carry at most 2 decimals (BR-DEC): a three-decimal currency's are
 //! rounded to 2, a zero-decimal currency's to none (half away from zero),
 //! never refused for it.
 
 use thiserror::Error;
 
+pub use super::allowance::{AllowanceCharge, AllowanceChargeInput};
+pub use super::breakdown::VatBreakdown;
 use super::decimal::Dec;
 pub use super::details::{Address, DocumentDetails, LineDetails, Note};
 pub use super::party::Party;
 use super::party::{check_category_parties, check_party};
 use super::vat::{check_exemption, check_rate};
 
-/// A category's VAT: `computed` from its base, or the sum its lines state
-/// when each states one — within what rounding each line on its own can
-/// make the sum differ (half a minor unit a line, at least one minor unit)
-/// and below the one unit BR-CO-17 and BR-S-09 allow.
-fn stated_tax(b: &VatBreakdown, computed: Dec, places: u32) -> Result<Dec, DocumentError> {
-    let (lines, stating) = b.lines;
-    if stating == 0 {
-        return Ok(computed);
-    }
-    if stating != lines {
-        return Err(invalid(
-            "BT-117",
-            "VAT category tax amount",
-            format!(
-                "{stating} of the {lines} lines of category {} at {} % state the VAT charged: all or none do",
-                b.category.code(),
-                b.rate
-            ),
-        ));
-    }
-    let allowed = (lines.div_ceil(2).max(1)) as i64;
-    let diff = b.stated.checked_sub(computed).ok_or_else(|| {
-        invalid(
-            "BT-117",
-            "VAT category tax amount",
-            "too large to compute exactly",
-        )
-    })?;
-    let diff_abs = diff.checked_abs().unwrap_or(diff);
-    let within = diff_abs
-        .checked_sub(Dec::new(allowed, places))
-        .is_some_and(|over| !over.is_positive())
-        && diff_abs
-            .checked_sub(Dec::new(1, 0))
-            .is_some_and(|over| over.is_negative());
-    if !within {
-        return Err(invalid(
-            "BT-117",
-            "VAT category tax amount",
-            format!(
-                "the lines of category {} at {} % state {} of VAT, {} from the {} their base makes: more than rounding each line can explain",
-                b.category.code(),
-                b.rate,
-                b.stated,
-                diff,
-                computed
-            ),
-        ));
-    }
-    Ok(b.stated)
-}
 pub use super::vat::VatCategory;
 
 /// Why no document could be made.
@@ -193,35 +145,17 @@ impl Line {
     }
 }
 
-/// The VAT of one category and rate (BG-23).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VatBreakdown {
-    /// BT-118.
-    pub category: VatCategory,
-    /// BT-119.
-    pub rate: Dec,
-    /// Taxable amount (BT-116): the sum of its lines' net amounts.
-    pub base: Dec,
-    /// Tax (BT-117): base × rate / 100, rounded to the currency's places — or the sum
-    /// of its lines' VAT as charged, when each states it.
-    pub tax: Dec,
-    /// VAT exemption reason code (BT-121), as its lines give it.
-    pub exemption_code: Option<String>,
-    /// VAT exemption reason (BT-120): as its lines give it, else the
-    /// category's own words ([`VatCategory::exemption_reason`]).
-    pub exemption_reason: Option<String>,
-    /// Lines in it, and how many state their VAT as charged.
-    lines: (usize, usize),
-    /// The sum of the VAT its lines state.
-    stated: Dec,
-}
-
 /// The document's totals (BG-22).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Totals {
     /// Sum of line net amounts (BT-106).
     pub lines: Dec,
-    /// Total without VAT (BT-109).
+    /// Sum of the allowances on document level (BT-107): zero without any.
+    pub allowances: Dec,
+    /// Sum of the charges on document level (BT-108): zero without any.
+    pub charges: Dec,
+    /// Total without VAT (BT-109): the lines, less the allowances, plus the
+    /// charges (BR-CO-13).
     pub without_vat: Dec,
     /// Total VAT (BT-110).
     pub vat: Dec,
@@ -242,7 +176,10 @@ pub struct Document {
     pub input: DocumentInput,
     /// The lines.
     pub lines: Vec<Line>,
-    /// One per category and rate, in the order of their first line.
+    /// The allowances (BG-20), then the charges (BG-21), as stated.
+    pub allowance_charges: Vec<AllowanceCharge>,
+    /// One per category and rate, in the order of their first line (then
+    /// of their first allowance or charge).
     pub breakdown: Vec<VatBreakdown>,
     /// The totals.
     pub totals: Totals,
@@ -267,7 +204,11 @@ pub(super) fn invalid(
 }
 
 /// A computed amount, or the refusal of a document too large to compute exactly.
-fn fits(v: Option<Dec>, term: &'static str, what: &'static str) -> Result<Dec, DocumentError> {
+pub(super) fn fits(
+    v: Option<Dec>,
+    term: &'static str,
+    what: &'static str,
+) -> Result<Dec, DocumentError> {
     v.ok_or_else(|| invalid(term, what, "too large to compute exactly"))
 }
 
@@ -395,92 +336,16 @@ impl Document {
                     ),
                 ));
             }
-            let b = match breakdown
-                .iter_mut()
-                .position(|b| b.category == line.vat_category && b.rate == line.vat_rate)
-            {
-                Some(i) => {
-                    let b = &mut breakdown[i];
-                    b.base = fits(
-                        b.base.checked_add(net),
-                        "BT-116",
-                        "VAT category taxable amount",
-                    )?;
-                    b
-                }
-                None => {
-                    breakdown.push(VatBreakdown {
-                        category: line.vat_category,
-                        rate: line.vat_rate,
-                        base: net,
-                        tax: Dec::ZERO,
-                        exemption_code: None,
-                        exemption_reason: None,
-                        lines: (0, 0),
-                        stated: Dec::new(0, places),
-                    });
-                    breakdown.last_mut().expect("just pushed")
-                }
-            };
-            b.lines.0 += 1;
-            if let Some(v) = stated {
-                b.lines.1 += 1;
-                b.stated = fits(b.stated.checked_add(v), "BT-117", "VAT category tax amount")?;
-            }
-            for (given, kept, term, what) in [
-                (
-                    &line.details.vat_exemption_code,
-                    &mut b.exemption_code,
-                    "BT-121",
-                    "VAT exemption reason code",
-                ),
-                (
-                    &line.details.vat_exemption_reason,
-                    &mut b.exemption_reason,
-                    "BT-120",
-                    "VAT exemption reason",
-                ),
-            ] {
-                if let Some(g) = Party::text(given) {
-                    match kept {
-                        Some(k) if k != g => {
-                            return Err(invalid(
-                                term,
-                                what,
-                                format!(
-                                    "lines of category {} at {} % give two ({k}, {g}): a VAT breakdown states one",
-                                    line.vat_category.code(),
-                                    line.vat_rate
-                                ),
-                            ))
-                        }
-                        _ => *kept = Some(g.to_owned()),
-                    }
-                }
-            }
+            VatBreakdown::add_line(&mut breakdown, line, net, stated, places)?;
             lines.push(Line {
                 input: line.clone(),
                 net,
             });
         }
+        let allowance_charges = super::allowance::check_all(&input, places)?;
+        super::allowance::join(&allowance_charges, &mut breakdown, places)?;
         let zero = Dec::new(0, places);
-        let mut vat = zero;
-        for b in &mut breakdown {
-            let exact = b
-                .base
-                .checked_mul(b.rate)
-                .and_then(|v| v.checked_mul(Dec::new(1, 2)));
-            let computed = fits(
-                exact.and_then(|v| v.round(places)),
-                "BT-117",
-                "VAT category tax amount",
-            )?;
-            b.tax = stated_tax(b, computed, places)?;
-            if b.exemption_reason.is_none() {
-                b.exemption_reason = b.category.exemption_reason().map(str::to_owned);
-            }
-            vat = fits(vat.checked_add(b.tax), "BT-110", "invoice total VAT amount")?;
-        }
+        let vat = super::breakdown::taxes(&mut breakdown, places)?;
         let mut sum = zero;
         for l in &lines {
             sum = fits(
@@ -489,8 +354,26 @@ impl Document {
                 "sum of invoice line net amounts",
             )?;
         }
+        let (allowances, charges) = super::allowance::sums(&allowance_charges, places)?;
+        let without_vat = fits(
+            sum.checked_sub(allowances)
+                .and_then(|v| v.checked_add(charges)),
+            "BT-109",
+            "invoice total amount without VAT",
+        )?;
+        // Without allowances or charges, the lines' total is refused as
+        // before (BT-112 below): the refusals of a frozen input stay.
+        if without_vat.is_negative() && !allowance_charges.is_empty() {
+            return Err(invalid(
+                "BT-109",
+                "invoice total amount without VAT",
+                format!(
+                    "the allowances ({allowances}) take more than the lines ({sum}) and the charges ({charges}) come to"
+                ),
+            ));
+        }
         let with_vat = fits(
-            sum.checked_add(vat),
+            without_vat.checked_add(vat),
             "BT-112",
             "invoice total amount with VAT",
         )?;
@@ -516,7 +399,9 @@ impl Document {
         let paid = super::settlement::paid(&input, payable, places)?;
         let totals = Totals {
             lines: sum,
-            without_vat: sum,
+            allowances,
+            charges,
+            without_vat,
             vat,
             with_vat,
             rounding,
@@ -551,6 +436,7 @@ impl Document {
         Ok(Document {
             input,
             lines,
+            allowance_charges,
             breakdown,
             totals,
             places,

@@ -4,8 +4,9 @@
 //! Invariants: elements in the order the UBL 2.1 schemas require; every
 //! amount is the [`Document`]'s, written with its currency's places and
 //! `currencyID`; a credit note is a `CreditNote` (type 381) naming its
-//! invoice in `BillingReference` (BT-25, BT-26); the same document gives the
-//! same bytes.
+//! invoice in `BillingReference` (BT-25, BT-26); document-level allowances
+//! and charges (BG-20, BG-21) and their totals (BT-107, BT-108) only when
+//! there are any; the same document gives the same bytes.
 
 use super::model::{Document, Kind, Party, VatCategory};
 use super::xml::Writer;
@@ -130,6 +131,25 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         w.leaf_opt("cbc:Note", d.input.payment_terms.as_deref());
         w.close();
     }
+    for a in &d.allowance_charges {
+        w.open("cac:AllowanceCharge", &[]);
+        w.leaf(
+            "cbc:ChargeIndicator",
+            &[],
+            if a.charge { "true" } else { "false" },
+        );
+        w.leaf_opt("cbc:AllowanceChargeReasonCode", a.reason_code.as_deref());
+        w.leaf_opt("cbc:AllowanceChargeReason", a.reason.as_deref());
+        w.leaf("cbc:Amount", &[("currencyID", cur)], &money(a.amount));
+        tax_category(
+            &mut w,
+            "cac:TaxCategory",
+            a.category,
+            &a.rate.trimmed(),
+            None,
+        );
+        w.close();
+    }
     w.open("cac:TaxTotal", &[]);
     w.leaf(
         "cbc:TaxAmount",
@@ -176,6 +196,20 @@ pub fn to_ubl(d: &Document) -> Vec<u8> {
         &[("currencyID", cur)],
         &money(d.totals.with_vat),
     );
+    if d.allowance_charges.iter().any(|a| !a.charge) {
+        w.leaf(
+            "cbc:AllowanceTotalAmount",
+            &[("currencyID", cur)],
+            &money(d.totals.allowances),
+        );
+    }
+    if d.allowance_charges.iter().any(|a| a.charge) {
+        w.leaf(
+            "cbc:ChargeTotalAmount",
+            &[("currencyID", cur)],
+            &money(d.totals.charges),
+        );
+    }
     w.leaf(
         "cbc:PrepaidAmount",
         &[("currencyID", cur)],

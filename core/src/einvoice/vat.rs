@@ -1,10 +1,12 @@
 //! VAT categories (UNCL5305, as EN 16931 uses them) and the rate each
 //! takes.
 //!
-//! Invariants: a standard-rated line (S) has a rate above zero, every other
-//! category the rate zero (BT-152); each category has its code and, where
-//! EN 16931 asks one, its exemption reason.
+//! Invariants: a standard-rated line, allowance or charge (S) has a rate
+//! above zero, every other category the rate zero (BT-152, BT-96, BT-103);
+//! each category has its code and, where EN 16931 asks one, its exemption
+//! reason.
 
+use super::decimal::Dec;
 use super::model::{invalid, DocumentError, LineInput};
 
 /// A VAT category code (UNCL5305, as EN 16931 uses them).
@@ -124,26 +126,43 @@ pub(super) fn check_exemption(line: &LineInput) -> Result<(), DocumentError> {
 }
 
 pub(super) fn check_rate(line: &LineInput) -> Result<(), DocumentError> {
-    let zero = line.vat_rate.is_zero();
-    let ok = match line.vat_category {
-        VatCategory::S => !zero && !line.vat_rate.is_negative(),
+    check_category_rate(
+        line.vat_category,
+        line.vat_rate,
+        "BT-152",
+        "invoiced item VAT rate",
+    )
+}
+
+/// A rate that fits its category (BR-S-05, BR-Z-05 … for a line, BR-S-06,
+/// BR-S-07 … for an allowance or a charge): above zero for S, zero for the
+/// others; refused naming `term`.
+pub(super) fn check_category_rate(
+    category: VatCategory,
+    rate: Dec,
+    term: &'static str,
+    what: &'static str,
+) -> Result<(), DocumentError> {
+    let zero = rate.is_zero();
+    let ok = match category {
+        VatCategory::S => !zero && !rate.is_negative(),
         _ => zero,
     };
     if ok {
         Ok(())
     } else {
         Err(invalid(
-            "BT-152",
-            "invoiced item VAT rate",
+            term,
+            what,
             format!(
                 "category {} takes {}, got {}",
-                line.vat_category.code(),
-                if line.vat_category == VatCategory::S {
+                category.code(),
+                if category == VatCategory::S {
                     "a rate above 0"
                 } else {
                     "the rate 0"
                 },
-                line.vat_rate
+                rate
             ),
         ))
     }

@@ -122,6 +122,9 @@ table! {
     CategoryG "category_g" ["Export outside the EU", "Ausfuhrlieferung", "Exportation hors de l’UE", "Uitvoer buiten de EU"]
     CategoryO "category_o" ["Not subject to VAT", "Nicht steuerbar", "Non soumis à la TVA", "Niet onderworpen aan btw"]
     // The totals.
+    LinesTotal "lines_total" ["Total of the lines", "Summe der Positionen", "Total des lignes", "Totaal van de regels"]
+    Allowance "allowance" ["Allowance: {reason}", "Nachlass: {reason}", "Remise : {reason}", "Korting: {reason}"]
+    Charge "charge" ["Charge: {reason}", "Zuschlag: {reason}", "Frais : {reason}", "Toeslag: {reason}"]
     TotalWithoutVat "total_without_vat" ["Total without VAT", "Summe netto", "Total HT", "Totaal excl. btw"]
     TotalVat "total_vat" ["VAT", "Umsatzsteuer", "TVA", "Btw"]
     Total "total" ["Total", "Gesamtbetrag", "Total TTC", "Totaal incl. btw"]

@@ -3,7 +3,8 @@
 //! ([`Labels`]) — number, dates (issue, due, supply or invoicing period),
 //! seller, buyer and deliver-to address, the orders it answers, the lines
 //! (with their SKU and GTIN), the VAT breakdown with each exemption, the
-//! totals, how it is paid or to be paid, and its notes.
+//! totals (with each document-level allowance and charge), how it is paid
+//! or to be paid, and its notes.
 //!
 //! Invariants: every amount shown is one the document computed (the same
 //! the embedded XML states), written with the currency's places; every
@@ -405,53 +406,114 @@ fn breakdown(p: &mut Pages, d: &Document, l: &Labels) {
     p.y -= 10.0;
 }
 
-/// The totals: kept together.
+/// The widest a label of the totals is: an allowance's or a charge's
+/// reason wraps.
+const TOTALS_LABEL_WIDTH: f32 = 250.0;
+
+/// The totals: kept together when they fit on a page. With document-level
+/// allowances and charges, the lines' total first, then each of them (an
+/// allowance taken off, a charge added), then the total without VAT.
 fn totals(p: &mut Pages, d: &Document, l: &Labels) {
     let cur = d.input.currency.as_str();
     let t = &d.totals;
     let money = |v: Dec| format!("{} {cur}", l.number(&d.amount(v)));
-    // Label, amount, size, whether a rule goes above it.
-    let mut rows = vec![
-        (
-            l.get(Key::TotalWithoutVat).to_owned(),
-            money(t.without_vat),
+    // Label (its lines), amount, size, whether a rule goes above it.
+    let mut rows = Vec::new();
+    if !d.allowance_charges.is_empty() {
+        rows.push((
+            vec![l.get(Key::LinesTotal).to_owned()],
+            money(t.lines),
             9.0,
             false,
-        ),
-        (l.get(Key::TotalVat).to_owned(), money(t.vat), 9.0, false),
-    ];
+        ));
+        for a in &d.allowance_charges {
+            let (key, sign) = if a.charge {
+                (Key::Charge, "")
+            } else {
+                (Key::Allowance, "-")
+            };
+            let label = l.fill(key, &[("reason", a.reason_text())]);
+            rows.push((
+                p.wrap(&label, TOTALS_LABEL_WIDTH, 9.0),
+                format!(
+                    "{} {cur}",
+                    l.number(&format!("{sign}{}", d.amount(a.amount)))
+                ),
+                9.0,
+                false,
+            ));
+        }
+    }
+    rows.push((
+        vec![l.get(Key::TotalWithoutVat).to_owned()],
+        money(t.without_vat),
+        9.0,
+        false,
+    ));
+    rows.push((
+        vec![l.get(Key::TotalVat).to_owned()],
+        money(t.vat),
+        9.0,
+        false,
+    ));
     let x = &d.input.details;
     if let (Some(c), Some(v)) = (Party::text(&x.tax_currency), x.vat_in_tax_currency) {
         let places = crate::einvoice::model::document_places(c);
         let v = v.round(places).unwrap_or(v);
         rows.push((
-            l.fill(Key::VatInCurrency, &[("currency", c)]),
+            vec![l.fill(Key::VatInCurrency, &[("currency", c)])],
             format!("{} {c}", l.number(&v.to_string())),
             9.0,
             false,
         ));
     }
-    rows.push((l.get(Key::Total).to_owned(), money(t.with_vat), 12.0, true));
+    rows.push((
+        vec![l.get(Key::Total).to_owned()],
+        money(t.with_vat),
+        12.0,
+        true,
+    ));
     if let Some(r) = t.rounding {
-        rows.push((l.get(Key::Rounding).to_owned(), money(r), 9.0, false));
+        rows.push((vec![l.get(Key::Rounding).to_owned()], money(r), 9.0, false));
     }
     let (paid, due) = match d.input.kind {
         Kind::Invoice => (Key::Paid, Key::AmountDue),
         Kind::CreditNote { .. } => (Key::Refunded, Key::ToRefund),
     };
-    rows.push((l.get(paid).to_owned(), money(t.paid), 9.0, false));
-    rows.push((l.get(due).to_owned(), money(t.due), 10.0, false));
-    let height: f32 = rows.iter().map(|(_, _, size, _)| size + 6.0).sum::<f32>() + 5.0;
+    rows.push((vec![l.get(paid).to_owned()], money(t.paid), 9.0, false));
+    rows.push((vec![l.get(due).to_owned()], money(t.due), 10.0, false));
+    // A row: its first line and 6 points, each further line `size + 2`;
+    // 5 more above a rule.
+    let row_height = |parts: &[String], size: f32, rule: bool| {
+        size + 6.0 + (parts.len() - 1) as f32 * (size + 2.0) + if rule { 5.0 } else { 0.0 }
+    };
+    let height: f32 = rows
+        .iter()
+        .map(|(parts, _, size, rule)| row_height(parts, *size, *rule))
+        .sum();
     p.room(height);
-    for (label, amount, size, rule) in rows {
+    for (parts, amount, size, rule) in rows {
+        // Kept together when the whole fits; else row by row, never below
+        // the footer.
+        p.room(row_height(&parts, size, rule));
         if rule {
             p.y -= 5.0;
             p.rule(COL_PRICE - 60.0, RIGHT, p.y + size + 5.0, 0.6, INK);
         }
         let grey = if size > 9.0 { INK } else { GREY };
-        p.right(COL_VAT - 20.0, p.y, size, grey, &label);
-        p.right(COL_AMOUNT, p.y, size, INK, &amount);
-        p.y -= size + 6.0;
+        let y = p.y;
+        for (i, part) in parts.iter().enumerate() {
+            p.right(
+                COL_VAT - 20.0,
+                y - i as f32 * (size + 2.0),
+                size,
+                grey,
+                part,
+            );
+        }
+        p.right(COL_AMOUNT, y, size, INK, &amount);
+        // One line moves as it always has (the same arithmetic, the same bytes).
+        p.y -= size + 6.0 + (parts.len() - 1) as f32 * (size + 2.0);
     }
     p.y -= 12.0;
 }
