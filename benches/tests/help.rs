@@ -17,6 +17,7 @@ fn every_benchmark_answers_help_without_running() {
         env!("CARGO_BIN_EXE_php-side-by-side"),
         env!("CARGO_BIN_EXE_fpm-side-by-side"),
         env!("CARGO_BIN_EXE_wp-side-by-side"),
+        env!("CARGO_BIN_EXE_woo-counts"),
     ] {
         let started = Instant::now();
         let out = Command::new(bin).arg("--help").output().unwrap();

@@ -1,25 +1,43 @@
 //! `counterfoil adopt --from wp-overnight`: takes over the numbering of WP
 //! Overnight's "PDF Invoices & Packing Slips for WooCommerce".
 //!
-//! What is read: its number stores (`{prefix}wcpdf_invoice_number`, one
-//! sequence; `{prefix}wcpdf_invoice_number_{year}`, reset each year: rows of
-//! `id` = the number, `order_id`, `date` in the site's time), and the number
-//! each order carries (meta `_wcpdf_invoice_number`, its local date in
-//! `_wcpdf_invoice_date_formatted`), in both order storages (posts, and
-//! WooCommerce's order tables).
+//! What is read (as its 5.16.1 writes it, and its older versions did):
+//! - its number stores, `{prefix}wcpdf_invoice_number` and, where it resets
+//!   yearly, `{prefix}wcpdf_invoice_number_{year}` (a lapsed year's): rows of
+//!   `id`, `order_id`, `date` (the site's time) and, in its `calculate` mode,
+//!   `calculated_number`, which then is the number (else `id` is); a row on
+//!   no order (`order_id` 0) is the one its "next invoice number" setting
+//!   writes (the number before the next), not a number handed out;
+//! - its invoice settings (option `wpo_wcpdf_documents_settings_invoice`,
+//!   serialized): whether it resets yearly (`reset_number_yearly`);
+//! - each order's number: `_wcpdf_invoice_number_data`, a serialized array of
+//!   its parts (`number`, `prefix`, `suffix`, `padding`, `formatted_number`,
+//!   `document_type`, `order_id`) — the plain `number` is the registry's;
+//!   `_wcpdf_invoice_number` is the FORMATTED number (`INV-0001`) since its
+//!   2.0, the plain one before (read only where the parts are missing);
+//!   without either, the store's row of that order; its local date in
+//!   `_wcpdf_invoice_date_formatted`; in both order storages (posts, and
+//!   WooCommerce's order tables). An order that carries Counterfoil's own
+//!   number (`_counterfoil_invoice_number`: WP Overnight then keeps a copy
+//!   of it) is Counterfoil's already and not read.
 //!
 //! Invariants:
 //! - nothing is renumbered: every number an order carries stays that
-//!   order's, registered as issued (gateway `woocommerce`, the order's id);
+//!   order's, registered as issued (gateway `woocommerce`, the order's id),
+//!   whatever its prefix, suffix or padding; an order whose plain number
+//!   cannot be told stops the adoption (nothing written) rather than be
+//!   guessed;
 //! - every number is accounted for: a number the store handed out that no
 //!   order carries, and a number missing below the series' highest, is
 //!   registered void with its reason;
 //! - a number two orders carry (WP Overnight's own race, its issue #951) is
 //!   owned by the lower order id; the other is recorded as a finding;
 //! - a series is `{issuer}:{year}`, the year its number was issued in (the
-//!   yearly store's year); a single sequence that ran across years starts
-//!   each year's series at that year's lowest number; every counter moves up
-//!   to its highest, so the next order continues the sequence;
+//!   yearly store's year); a yearly series starts at 1, or where the shop
+//!   set that year's next number (below any number an order carries); a
+//!   single sequence that ran across years starts each year's series at that
+//!   year's lowest number; every counter moves up to its highest, so the
+//!   next order continues the sequence;
 //! - without `--execute` nothing is written; with it every step is
 //!   idempotent (INSERT IGNORE, counters only moved up);
 //! - each series is adopted in one transaction holding its row
@@ -74,8 +92,14 @@ pub struct SeriesPlan {
 }
 
 /// The plan of every series, from what was read. `yearly`: WP Overnight
-/// reset its numbers each year (each year's series starts at 1).
-pub fn plan(issuer: u64, yearly: bool, taken: &[Taken]) -> Vec<SeriesPlan> {
+/// reset its numbers each year (each year's series starts at 1, or at
+/// `floors`' number for that year: the next number the shop set).
+pub fn plan(
+    issuer: u64,
+    yearly: bool,
+    taken: &[Taken],
+    floors: &BTreeMap<u32, u64>,
+) -> Vec<SeriesPlan> {
     let mut by_year: BTreeMap<u32, Vec<Taken>> = BTreeMap::new();
     for t in taken {
         by_year.entry(t.year).or_default().push(*t);
@@ -83,12 +107,13 @@ pub fn plan(issuer: u64, yearly: bool, taken: &[Taken]) -> Vec<SeriesPlan> {
     let mut plans = Vec::new();
     for (year, mut all) in by_year {
         all.sort_by_key(|t| (t.number, !t.on_order, t.order));
+        let lowest = all.first().map_or(1, |t| t.number.max(1));
         let mut p = SeriesPlan {
             scope: format!("{issuer}:{year}"),
-            start: if yearly {
-                1
-            } else {
-                all.first().map_or(1, |t| t.number.max(1))
+            start: match (yearly, floors.get(&year)) {
+                (true, Some(floor)) => (*floor).clamp(1, lowest),
+                (true, None) => 1,
+                (false, _) => lowest,
             },
             highest: all.last().map_or(0, |t| t.number),
             ..SeriesPlan::default()
@@ -131,8 +156,141 @@ fn year_of(date: &str) -> Option<u32> {
     date.get(..4)?.parse().ok().filter(|y| *y > 0)
 }
 
-/// Reads WP Overnight's stores and the orders' numbers: (taken, yearly).
-async fn read(db: &mut Db, prefix: &str) -> Result<(Vec<Taken>, bool)> {
+/// A value of PHP's serialize(), as WordPress stores arrays in meta and
+/// options.
+#[derive(Clone, Debug, PartialEq)]
+enum Php {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Vec<u8>),
+    /// Keys as text (an integer key as its digits), in order.
+    Array(Vec<(String, Php)>),
+}
+
+impl Php {
+    /// The value under `key` of an array.
+    fn get(&self, key: &str) -> Option<&Php> {
+        match self {
+            Php::Array(items) => items.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// A positive integer, from an integer or a string of digits (older
+    /// versions stored numbers as strings).
+    fn positive(&self) -> Option<u64> {
+        match self {
+            Php::Int(n) => u64::try_from(*n).ok().filter(|n| *n > 0),
+            Php::Str(b) => std::str::from_utf8(b)
+                .ok()?
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0),
+            _ => None,
+        }
+    }
+
+    /// Whether a setting is on (a checkbox: present and not empty).
+    fn truthy(&self) -> bool {
+        match self {
+            Php::Null => false,
+            Php::Bool(b) => *b,
+            Php::Int(n) => *n != 0,
+            Php::Float(f) => *f != 0.0,
+            Php::Str(b) => !b.is_empty() && b.as_slice() != b"0",
+            Php::Array(items) => !items.is_empty(),
+        }
+    }
+}
+
+/// Parses PHP's serialize() output (null, booleans, integers, floats,
+/// strings, arrays; an object is not read): the value, or None.
+fn unserialize(bytes: &[u8]) -> Option<Php> {
+    fn until(b: &[u8], at: &mut usize, end: u8) -> Option<String> {
+        let from = *at;
+        let len = b.get(from..)?.iter().position(|c| *c == end)?;
+        *at = from + len + 1;
+        String::from_utf8(b[from..from + len].to_vec()).ok()
+    }
+    fn value(b: &[u8], at: &mut usize, depth: usize) -> Option<Php> {
+        if depth > 32 {
+            return None;
+        }
+        let kind = *b.get(*at)?;
+        if kind == b'N' {
+            (b.get(*at + 1) == Some(&b';')).then_some(())?;
+            *at += 2;
+            return Some(Php::Null);
+        }
+        (b.get(*at + 1) == Some(&b':')).then_some(())?;
+        *at += 2;
+        match kind {
+            b'b' => Some(Php::Bool(until(b, at, b';')? == "1")),
+            b'i' => until(b, at, b';')?.parse().ok().map(Php::Int),
+            b'd' => until(b, at, b';')?.parse().ok().map(Php::Float),
+            b's' => {
+                let len: usize = until(b, at, b':')?.parse().ok()?;
+                (b.get(*at) == Some(&b'"')).then_some(())?;
+                let from = *at + 1;
+                let text = b.get(from..from.checked_add(len)?)?.to_vec();
+                (b.get(from + len..from + len + 2) == Some(b"\";".as_slice())).then_some(())?;
+                *at = from + len + 2;
+                Some(Php::Str(text))
+            }
+            b'a' => {
+                let count: usize = until(b, at, b':')?.parse().ok()?;
+                (b.get(*at) == Some(&b'{')).then_some(())?;
+                *at += 1;
+                let mut items = Vec::with_capacity(count.min(64));
+                for _ in 0..count {
+                    let key = match value(b, at, depth + 1)? {
+                        Php::Int(n) => n.to_string(),
+                        Php::Str(s) => String::from_utf8(s).ok()?,
+                        _ => return None,
+                    };
+                    items.push((key, value(b, at, depth + 1)?));
+                }
+                (b.get(*at) == Some(&b'}')).then_some(())?;
+                *at += 1;
+                Some(Php::Array(items))
+            }
+            _ => None,
+        }
+    }
+    let mut at = 0;
+    let v = value(bytes, &mut at, 0)?;
+    (at == bytes.len()).then_some(v)
+}
+
+/// The plain number an order's WP Overnight meta gives: its parts'
+/// `number` (`_wcpdf_invoice_number_data`), else `_wcpdf_invoice_number`
+/// when it is a plain number (WP Overnight before 2.0 kept the plain number
+/// there; since, the formatted one), else None.
+fn plain_number(formatted: Option<&[u8]>, data: Option<&[u8]>) -> Option<u64> {
+    let parts = data.and_then(unserialize);
+    if let Some(n) = parts
+        .as_ref()
+        .and_then(|p| p.get("number"))
+        .and_then(Php::positive)
+    {
+        return Some(n);
+    }
+    formatted.and_then(|f| Php::Str(f.to_vec()).positive())
+}
+
+/// What WP Overnight left: the numbers, whether it reset yearly, and per
+/// year the next number its "next invoice number" setting set (a floor).
+struct Read {
+    taken: Vec<Taken>,
+    yearly: bool,
+    floors: BTreeMap<u32, u64>,
+}
+
+/// Reads WP Overnight's stores, its settings and the orders' numbers.
+async fn read(db: &mut Db, prefix: &str) -> Result<Read> {
     let base = format!("{prefix}wcpdf_invoice_number");
     let like = format!("{}%", base.replace('_', "\\_"));
     let stores: Vec<String> = db
@@ -142,7 +300,23 @@ async fn read(db: &mut Db, prefix: &str) -> Result<(Vec<Taken>, bool)> {
         )
         .await?;
     let mut taken = Vec::new();
-    let mut yearly = false;
+    let mut floors: BTreeMap<u32, u64> = BTreeMap::new();
+    // Its setting, where the option is there (a suffixed store says so too).
+    let settings: Vec<Vec<u8>> = db
+        .rows(
+            &format!(
+                "SELECT option_value FROM `{prefix}options` WHERE option_name = 'wpo_wcpdf_documents_settings_invoice'"
+            ),
+            (),
+        )
+        .await?;
+    let mut yearly = settings
+        .first()
+        .and_then(|v| unserialize(v))
+        .and_then(|s| s.get("reset_number_yearly").map(Php::truthy))
+        .unwrap_or(false);
+    // order → the numbers the store gave it (for an order without its parts).
+    let mut store_of: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for table in &stores {
         let year = match table.strip_prefix(&base) {
             Some("") => None,
@@ -155,9 +329,22 @@ async fn read(db: &mut Db, prefix: &str) -> Result<(Vec<Taken>, bool)> {
             },
             None => continue,
         };
+        let calculated: Vec<u64> = db
+            .rows(
+                "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = 'calculated_number'",
+                (table.as_str(),),
+            )
+            .await?;
+        let number = if calculated.first().copied().unwrap_or(0) > 0 {
+            "COALESCE(NULLIF(calculated_number, 0), id)"
+        } else {
+            "id"
+        };
         let rows: Vec<(u64, Option<u64>, Option<String>)> = db
             .rows(
-                &format!("SELECT id, order_id, CAST(date AS CHAR) FROM `{table}` ORDER BY id"),
+                &format!(
+                    "SELECT {number}, order_id, CAST(date AS CHAR) FROM `{table}` ORDER BY id"
+                ),
                 (),
             )
             .await?;
@@ -165,19 +352,29 @@ async fn read(db: &mut Db, prefix: &str) -> Result<(Vec<Taken>, bool)> {
             let Some(year) = year.or_else(|| date.as_deref().and_then(year_of)) else {
                 continue;
             };
-            taken.push(Taken {
-                number,
-                year,
-                order: order.filter(|o| *o > 0),
-                on_order: false,
-            });
+            match order.filter(|o| *o > 0) {
+                // Its "next invoice number" setting: the number before the next, on no order.
+                None => {
+                    let floor = floors.entry(year).or_insert(0);
+                    *floor = (*floor).max(number + 1);
+                }
+                Some(order) => {
+                    store_of.entry(order).or_default().push(number);
+                    taken.push(Taken {
+                        number,
+                        year,
+                        order: Some(order),
+                        on_order: false,
+                    });
+                }
+            }
         }
     }
     // The orders' numbers: posts storage, and WooCommerce's order tables.
     let tables = Tables::new(&TablePrefix::new(prefix)?);
     let mut carried: BTreeMap<u64, (u64, Option<String>)> = BTreeMap::new();
     // (order table, its id column, meta table, its order column, type column)
-    let mut stores = vec![(
+    let mut storages = vec![(
         tables.posts.clone(),
         "ID",
         tables.postmeta.clone(),
@@ -187,29 +384,46 @@ async fn read(db: &mut Db, prefix: &str) -> Result<(Vec<Taken>, bool)> {
     let orders_table = format!("{prefix}wc_orders");
     let orders_meta = format!("{prefix}wc_orders_meta");
     if db.table_exists(&orders_table).await? && db.table_exists(&orders_meta).await? {
-        stores.push((orders_table, "id", orders_meta, "order_id", "type"));
+        storages.push((orders_table, "id", orders_meta, "order_id", "type"));
     }
-    let mut rows: Vec<(u64, String, Option<String>)> = Vec::new();
-    for (orders, id, meta, order_col, type_col) in &stores {
+    type OrderRow = (u64, Option<Vec<u8>>, Option<Vec<u8>>, Option<String>);
+    let mut rows: Vec<OrderRow> = Vec::new();
+    for (orders, id, meta, order_col, type_col) in &storages {
+        let of = |key: &str| {
+            format!(
+                "(SELECT d.meta_value FROM `{meta}` d WHERE d.{order_col} = o.{id} AND d.meta_key = '{key}' ORDER BY d.meta_value = '' LIMIT 1)"
+            )
+        };
         rows.extend(
-            db.rows::<(u64, String, Option<String>), _>(
+            db.rows::<OrderRow, _>(
                 &format!(
-                    "SELECT o.{id}, m.meta_value, (SELECT d.meta_value FROM `{meta}` d WHERE d.{order_col} = o.{id} \
-                     AND d.meta_key = '_wcpdf_invoice_date_formatted' LIMIT 1) \
-                     FROM `{orders}` o JOIN `{meta}` m ON m.{order_col} = o.{id} AND m.meta_key = '_wcpdf_invoice_number' \
-                     WHERE o.{type_col} = 'shop_order'"
+                    "SELECT o.{id}, {}, {}, {} FROM `{orders}` o \
+                     WHERE o.{type_col} = 'shop_order' \
+                     AND EXISTS (SELECT 1 FROM `{meta}` m WHERE m.{order_col} = o.{id} \
+                         AND m.meta_key IN ('_wcpdf_invoice_number', '_wcpdf_invoice_number_data') AND m.meta_value <> '') \
+                     AND NOT EXISTS (SELECT 1 FROM `{meta}` c WHERE c.{order_col} = o.{id} \
+                         AND c.meta_key = '_counterfoil_invoice_number' AND c.meta_value <> '')",
+                    of("_wcpdf_invoice_number"),
+                    of("_wcpdf_invoice_number_data"),
+                    of("_wcpdf_invoice_date_formatted"),
                 ),
                 (),
             )
             .await?,
         );
     }
-    for (order, value, date) in rows {
-        if let Ok(number) = value.trim().parse::<u64>() {
-            if number > 0 {
-                carried.insert(order, (number, date));
-            }
-        }
+    for (order, formatted, data, date) in rows {
+        let number = match plain_number(formatted.as_deref(), data.as_deref()) {
+            Some(n) => n,
+            None => match store_of.get(&order).map(Vec::as_slice) {
+                Some([n]) => *n,
+                _ => bail!(
+                    "order {order} carries WP Overnight number {:?} without its parts (_wcpdf_invoice_number_data) and no single store row names it: its plain number is unknown; settle it by hand (nothing was changed)",
+                    String::from_utf8_lossy(formatted.as_deref().unwrap_or_default())
+                ),
+            },
+        };
+        carried.insert(order, (number, date));
     }
     // Where the store knows the number, its year; else the order's own date.
     let store_year: HashMap<(u64, Option<u64>), u32> = taken
@@ -231,7 +445,11 @@ async fn read(db: &mut Db, prefix: &str) -> Result<(Vec<Taken>, bool)> {
             on_order: true,
         });
     }
-    Ok((taken, yearly))
+    Ok(Read {
+        taken,
+        yearly,
+        floors,
+    })
 }
 
 /// The command.
@@ -242,14 +460,18 @@ pub async fn run(global: &Global, args: &AdoptArgs) -> Result<Outcome> {
     let deadline = Duration::from_millis(global.timeout_ms.max(1000) * 20);
     let mut db = Db::connect(&url, deadline).await?;
     crate::db::require_wordpress(&mut db, &tables).await?;
-    let (taken, yearly) = read(&mut db, prefix.as_str()).await?;
+    let Read {
+        taken,
+        yearly,
+        floors,
+    } = read(&mut db, prefix.as_str()).await?;
     if taken.is_empty() {
         bail!(
             "nothing to adopt: no WP Overnight number store ({}wcpdf_invoice_number…) and no order with _wcpdf_invoice_number",
             prefix.as_str()
         );
     }
-    let plans = plan(args.issuer, yearly, &taken);
+    let plans = plan(args.issuer, yearly, &taken, &floors);
     let mut current = Vec::new();
     for p in &plans {
         ScopeKey::new(p.scope.as_str())?;
@@ -469,7 +691,7 @@ mod tests {
             in_store(1, 2026, 20),
             on_order(1, 2026, 20),
         ];
-        let plans = plan(0, true, &taken);
+        let plans = plan(0, true, &taken, &BTreeMap::new());
         assert_eq!(plans.len(), 2);
         let p = &plans[0];
         assert_eq!((p.scope.as_str(), p.start, p.highest), ("0:2025", 1, 5));
@@ -488,7 +710,7 @@ mod tests {
             on_order(9, 2026, 3),
             on_order(11, 2026, 4),
         ];
-        let plans = plan(3, false, &taken);
+        let plans = plan(3, false, &taken, &BTreeMap::new());
         assert_eq!(
             (plans[0].scope.as_str(), plans[0].start, plans[0].highest),
             ("3:2025", 7, 8)
@@ -499,5 +721,55 @@ mod tests {
             ("3:2026", 9, 11)
         );
         assert_eq!(plans[1].voids, vec![(10, MISSING)]);
+    }
+
+    #[test]
+    fn a_yearly_series_starts_where_the_shop_set_its_next_number() {
+        let taken = [on_order(101, 2026, 1), on_order(103, 2026, 2)];
+        let floors = BTreeMap::from([(2026, 101)]);
+        let p = &plan(0, true, &taken, &floors)[0];
+        assert_eq!((p.start, p.highest), (101, 103));
+        assert_eq!(p.voids, vec![(102, MISSING)]);
+        // A number an order carries below the floor still starts the series.
+        let taken = [on_order(7, 2026, 1), on_order(101, 2026, 2)];
+        assert_eq!(plan(0, true, &taken, &floors)[0].start, 7);
+    }
+
+    #[test]
+    fn the_plain_number_is_the_parts_number_never_the_formatted_one() {
+        // As WP Overnight 5.16.1 saves a DocumentNumber's to_array().
+        let data = br#"a:7:{s:6:"number";i:101;s:16:"formatted_number";s:8:"INV-0101";s:6:"prefix";s:4:"INV-";s:6:"suffix";s:0:"";s:13:"document_type";s:7:"invoice";s:8:"order_id";i:12;s:7:"padding";i:4;}"#;
+        assert_eq!(plain_number(Some(b"INV-0101"), Some(data)), Some(101));
+        // Older versions stored the number as a string; a multibyte prefix.
+        let data = "a:3:{s:6:\"number\";s:1:\"7\";s:16:\"formatted_number\";s:5:\"\u{20ac}-7\";s:6:\"prefix\";s:4:\"\u{20ac}-\";}";
+        let parsed = unserialize(data.as_bytes()).unwrap();
+        assert_eq!(
+            parsed.get("prefix"),
+            Some(&Php::Str("\u{20ac}-".as_bytes().to_vec()))
+        );
+        assert_eq!(plain_number(None, Some(data.as_bytes())), Some(7));
+        // Before its 2.0: the plain number in _wcpdf_invoice_number, no parts.
+        assert_eq!(plain_number(Some(b"42"), None), Some(42));
+        // A formatted number alone is not guessed at.
+        assert_eq!(plain_number(Some(b"INV-0001"), None), None);
+        assert_eq!(
+            plain_number(Some(b"INV-0001"), Some(b"a:1:{s:6:\"number\";N;}")),
+            None
+        );
+        // Not PHP's serialize(): nothing.
+        for bad in [
+            &b"a:2:{s:6:\"number\";i:1;}"[..],
+            b"s:9:\"short\";",
+            b"O:8:\"stdClass\":0:{}",
+            b"i:1;x",
+        ] {
+            assert_eq!(unserialize(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+        let settings = br#"a:2:{s:7:"enabled";s:1:"1";s:19:"reset_number_yearly";s:1:"1";}"#;
+        assert!(unserialize(settings)
+            .unwrap()
+            .get("reset_number_yearly")
+            .unwrap()
+            .truthy());
     }
 }

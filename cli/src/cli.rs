@@ -217,7 +217,9 @@ pub struct AdoptArgs {
     pub skip_malformed: bool,
     /// Where the numbers are: `posts` (invoice post titles), or
     /// `wp-overnight` (WP Overnight's PDF Invoices for WooCommerce: its number
-    /// stores and the orders' `_wcpdf_invoice_number`).
+    /// stores, yearly ones too, and each order's plain number from
+    /// `_wcpdf_invoice_number_data`; `_wcpdf_invoice_number` holds the
+    /// formatted one).
     #[arg(long, default_value = "posts", value_parser = ["posts", "wp-overnight"])]
     pub from: String,
     /// With `--from wp-overnight`: the issuer whose series the orders'

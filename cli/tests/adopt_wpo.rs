@@ -1,9 +1,12 @@
 //! `counterfoil adopt --from wp-overnight` on a WooCommerce site (the
 //! stand-in, or a real WooCommerce named by COUNTERFOIL_WOOCOMMERCE) whose
-//! orders WP Overnight's PDF plugin numbered before: its yearly number store
-//! and the orders' `_wcpdf_invoice_number`, written as that plugin writes
-//! them. Nothing renumbered, every number accounted for, and the next paid
-//! order continues the sequence.
+//! orders WP Overnight's PDF plugin numbered before: its number stores and
+//! the orders' numbers (`_wcpdf_invoice_number`, the formatted number, and
+//! `_wcpdf_invoice_number_data`, its parts), written as that plugin writes
+//! them — by hand, and by the plugin itself (its stand-in, or the real one
+//! named by COUNTERFOIL_WPO: tests/src/woocommerce.rs). Nothing
+//! renumbered, every number accounted for, and the next paid order
+//! continues the sequence.
 
 use std::process::{Command, Output};
 
@@ -58,9 +61,10 @@ fn adopt_learns_wp_overnights_numbers_and_the_next_order_continues() {
                  $id = cf_test_order('20.00'); $o = wc_get_order($id); $o->payment_complete('wpo-' . $i);
                  if ($i < 5) {{ $wpdb->insert($wpdb->prefix . 'wcpdf_invoice_number_{year}', array('order_id' => $id, 'date' => '{year}-02-0' . ($i + 1) . ' 10:00:00')); }}
                  if ($n) {{
+                     // As WP Overnight saves a document: the formatted number, and its parts.
                      $o = wc_get_order($id);
-                     $o->update_meta_data('_wcpdf_invoice_number', (string) $n);
-                     $o->update_meta_data('_wcpdf_invoice_number_data', array('number' => $n, 'formatted_number' => 'INV-' . $n));
+                     $o->update_meta_data('_wcpdf_invoice_number', 'INV-' . $n);
+                     $o->update_meta_data('_wcpdf_invoice_number_data', array('number' => $n, 'formatted_number' => 'INV-' . $n, 'prefix' => 'INV-', 'suffix' => '', 'document_type' => 'invoice', 'order_id' => $id, 'padding' => null));
                      $o->update_meta_data('_wcpdf_invoice_date_formatted', '{year}-02-0' . ($i + 1) . ' 10:00:00');
                      $o->save();
                  }}
@@ -126,4 +130,77 @@ fn adopt_learns_wp_overnights_numbers_and_the_next_order_continues() {
     );
     assert_eq!(out, format!("{year}-0006 INV-3"));
     assert_eq!(registry(&wp).len(), 6, "{:?}", registry(&wp));
+}
+
+/// Issue item 4: WP Overnight keeps the FORMATTED number in
+/// `_wcpdf_invoice_number` (`INV-0101`); read as an integer, every number it
+/// gave an order was registered void. Its parts (`_wcpdf_invoice_number_data`)
+/// say 101. Here WP Overnight itself numbers the orders (Counterfoil's hooks
+/// off, as before Counterfoil), with a prefix and padding, its store started
+/// at 101 by its "next invoice number" setting (a row of 100 on no order,
+/// not a number), and one number taken from its store whose invoice was
+/// never saved.
+#[test]
+fn an_order_wp_overnight_numbered_inv_0101_is_adopted_as_issued() {
+    let wp = woocommerce::install_with_wpo(MariaDb::shared(), "adopt-wpo-real").unwrap();
+    let year = php(&wp, "echo counterfoil_current_period()[0];");
+    let made = php(
+        &wp,
+        "update_option('wpo_wcpdf_documents_settings_invoice', array('enabled' => 1,
+             'number_format' => array('prefix' => 'INV-', 'suffix' => '', 'padding' => 4)));
+         foreach (wc_get_is_paid_statuses() as $s) { remove_all_actions('woocommerce_order_status_' . $s); }
+         remove_all_actions('woocommerce_payment_complete');
+         foreach (array('woocommerce_invoice_number_by_plugin', 'wpo_wcpdf_external_invoice_number_enabled',
+                        'wpo_wcpdf_external_invoice_number', 'woocommerce_generate_invoice_number') as $f) { remove_all_filters($f); }
+         WPO_WCPDF()->documents->get_document('invoice', null)->get_sequential_number_store()->set_next(101);
+         foreach (array('made', 'made', 'taken', 'made') as $i => $how) {
+             $id = cf_test_order('20.00'); wc_get_order($id)->payment_complete('wpo-' . $i);
+             if ('made' === $how) {
+                 wcpdf_get_document('invoice', wc_get_order($id), true);
+             } else {
+                 WPO_WCPDF()->documents->get_document('invoice', wc_get_order($id))->get_sequential_number_store()->increment($id, current_time('mysql'));
+             }
+             echo $id, '=', wc_get_order($id)->get_meta('_wcpdf_invoice_number'), ' ';
+         }",
+    );
+    let orders: Vec<(u64, String)> = made
+        .split_whitespace()
+        .map(|p| {
+            let (id, n) = p.split_once('=').unwrap();
+            (id.parse().unwrap(), n.to_owned())
+        })
+        .collect();
+    let numbers: Vec<&str> = orders.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(numbers, ["INV-0101", "INV-0102", "", "INV-0104"], "{made}");
+    let ids: Vec<u64> = orders.iter().map(|(id, _)| *id).collect();
+
+    let dry = adopt(&wp, &[]);
+    let plan = text(&dry);
+    println!("{plan}");
+    assert!(dry.status.success(), "{plan}");
+    assert!(
+        plan.contains(&format!("0:{year}: numbers 101..=104 — 3 issued on orders, 1 void, 0 duplicate(s); counter (new series) → next number 105")),
+        "{plan}"
+    );
+    let done = adopt(&wp, &["--execute"]);
+    assert!(done.status.success(), "{}", text(&done));
+    assert_eq!(
+        registry(&wp),
+        vec![
+            format!("0:{year} 101 issued {}", ids[0]),
+            format!("0:{year} 102 issued {}", ids[1]),
+            format!("0:{year} 103 void -"),
+            format!("0:{year} 104 issued {}", ids[3]),
+        ]
+    );
+    // The next order continues; an adopted order keeps WP Overnight's number.
+    let out = php(
+        &wp,
+        &format!(
+            "$new = cf_test_order('20.00'); wc_get_order($new)->payment_complete('after');
+             echo wc_get_order($new)->get_meta('_counterfoil_invoice_number'), ' ', Counterfoil_WooCommerce::number_of(wc_get_order({}));",
+            ids[0]
+        ),
+    );
+    assert_eq!(out, format!("{year}-0105 INV-0101"));
 }

@@ -964,6 +964,8 @@ fn a_woocommerce_orders_items_shipping_fees_and_refund_as_lines() {
                  wc_get_order($one)->payment_complete('ch_one');
                  wc_create_refund(array('order_id' => $one, 'amount' => '6.05', 'reason' => 'one lamp'));
                  $cn = (int) wc_get_order($one)->get_refunds()[0]->get_meta('_counterfoil_credit_note_id');
+                 // The shop invoices cash-on-delivery orders at processing, before any money.
+                 update_option(Counterfoil_WooCommerce::UNPAID_OPTION, 1);
                  $cod = cf_test_order_with_items(array(array('line_item', 'Kettle', 1, '20.00', 21, '4.20')));
                  $o = wc_get_order($cod);
                  $o->set_payment_method('cod');

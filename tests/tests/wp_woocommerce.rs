@@ -916,9 +916,18 @@ fn the_customers_email_carries_the_invoices_ubl_with_the_billing_address() {
         )
         .unwrap()
     };
-    let guest_pdf = anonymous(&format!(
-        "action=counterfoil_order_document&order={guest}&format=pdf&key={key}"
-    ));
+    // The key and the order's e-mail (the key alone is refused: see
+    // a_guest_downloads_with_the_orders_key_and_billing_email_never_the_key_alone).
+    let guest_pdf = counterfoil_tests::php::http(
+        site.port(),
+        "POST",
+        &format!(
+            "/wp-admin/admin-post.php?action=counterfoil_order_document&order={guest}&format=pdf&key={key}"
+        ),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        b"email=customer%40example.invalid",
+    )
+    .unwrap();
     assert_eq!(guest_pdf.status, 200, "{}", guest_pdf.body);
     assert!(guest_pdf.bytes.starts_with(b"%PDF-1.7"));
     assert_eq!(
@@ -936,5 +945,382 @@ fn the_customers_email_carries_the_invoices_ubl_with_the_billing_address() {
         .status,
         403,
         "a registered customer's order is not a guest's"
+    );
+}
+
+/// A seller whose documents can be made for orders without items (the
+/// default line under category E).
+const SELLER: &str = "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+     'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));";
+
+/// An anonymous request to admin-post.php: a GET of `query`, or a form POST
+/// of `form` (url-encoded) when it is not empty.
+fn admin_post(port: u16, query: &str, form: &str) -> counterfoil_tests::php::Response {
+    let path = format!("/wp-admin/admin-post.php?{query}");
+    if form.is_empty() {
+        counterfoil_tests::php::http(port, "GET", &path, &[], b"").unwrap()
+    } else {
+        counterfoil_tests::php::http(
+            port,
+            "POST",
+            &path,
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            form.as_bytes(),
+        )
+        .unwrap()
+    }
+}
+
+/// Issue woo-life, item 7: a guest downloads their order's invoice with the
+/// order's key AND its billing e-mail (compared as WooCommerce compares it,
+/// case-insensitively), never with the key alone; an order's download
+/// serves only that order's own invoice (an order carrying another order's
+/// invoice post id, as a copy of its meta would, is refused); the order's
+/// key is printed only where the visitor showed it already, never where
+/// only the order is known, nor in the e-mails.
+#[test]
+fn a_guest_downloads_with_the_orders_key_and_billing_email_never_the_key_alone() {
+    let wp = shop("woo-guest");
+    php(&wp, SELLER);
+    let out = php(
+        &wp,
+        "$a = cf_test_order('42.00'); wc_get_order($a)->payment_complete('ch_a');
+         $b = cf_test_order('42.00'); wc_get_order($b)->payment_complete('ch_b');
+         $oa = wc_get_order($a); $ob = wc_get_order($b);
+         // As a copy of the order's meta would (a renewal, a duplicated order): B names A's invoice.
+         $ob->update_meta_data('_counterfoil_invoice_id', (int) $oa->get_meta('_counterfoil_invoice_id'));
+         $ob->save_meta_data();
+         wp_set_current_user(0);
+         ob_start(); do_action('woocommerce_order_details_after_order_table', $oa); $plain = ob_get_clean();
+         $_GET['key'] = $oa->get_order_key();
+         ob_start(); do_action('woocommerce_order_details_after_order_table', $oa); $received = ob_get_clean();
+         echo $a, ' ', $b, ' ', $oa->get_order_key(), ' ', $ob->get_order_key(), ' ', $oa->get_meta('_counterfoil_invoice_number'), \"\\n\",
+             str_replace(\"\\n\", ' ', $plain), \"\\n\", str_replace(\"\\n\", ' ', $received);",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let p: Vec<&str> = lines[0].split_whitespace().collect();
+    let (a, b, key_a, key_b, number) = (p[0], p[1], p[2], p[3], p[4]);
+    // Where only the order is known (an order-tracking page: its id and the
+    // e-mail), its key is not printed; where the visitor came with it (the
+    // order-received page's address), the link carries it.
+    assert!(
+        lines[1].contains(number) && !lines[1].contains(key_a) && !lines[1].contains("key="),
+        "no key printed without the key: {}",
+        lines[1]
+    );
+    assert!(
+        lines[2].contains("action=counterfoil_order_document") && lines[2].contains(key_a),
+        "the order-received page's link: {}",
+        lines[2]
+    );
+    // The e-mails carry no key.
+    for mail in std::fs::read_dir(wp.dir().join("wp-content/cf-mails")).unwrap() {
+        let text = std::fs::read(mail.unwrap().path()).unwrap();
+        let text = String::from_utf8_lossy(&text);
+        assert!(
+            !text.contains(key_a) && !text.contains(key_b),
+            "an e-mail carries an order key: {text}"
+        );
+    }
+    let site = wp.serve(true, 2).unwrap();
+    let port = site.port();
+    let query = format!("action=counterfoil_order_document&order={a}&format=ubl&key={key_a}");
+    let key_alone = admin_post(port, &query, "");
+    assert_eq!(key_alone.status, 403, "the key alone: {}", key_alone.body);
+    assert!(
+        key_alone.body.contains("name=\"email\""),
+        "the guest is asked for the order's e-mail: {}",
+        key_alone.body
+    );
+    let no_email = admin_post(port, &query, "email=");
+    assert_eq!(no_email.status, 403, "no e-mail: {}", no_email.body);
+    let wrong = admin_post(port, &query, "email=other%40example.invalid");
+    assert_eq!(wrong.status, 403, "another e-mail: {}", wrong.body);
+    let both = admin_post(port, &query, "email=Customer%40Example.INVALID");
+    assert_eq!(both.status, 200, "the key and the e-mail: {}", both.body);
+    assert!(
+        both.body.contains(&format!("<cbc:ID>{number}</cbc:ID>")),
+        "{}",
+        both.body
+    );
+    // The same form posted (the action in the body, as the form sends it).
+    let form = admin_post(
+        port,
+        "",
+        &format!(
+            "action=counterfoil_order_document&order={a}&format=ubl&key={key_a}&email=customer%40example.invalid"
+        ),
+    );
+    assert_eq!(form.status, 200, "the e-mail form: {}", form.body);
+    // Another order's invoice: B's own key and e-mail do not get A's invoice.
+    let other = admin_post(
+        port,
+        &format!("action=counterfoil_order_document&order={b}&format=ubl&key={key_b}"),
+        "email=customer%40example.invalid",
+    );
+    assert_eq!(other.status, 403, "another order's invoice: {}", other.body);
+    assert!(!other.body.contains(number), "{}", other.body);
+}
+
+/// Issue woo-life, items 3 and 7: a shop manager (`manage_woocommerce`, no
+/// `manage_options`) downloads an order's invoice and its credit notes from
+/// the order page, where each refund's row shows its credit note's number;
+/// only the order's own credit notes; the customer's My Account view lists
+/// the credit notes next to the invoice, and the REST order names them.
+#[test]
+fn a_shop_manager_downloads_the_invoice_and_credit_notes_from_the_order_page() {
+    let wp = shop("woo-manager");
+    php(&wp, SELLER);
+    let out = php(
+        &wp,
+        "$role = get_role('customer') ? 'customer' : 'subscriber';
+         $c = wp_insert_user(array('user_login' => 'shopper', 'user_pass' => 'shopper-password', 'user_email' => 'shopper@example.invalid', 'role' => $role));
+         $m = wp_insert_user(array('user_login' => 'manager', 'user_pass' => 'manager-password', 'user_email' => 'manager@example.invalid', 'role' => 'shop_manager'));
+         wp_insert_user(array('user_login' => 'other', 'user_pass' => 'other-password', 'user_email' => 'other@example.invalid', 'role' => $role));
+         if (user_can($m, 'manage_options') || !user_can($m, 'manage_woocommerce')) { echo 'not a shop manager'; exit(1); }
+         $id = cf_test_order('42.00', 'EUR', $c); wc_get_order($id)->payment_complete('ch_m');
+         $r = wc_create_refund(array('order_id' => $id, 'amount' => '10.00', 'reason' => 'scratched'));
+         $other = cf_test_order('42.00', 'EUR', $c); wc_get_order($other)->payment_complete('ch_o');
+         $ro = wc_create_refund(array('order_id' => $other, 'amount' => '5.00'));
+         cf_test_run_actions(true);
+         $r = wc_get_order($r->get_id()); $ro = wc_get_order($ro->get_id());
+         echo $id, ' ', wc_get_order($id)->get_meta('_counterfoil_invoice_number'), ' ', $r->get_meta('_counterfoil_credit_note_number'), ' ',
+             (int) $ro->get_meta('_counterfoil_credit_note_id'), ' ', $ro->get_meta('_counterfoil_credit_note_number'), ' ',
+             wp_json_encode(cf_test_screens($id)), \"\\n\";
+         wp_set_current_user(1);
+         $q = rest_do_request(new WP_REST_Request('GET', '/wc/v3/orders/' . $id));
+         echo wp_json_encode($q->get_data()['counterfoil_invoice']);",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let p: Vec<&str> = lines[0].splitn(6, ' ').collect();
+    let (number, credit_note, other_cn_post, other_cn) = (p[1], p[2], p[3], p[4]);
+    let screens: serde_json::Value = serde_json::from_str(p[5]).unwrap();
+    assert!(!credit_note.is_empty() && !other_cn.is_empty(), "{out}");
+    let rest: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(rest["number"], number, "{rest}");
+    assert_eq!(rest["credit_notes"][0]["number"], credit_note, "{rest}");
+    assert_eq!(
+        rest["credit_notes"].as_array().map(Vec::len),
+        Some(1),
+        "only the order's own: {rest}"
+    );
+
+    let site = wp.serve(true, 2).unwrap();
+    let manager =
+        counterfoil_tests::wp_session::Session::login(site.port(), "manager", "manager-password")
+            .unwrap();
+    let page = manager.get(screens["order"].as_str().unwrap()).unwrap();
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains(credit_note),
+        "the refund's row names its credit note: {}",
+        page.body
+    );
+    let invoice_link = counterfoil_tests::wp_session::link_path(
+        &page.body,
+        &["action=counterfoil_order_document", "format=ubl"],
+    )
+    .unwrap_or_else(|| panic!("no invoice link on the order page: {}", page.body));
+    assert!(!invoice_link.contains("credit_note="), "{invoice_link}");
+    let cn_link = counterfoil_tests::wp_session::link_path(
+        &page.body,
+        &[
+            "action=counterfoil_order_document",
+            "format=ubl",
+            "credit_note=",
+        ],
+    )
+    .unwrap_or_else(|| panic!("no credit note link on the order page: {}", page.body));
+    let got = manager.get(&invoice_link).unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert!(
+        got.body.contains(&format!("<cbc:ID>{number}</cbc:ID>")),
+        "{}",
+        got.body
+    );
+    let got = manager.get(&cn_link).unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert!(
+        got.body
+            .contains(&format!("<cbc:ID>{credit_note}</cbc:ID>"))
+            && got.body.contains("<CreditNote"),
+        "{}",
+        got.body
+    );
+    // Another order's credit note through this order's link: refused.
+    let swapped = cn_link
+        .split('&')
+        .map(|kv| {
+            if kv.starts_with("credit_note=") {
+                format!("credit_note={other_cn_post}")
+            } else {
+                kv.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    let refused = manager.get(&swapped).unwrap();
+    assert_eq!(
+        refused.status, 403,
+        "another order's credit note: {}",
+        refused.body
+    );
+    assert!(!refused.body.contains(other_cn), "{}", refused.body);
+    // Another customer with the manager's link: refused.
+    let other =
+        counterfoil_tests::wp_session::Session::login(site.port(), "other", "other-password")
+            .unwrap();
+    assert_eq!(other.get(&invoice_link).unwrap().status, 403);
+
+    // The customer's order view: the credit note next to the invoice.
+    let shopper =
+        counterfoil_tests::wp_session::Session::login(site.port(), "shopper", "shopper-password")
+            .unwrap();
+    let view = shopper.get(screens["account"].as_str().unwrap()).unwrap();
+    assert!(
+        view.body.contains(number) && view.body.contains(credit_note),
+        "{}",
+        view.body
+    );
+    let mine = counterfoil_tests::wp_session::link_path(
+        &view.body,
+        &[
+            "action=counterfoil_order_document",
+            "format=ubl",
+            "credit_note=",
+        ],
+    )
+    .unwrap_or_else(|| panic!("no credit note link in My Account: {}", view.body));
+    let got = shopper.get(&mine).unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert!(
+        got.body
+            .contains(&format!("<cbc:ID>{credit_note}</cbc:ID>")),
+        "{}",
+        got.body
+    );
+}
+
+/// Records, as each e-mail is sent, every attachment's path, its mode and
+/// its folder's mode, and the e-mail's subject (before the helpers' capture).
+const ATTACHMENT_STAT: &str = r#"<?php
+add_filter('pre_wp_mail', function ($short, $atts) {
+    foreach ((array) $atts['attachments'] as $file) {
+        clearstatcache();
+        file_put_contents(WP_CONTENT_DIR . '/cf-attachments.txt', sprintf("%s|%04o|%04o|%s\n", $file,
+            fileperms($file) & 07777, fileperms(dirname($file)) & 07777, $atts['subject']), FILE_APPEND);
+    }
+    return $short;
+}, 1, 2);
+"#;
+
+/// Issue woo-life, items 3 and 7: the customer's refund e-mail (WooCommerce
+/// sends it from `woocommerce_order_partially_refunded` /
+/// `…_fully_refunded`) carries that refund's credit note; every attachment
+/// is a 0600 file in a 0700 folder of its own outside the site, removed as
+/// soon as its e-mail is sent (not at the request's end).
+#[test]
+fn the_refund_email_carries_its_credit_note_and_attachments_are_private_and_gone_once_sent() {
+    let wp = shop("woo-refund-mail");
+    wp.mu_plugin("attachment-stat", ATTACHMENT_STAT).unwrap();
+    php(&wp, SELLER);
+    let stats = wp.dir().join("wp-content/cf-attachments.txt");
+    let out = php(
+        &wp,
+        "$id = cf_test_order('42.00'); wc_get_order($id)->payment_complete('ch_rm');
+         $r1 = wc_create_refund(array('order_id' => $id, 'amount' => '10.00', 'reason' => 'one of two'));
+         $r2 = wc_create_refund(array('order_id' => $id, 'amount' => '32.00', 'reason' => 'the rest'));
+         // Still in the request that sent them: every attachment is gone already.
+         $left = array();
+         foreach (file(WP_CONTENT_DIR . '/cf-attachments.txt', FILE_IGNORE_NEW_LINES) as $line) {
+             $file = explode('|', $line)[0];
+             if (file_exists($file) || file_exists(dirname($file))) { $left[] = $file; }
+         }
+         echo wc_get_order($id)->get_meta('_counterfoil_invoice_number'), ' ',
+             wc_get_order($r1->get_id())->get_meta('_counterfoil_credit_note_number'), ' ',
+             wc_get_order($r2->get_id())->get_meta('_counterfoil_credit_note_number'), ' ', ABSPATH, \"\\n\", implode(' ', $left);",
+    );
+    let mut lines = out.lines();
+    let p: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let (number, cn1, cn2, site_root) = (p[0], p[1], p[2], p[3]);
+    let left = lines.next().unwrap_or_default();
+    assert!(
+        left.trim().is_empty(),
+        "attachments left after their e-mail was sent: {left}"
+    );
+    let recorded = std::fs::read_to_string(&stats).unwrap();
+    println!("{recorded}");
+    let rows: Vec<Vec<&str>> = recorded.lines().map(|l| l.split('|').collect()).collect();
+    for row in &rows {
+        assert_eq!(row[1], "0600", "the file's mode: {row:?}");
+        assert_eq!(row[2], "0700", "its folder's mode: {row:?}");
+        assert!(!row[0].starts_with(site_root), "outside the site: {row:?}");
+        assert!(!std::path::Path::new(row[0]).exists(), "{row:?}");
+        assert!(
+            !std::path::Path::new(row[0]).parent().unwrap().exists(),
+            "{row:?}"
+        );
+    }
+    let sent = |subject: &str, file: &str| {
+        rows.iter()
+            .any(|r| r[3].ends_with(subject) && r[0].ends_with(&format!("/{file}-ubl.xml")))
+    };
+    assert!(
+        sent("has been received", number),
+        "the invoice on the order's e-mail: {recorded}"
+    );
+    assert!(
+        sent("has been partially refunded", cn1),
+        "the first credit note: {recorded}"
+    );
+    assert!(
+        sent("has been refunded", cn2),
+        "the second credit note: {recorded}"
+    );
+    assert_eq!(rows.len(), 3, "one document on each e-mail: {recorded}");
+    // The captured attachment is the credit note's UBL.
+    let dir = wp.dir().join("wp-content/cf-mails");
+    let captured = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(&format!("-{cn2}-ubl.xml")))
+        .expect("the full refund's credit note captured");
+    let ubl = std::fs::read_to_string(captured).unwrap();
+    assert!(
+        ubl.contains("<CreditNote")
+            && ubl.contains(&format!("<cbc:ID>{cn2}</cbc:ID>"))
+            && ubl.contains(">32.00</cbc:TaxInclusiveAmount>"),
+        "{ubl}"
+    );
+}
+
+/// Issue woo-life, item 5: an amount-only refund's line names the order by
+/// its number as WooCommerce shows it (`get_order_number()`, which
+/// sequential-number plugins filter), not by its id.
+#[test]
+fn an_amount_only_refunds_line_names_the_order_by_its_number() {
+    let wp = shop("woo-order-number");
+    wp.mu_plugin(
+        "order-number",
+        "<?php add_filter('woocommerce_order_number', function ($id) { return 'WEB-' . $id; });",
+    )
+    .unwrap();
+    let out = php(
+        &wp,
+        &format!(
+            "{SELLER}
+             $id = cf_test_order_with_items(array(array('line_item', 'Lamp', 2, '10.00', 21, '2.10')));
+             wc_get_order($id)->payment_complete('ch_on');
+             $r = wc_create_refund(array('order_id' => $id, 'amount' => '6.05', 'reason' => 'one lamp'));
+             cf_test_run_actions(true);
+             $cn = (int) wc_get_order($r->get_id())->get_meta('_counterfoil_credit_note_id');
+             $d = counterfoil_invoice_document($cn, 'ubl');
+             echo $id, \"\\n\", is_wp_error($d) ? $d->get_error_message() : $d;"
+        ),
+    );
+    let (id, ubl) = out.split_once('\n').unwrap();
+    assert!(
+        ubl.contains(&format!("<cbc:Name>Refund of order #WEB-{id}</cbc:Name>")),
+        "{ubl}"
     );
 }

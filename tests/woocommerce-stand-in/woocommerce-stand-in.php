@@ -26,6 +26,14 @@
  *   processing e-mail (`woocommerce_email_order_meta`, through wp_mail) and
  *   a My Account order view (`woocommerce_order_details_after_order_table`),
  *   and `GET /wc/v3/orders/<id>` (`woocommerce_rest_prepare_shop_order_object`);
+ * - the customer's refund e-mail (`customer_refunded_order`, or
+ *   `customer_partially_refunded_order`) sent on
+ *   `woocommerce_order_fully_refunded` / `…_partially_refunded` at priority
+ *   10, each e-mail taking `woocommerce_email_attachments` with its WC_Email
+ *   and firing `woocommerce_email_sent` after wp_mail, as WC_Email::send();
+ *   refund rows on the order page (`woocommerce_after_order_refund_item_name`);
+ * - the shop manager's role (`shop_manager`: `manage_woocommerce`,
+ *   `edit_shop_orders`), and `woocommerce_order_number` on get_order_number();
  * - FeaturesUtil::declare_compatibility(), recorded.
  *
  * @package Counterfoil\Tests
@@ -57,8 +65,15 @@ register_activation_hook( __FILE__, 'cf_stand_in_install' );
 /** The stand-in's tables. */
 function cf_stand_in_install() {
 	global $wpdb;
-	// As WC_Install::create_roles(): the shop manager's capability for administrators.
-	get_role( 'administrator' )->add_cap( 'manage_woocommerce' );
+	// As WC_Install::create_roles(): the shop's capabilities for administrators,
+	// and the shop manager's role (the capabilities the integration asks for).
+	$shop_caps = array( 'manage_woocommerce', 'edit_shop_orders', 'read_private_shop_orders' );
+	foreach ( $shop_caps as $cap ) {
+		get_role( 'administrator' )->add_cap( $cap );
+	}
+	if ( ! get_role( 'shop_manager' ) ) {
+		add_role( 'shop_manager', 'Shop manager', array_fill_keys( array_merge( array( 'read', 'view_admin_dashboard' ), $shop_caps ), true ) );
+	}
 	require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 	dbDelta(
 		"CREATE TABLE {$wpdb->prefix}cf_stand_in_actions (

@@ -2,12 +2,17 @@
 /**
  * WooCommerce: where the invoice number shows — both orders screens (HPOS
  * and posts), the order page, the customer's e-mails, My Account, order
- * search and the REST order response.
+ * search and the REST order response — and where the credit notes show:
+ * each refund's row on the order page, My Account's order view, the REST
+ * order.
  *
  * Invariants: read only (nothing here numbers an order or writes to it);
- * what is shown is the number as issued (the order's meta), "pending" for a
- * paid order still waiting for its number, nothing for an unpaid one; every
- * value is escaped where it is printed.
+ * what is shown is the number as issued (the order's meta, a refund's
+ * meta), "pending" for a paid order still waiting for its number, nothing
+ * for an unpaid one; the documents' download links on the order page are
+ * printed for shop managers (`manage_woocommerce`) only, and only the
+ * order's own credit notes are listed; every value is escaped where it is
+ * printed.
  *
  * @package Counterfoil
  */
@@ -28,6 +33,7 @@ final class Counterfoil_WooCommerce_Display {
 		add_filter( 'woocommerce_shop_order_list_table_columns', array( __CLASS__, 'columns' ), 20 );
 		add_action( 'woocommerce_shop_order_list_table_custom_column', array( __CLASS__, 'orders_table_column' ), 10, 2 );
 		add_action( 'woocommerce_admin_order_data_after_order_details', array( __CLASS__, 'order_page' ) );
+		add_action( 'woocommerce_after_order_refund_item_name', array( __CLASS__, 'refund_row' ) );
 		add_action( 'woocommerce_email_order_meta', array( __CLASS__, 'email' ), 10, 3 );
 		add_action( 'woocommerce_order_details_after_order_table', array( __CLASS__, 'customer_view' ) );
 		add_filter( 'woocommerce_shop_order_search_fields', array( __CLASS__, 'search_fields' ) );
@@ -110,8 +116,47 @@ final class Counterfoil_WooCommerce_Display {
 			$post = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
 			$link = $post ? get_edit_post_link( $post ) : '';
 			echo $link ? '<a href="' . esc_url( $link ) . '">' . esc_html( $text ) . '</a>' : esc_html( $text );
+			if ( $post && current_user_can( 'manage_woocommerce' ) && Counterfoil_WooCommerce_Documents::belongs_to( $post, $order ) ) {
+				echo ' <span class="counterfoil-order-documents">';
+				Counterfoil_WooCommerce_Documents::print_links( $order, 0, self::download_labels(), 'button button-small' );
+				echo '</span>';
+			}
 		} else {
 			echo '<span class="counterfoil-invoice-pending">' . esc_html( $text ) . '</span>';
+		}
+		echo '</p>';
+	}
+
+	/** The order page's download labels. */
+	private static function download_labels() {
+		return array(
+			'pdf' => __( 'PDF', 'counterfoil' ),
+			'ubl' => __( 'UBL', 'counterfoil' ),
+		);
+	}
+
+	/**
+	 * A refund's row on the order page (WooCommerce's
+	 * `woocommerce_after_order_refund_item_name`): its credit note's number,
+	 * and its downloads for shop managers.
+	 *
+	 * @param WC_Order_Refund $refund Refund.
+	 */
+	public static function refund_row( $refund ) {
+		if ( ! is_object( $refund ) || ! is_callable( array( $refund, 'get_meta' ) ) ) {
+			return;
+		}
+		$number = (string) $refund->get_meta( Counterfoil_WooCommerce::META_CREDIT_NOTE, true );
+		if ( '' === $number ) {
+			return;
+		}
+		/* translators: %s: credit note number */
+		echo '<p class="counterfoil-refund-credit-note">' . esc_html( sprintf( __( 'Credit note %s', 'counterfoil' ), $number ) );
+		$order = wc_get_order( (int) $refund->get_parent_id() );
+		$post  = (int) $refund->get_meta( Counterfoil_WooCommerce::META_CREDIT_NOTE_POST, true );
+		if ( $order && $post && current_user_can( 'manage_woocommerce' ) && Counterfoil_WooCommerce_Documents::belongs_to( $post, $order ) ) {
+			echo ' ';
+			Counterfoil_WooCommerce_Documents::print_links( $order, $post, self::download_labels(), 'button button-small' );
 		}
 		echo '</p>';
 	}
@@ -162,7 +207,8 @@ final class Counterfoil_WooCommerce_Display {
 
 	/**
 	 * The REST order response (`/wc/v3/orders`): `counterfoil_invoice`
-	 * (number, post id, state).
+	 * (number, post id, state, and `credit_notes`: each refund's credit
+	 * note's number, post id and refund id, the newest refund first).
 	 *
 	 * @param WP_REST_Response $response Response.
 	 * @param WC_Order         $order    Order.
@@ -175,9 +221,10 @@ final class Counterfoil_WooCommerce_Display {
 		list( $state ) = self::state( $order );
 		$data          = $response->get_data();
 		$data['counterfoil_invoice'] = array(
-			'number'  => 'issued' === $state ? Counterfoil_WooCommerce::number_of( $order ) : null,
-			'post_id' => 'issued' === $state ? (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true ) : null,
-			'state'   => $state,
+			'number'       => 'issued' === $state ? Counterfoil_WooCommerce::number_of( $order ) : null,
+			'post_id'      => 'issued' === $state ? (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true ) : null,
+			'state'        => $state,
+			'credit_notes' => Counterfoil_WooCommerce_Documents::credit_notes_of( $order ),
 		);
 		$response->set_data( $data );
 		return $response;

@@ -28,11 +28,33 @@
  * buyer's purchase order (BT-13); the shipping address is the deliver-to
  * address (BG-15) and the completion date the supply date (BT-72); an
  * e-mail never fails for want of a document — it goes without the file,
- * and the reason is logged once; the attachments are written to a private
- * temporary directory that is removed when the request ends; a customer
- * downloads only their own order's invoice — logged in as its customer
- * with the link's nonce, or a guest holding the order's key (WooCommerce's
- * own proof for a guest's order page).
+ * and the reason is logged once; the customer's refund e-mail
+ * (`customer_refunded_order`, `customer_partially_refunded_order`) carries
+ * the credit note of its own refund (the e-mail's, else the order's newest)
+ * and never another refund's.
+ *
+ * Customers' data stays theirs:
+ * - an attachment is a 0600 file in a 0700 folder of its own
+ *   (`counterfoil-mail-<random>`) made anew in the system's temporary
+ *   directory (get_temp_dir(): outside the web root, unlike the uploads
+ *   folder, which the web server serves whatever its mode); the folder is
+ *   removed as soon as its e-mail is sent (`woocommerce_email_sent`,
+ *   `wp_mail_succeeded`, `wp_mail_failed`), at the request's end at the
+ *   latest; only files this class wrote are ever removed;
+ * - a download serves an order's own documents only: its invoice (the post's
+ *   gateway `woocommerce`, its transaction the order's id) and the credit
+ *   notes of its refunds (the refund's parent the order, the credit note's
+ *   invoice the order's), else 403 — whatever post id the order's meta names;
+ * - who may download: a shop manager (`manage_woocommerce`) or the order's
+ *   customer logged in, each with the link's nonce; for a guest's order, the
+ *   order's key and its billing e-mail (posted, compared case-insensitively
+ *   as WooCommerce's order-received page does since 8.x), never the key
+ *   alone; anyone else 403;
+ * - the order's key is printed only in a link for a visitor who came with
+ *   it (the order-received page's address), never where only the order's id
+ *   and e-mail are known (order tracking) and never in an e-mail;
+ * - an order is named by its number as WooCommerce shows it
+ *   (get_order_number()), never by its id.
  *
  * @package Counterfoil
  */
@@ -45,6 +67,10 @@ defined( 'ABSPATH' ) || exit;
 final class Counterfoil_WooCommerce_Documents {
 	/** The customer e-mails that carry the invoice. */
 	const EMAILS = array( 'customer_processing_order', 'customer_completed_order', 'customer_invoice' );
+	/** The customer's refund e-mails (WooCommerce names a partial refund's apart): they carry the refund's credit note. */
+	const REFUND_EMAILS = array( 'customer_refunded_order', 'customer_partially_refunded_order' );
+	/** The prefix of an e-mail's private attachments folder in the temporary directory. */
+	const MAIL_DIR_PREFIX = 'counterfoil-mail-';
 
 	/** The admin-post action of a customer's download. */
 	const ACTION = 'counterfoil_order_document';
@@ -68,13 +94,16 @@ final class Counterfoil_WooCommerce_Documents {
 	/** Order meta a checkout field may fill: the buyer's purchase order (BT-13). */
 	const PURCHASE_ORDER_META = '_counterfoil_purchase_order';
 
-	/** @var string[] Files to remove at shutdown. */
+	/**
+	 * @var array The attachments' folders this request made, not removed yet:
+	 *            folder => array( 'email' => the e-mail's id, 'files' => paths ).
+	 */
 	private static $temporary = array();
 
 	/** Hooks. */
 	public static function init() {
 		add_filter( 'counterfoil_document_input', array( __CLASS__, 'input' ), 5, 2 );
-		add_filter( 'woocommerce_email_attachments', array( __CLASS__, 'attachments' ), 10, 3 );
+		add_filter( 'woocommerce_email_attachments', array( __CLASS__, 'attachments' ), 10, 4 );
 		add_action( 'admin_post_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
 		add_action( 'admin_post_nopriv_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
 	}
@@ -89,73 +118,288 @@ final class Counterfoil_WooCommerce_Documents {
 	}
 
 	/**
-	 * The customer's download link of an order's invoice.
+	 * The download link of an order's invoice, or of one of its credit notes,
+	 * for the visitor: with a nonce for the order's customer logged in or a
+	 * shop manager; for a guest's order, with its key only when the visitor
+	 * came with the key (the order-received page) — the e-mail is asked on
+	 * the way; '' when the visitor has no way in (no key is ever printed for
+	 * one who did not show it).
 	 *
-	 * @param WC_Order $order  Order.
-	 * @param string   $format pdf or ubl.
+	 * @param WC_Order $order       Order.
+	 * @param string   $format      pdf or ubl.
+	 * @param int      $credit_note A credit note's post id (0: the invoice).
 	 * @return string
 	 */
-	public static function customer_url( $order, $format ) {
+	public static function customer_url( $order, $format, $credit_note = 0 ) {
 		$args = array(
 			'action' => self::ACTION,
 			'order'  => $order->get_id(),
 			'format' => $format,
 		);
-		if ( ! is_user_logged_in() ) {
-			$args['key'] = $order->get_order_key();
-			return add_query_arg( $args, admin_url( 'admin-post.php' ) );
+		if ( $credit_note ) {
+			$args['credit_note'] = (int) $credit_note;
 		}
-		return wp_nonce_url( add_query_arg( $args, admin_url( 'admin-post.php' ) ), self::ACTION . '_' . $order->get_id() );
+		$url = add_query_arg( $args, admin_url( 'admin-post.php' ) );
+		if ( self::by_nonce( $order ) ) {
+			return wp_nonce_url( $url, self::ACTION . '_' . $order->get_id() );
+		}
+		$key = self::key_shown( $order );
+		return 0 === (int) $order->get_customer_id() && '' !== $key ? add_query_arg( 'key', rawurlencode( $key ), $url ) : '';
 	}
 
 	/**
-	 * My Account's order view: the invoice's downloads.
+	 * Whether the visitor downloads an order's documents as a logged-in user
+	 * with a nonce: a shop manager, or the order's own customer.
+	 *
+	 * @param WC_Order $order Order.
+	 * @return bool
+	 */
+	private static function by_nonce( $order ) {
+		if ( ! is_user_logged_in() ) {
+			return false;
+		}
+		$customer = (int) $order->get_customer_id();
+		return current_user_can( 'manage_woocommerce' ) || ( 0 !== $customer && get_current_user_id() === $customer );
+	}
+
+	/**
+	 * The order's key when this request came with it (WooCommerce's
+	 * order-received page carries it in its address), else ''.
+	 *
+	 * @param WC_Order $order Order.
+	 * @return string
+	 */
+	private static function key_shown( $order ) {
+		// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- read only to compare with the order's key (a guest's proof, as WooCommerce's own page reads it).
+		$key       = isset( $_GET['key'] ) && is_string( $_GET['key'] ) ? sanitize_text_field( wp_unslash( $_GET['key'] ) ) : '';
+		$order_key = (string) $order->get_order_key();
+		return '' !== $key && '' !== $order_key && hash_equals( $order_key, $key ) ? $key : '';
+	}
+
+	/**
+	 * The credit notes of an order's refunds, newest refund first: post id,
+	 * number as issued, refund id (only the order's own).
+	 *
+	 * @param WC_Order $order Order.
+	 * @return array[]
+	 */
+	public static function credit_notes_of( $order ) {
+		$out = array();
+		foreach ( self::refunds_newest_first( $order ) as $refund ) {
+			$post = (int) $refund->get_meta( Counterfoil_WooCommerce::META_CREDIT_NOTE_POST, true );
+			if ( $post && self::belongs_to( $post, $order ) ) {
+				$out[] = array(
+					'post_id'   => $post,
+					'number'    => (string) get_the_title( $post ),
+					'refund_id' => (int) $refund->get_id(),
+				);
+			}
+		}
+		return $out;
+	}
+
+	/**
+	 * An order's refunds, the newest (the highest id) first.
+	 *
+	 * @param WC_Order $order Order.
+	 * @return WC_Order_Refund[]
+	 */
+	private static function refunds_newest_first( $order ) {
+		$refunds = is_callable( array( $order, 'get_refunds' ) ) ? array_values( array_filter( (array) $order->get_refunds() ) ) : array();
+		usort(
+			$refunds,
+			function ( $a, $b ) {
+				return (int) $b->get_id() - (int) $a->get_id();
+			}
+		);
+		return $refunds;
+	}
+
+	/**
+	 * Whether an invoice or credit note post is the order's own: an invoice
+	 * of gateway `woocommerce` whose transaction is the order's id, or a
+	 * credit note of that gateway for a refund of the order, correcting the
+	 * order's invoice.
+	 *
+	 * @param int      $post_id Post.
+	 * @param WC_Order $order   Order.
+	 * @return bool
+	 */
+	public static function belongs_to( $post_id, $order ) {
+		$post = $post_id ? get_post( (int) $post_id ) : null;
+		if ( ! $post || Counterfoil_WooCommerce::GATEWAY !== get_post_meta( $post->ID, '_counterfoil_gateway', true ) ) {
+			return false;
+		}
+		$transaction = (string) get_post_meta( $post->ID, '_counterfoil_transaction_id', true );
+		if ( Counterfoil_Invoice_Type::POST_TYPE === $post->post_type ) {
+			return (string) $order->get_id() === $transaction;
+		}
+		if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE !== $post->post_type || ! ctype_digit( $transaction ) ) {
+			return false;
+		}
+		$refund  = wc_get_order( (int) $transaction );
+		$invoice = (int) get_post_meta( $post->ID, '_counterfoil_refers_to', true );
+		return $refund && 'shop_order_refund' === $refund->get_type() && (int) $refund->get_parent_id() === (int) $order->get_id()
+			&& Counterfoil_Invoice_Type::POST_TYPE === get_post_type( $invoice ) && self::belongs_to( $invoice, $order );
+	}
+
+	/**
+	 * The download links of an order's invoice (or credit note), printed.
+	 *
+	 * @param WC_Order $order       Order.
+	 * @param int      $credit_note A credit note's post id (0: the invoice).
+	 * @param array    $labels      format => label.
+	 * @param string   $class       The links' class.
+	 */
+	public static function print_links( $order, $credit_note, array $labels, $class ) {
+		foreach ( self::formats() as $format ) {
+			$url = self::customer_url( $order, $format, $credit_note );
+			if ( '' !== $url ) {
+				printf( '<a class="%1$s" href="%2$s">%3$s</a> ', esc_attr( $class ), esc_url( $url ), esc_html( $labels[ $format ] ) );
+			}
+		}
+	}
+
+	/**
+	 * My Account's order view (and the thank-you page): the invoice's
+	 * downloads, and each credit note's number and downloads.
 	 *
 	 * @param WC_Order $order Order.
 	 */
 	public static function customer_links( $order ) {
 		$post = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
-		if ( ! $post || is_wp_error( Counterfoil_Documents::document( $post, 'ubl' ) ) ) {
+		if ( ! $post || ! self::belongs_to( $post, $order ) || '' === self::customer_url( $order, 'ubl' ) || is_wp_error( Counterfoil_Documents::document( $post, 'ubl' ) ) ) {
 			return;
 		}
-		$labels = array(
-			'pdf' => __( 'Download the invoice (PDF)', 'counterfoil' ),
-			'ubl' => __( 'E-invoice (UBL)', 'counterfoil' ),
-		);
 		echo '<p class="counterfoil-customer-documents">';
-		foreach ( self::formats() as $format ) {
-			printf( '<a class="woocommerce-button button" href="%1$s">%2$s</a> ', esc_url( self::customer_url( $order, $format ) ), esc_html( $labels[ $format ] ) );
-		}
+		self::print_links(
+			$order,
+			0,
+			array(
+				'pdf' => __( 'Download the invoice (PDF)', 'counterfoil' ),
+				'ubl' => __( 'E-invoice (UBL)', 'counterfoil' ),
+			),
+			'woocommerce-button button'
+		);
 		echo '</p>';
+		$notes = self::credit_notes_of( $order );
+		if ( empty( $notes ) ) {
+			return;
+		}
+		echo '<ul class="counterfoil-customer-credit-notes">';
+		foreach ( $notes as $note ) {
+			/* translators: %s: credit note number */
+			echo '<li><strong>' . esc_html( sprintf( __( 'Credit note %s', 'counterfoil' ), $note['number'] ) ) . '</strong> ';
+			self::print_links(
+				$order,
+				$note['post_id'],
+				array(
+					'pdf' => __( 'PDF', 'counterfoil' ),
+					'ubl' => __( 'E-invoice (UBL)', 'counterfoil' ),
+				),
+				'woocommerce-button button'
+			);
+			echo '</li>';
+		}
+		echo '</ul>';
 	}
 
-	/** Sends a customer their order's invoice (their own order only). */
-	public static function handle_download() {
-		// phpcs:disable WordPress.Security.NonceVerification.Recommended -- a logged-in customer's nonce is checked below; a guest proves the order by its key.
-		$id     = isset( $_GET['order'] ) ? absint( $_GET['order'] ) : 0;
-		$format = isset( $_GET['format'] ) ? sanitize_key( wp_unslash( $_GET['format'] ) ) : '';
-		$key    = isset( $_GET['key'] ) ? sanitize_text_field( wp_unslash( $_GET['key'] ) ) : '';
+	/**
+	 * A request's parameter (the link's query, or the e-mail form's body).
+	 *
+	 * @param string $name Name.
+	 * @return string
+	 */
+	private static function param( $name ) {
+		// phpcs:disable WordPress.Security.NonceVerification -- read to be checked: the nonce, or a guest's key and e-mail, in handle_download().
+		if ( isset( $_POST[ $name ] ) && is_string( $_POST[ $name ] ) ) {
+			return sanitize_text_field( wp_unslash( $_POST[ $name ] ) );
+		}
+		return isset( $_GET[ $name ] ) && is_string( $_GET[ $name ] ) ? sanitize_text_field( wp_unslash( $_GET[ $name ] ) ) : '';
 		// phpcs:enable
-		$order   = $id ? wc_get_order( $id ) : null;
-		$refused = function () {
-			wp_die( esc_html__( 'You are not allowed to download this invoice.', 'counterfoil' ), 403 );
+	}
+
+	/**
+	 * Sends an order's invoice, or one of its credit notes (`credit_note`),
+	 * to who may have it: a shop manager or the order's customer with the
+	 * link's nonce, or, for a guest's order, the holder of its key and its
+	 * billing e-mail; only the order's own documents.
+	 */
+	public static function handle_download() {
+		$id          = absint( self::param( 'order' ) );
+		$format      = sanitize_key( self::param( 'format' ) );
+		$credit_note = absint( self::param( 'credit_note' ) );
+		$order       = $id ? wc_get_order( $id ) : null;
+		$refused     = function () {
+			wp_die( esc_html__( 'You are not allowed to download this invoice.', 'counterfoil' ), '', array( 'response' => 403 ) );
 		};
 		if ( ! $order || 'shop_order' !== $order->get_type() || ! in_array( $format, self::formats(), true ) ) {
 			$refused();
 		}
-		if ( is_user_logged_in() ) {
-			if ( (int) $order->get_customer_id() !== get_current_user_id() || ! wp_verify_nonce( isset( $_GET['_wpnonce'] ) ? sanitize_key( wp_unslash( $_GET['_wpnonce'] ) ) : '', self::ACTION . '_' . $id ) ) {
+		if ( self::by_nonce( $order ) ) {
+			if ( ! wp_verify_nonce( self::param( '_wpnonce' ), self::ACTION . '_' . $id ) ) {
 				$refused();
 			}
-		} elseif ( '' === $key || 0 !== (int) $order->get_customer_id() || ! hash_equals( (string) $order->get_order_key(), $key ) ) {
+		} elseif ( 0 !== (int) $order->get_customer_id() ) {
+			$refused();
+		} else {
+			self::check_guest( $order, $format, $credit_note );
+		}
+		$post = $credit_note ? $credit_note : (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
+		if ( ! $post ) {
+			wp_die( esc_html__( 'This order has no invoice to download yet.', 'counterfoil' ), '', array( 'response' => 404 ) );
+		}
+		if ( ! self::belongs_to( $post, $order ) ) {
 			$refused();
 		}
-		$post  = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
-		$bytes = $post ? Counterfoil_Documents::document( $post, $format ) : new WP_Error( 'counterfoil_document_not_found', '', array( 'status' => 404 ) );
+		$bytes = Counterfoil_Documents::document( $post, $format );
 		if ( is_wp_error( $bytes ) ) {
-			wp_die( esc_html__( 'This order has no invoice to download yet.', 'counterfoil' ), 404 );
+			wp_die( esc_html__( 'This order has no invoice to download yet.', 'counterfoil' ), '', array( 'response' => 404 ) );
 		}
 		Counterfoil_Documents::send( $bytes, get_the_title( $post ), $format );
+	}
+
+	/**
+	 * A guest's proof, as WooCommerce's order-received page asks it: the
+	 * order's key and its billing e-mail (posted; case-insensitive). Without
+	 * the e-mail, or with another, a 403 page asks for it; without the key, a
+	 * plain 403. Returns only when both are right.
+	 *
+	 * @param WC_Order $order       Order.
+	 * @param string   $format      Format.
+	 * @param int      $credit_note Credit note post id, or 0.
+	 */
+	private static function check_guest( $order, $format, $credit_note ) {
+		$key       = self::param( 'key' );
+		$order_key = (string) $order->get_order_key();
+		if ( '' === $key || '' === $order_key || ! hash_equals( $order_key, $key ) ) {
+			wp_die( esc_html__( 'You are not allowed to download this invoice.', 'counterfoil' ), '', array( 'response' => 403 ) );
+		}
+		// phpcs:ignore WordPress.Security.NonceVerification.Missing -- a guest's proof with the order's key, as WooCommerce's verify-email form; a download changes nothing.
+		$email   = isset( $_POST['email'] ) && is_string( $_POST['email'] ) ? sanitize_email( wp_unslash( $_POST['email'] ) ) : '';
+		$billing = trim( (string) $order->get_billing_email() );
+		if ( '' !== $email && '' !== $billing && 0 === strcasecmp( $email, $billing ) ) {
+			return;
+		}
+		$fields = array(
+			'action' => self::ACTION,
+			'order'  => (string) $order->get_id(),
+			'format' => $format,
+			'key'    => $key,
+		);
+		if ( $credit_note ) {
+			$fields['credit_note'] = (string) $credit_note;
+		}
+		$form  = '<p>' . ( '' !== $email
+			? esc_html__( 'That is not the e-mail address of this order.', 'counterfoil' )
+			: esc_html__( 'To download this document, please confirm the e-mail address of the order.', 'counterfoil' ) ) . '</p>';
+		$form .= '<form method="post" action="' . esc_url( admin_url( 'admin-post.php' ) ) . '">';
+		foreach ( $fields as $name => $value ) {
+			$form .= '<input type="hidden" name="' . esc_attr( $name ) . '" value="' . esc_attr( $value ) . '" />';
+		}
+		$form .= '<p><label for="counterfoil-email">' . esc_html__( 'E-mail address', 'counterfoil' ) . '</label> <input type="email" id="counterfoil-email" name="email" required autocomplete="email" /></p>';
+		$form .= '<p><button type="submit">' . esc_html__( 'Download', 'counterfoil' ) . '</button></p></form>';
+		wp_die( $form, esc_html__( 'Confirm your e-mail address', 'counterfoil' ), array( 'response' => 403 ) ); // phpcs:ignore WordPress.Security.EscapeOutput.OutputNotEscaped -- every part escaped above.
 	}
 
 	/**
@@ -433,8 +677,8 @@ final class Counterfoil_WooCommerce_Documents {
 		$one = reset( $rates );
 		return array(
 			array(
-				/* translators: %d: the order */
-				'name'         => sprintf( __( 'Refund of order #%d', 'counterfoil' ), $order->get_id() ),
+				/* translators: %s: the order's number */
+				'name'         => sprintf( __( 'Refund of order #%s', 'counterfoil' ), $order->get_order_number() ),
 				'quantity'     => '1',
 				'unit_price'   => number_format( (float) $amount / ( 1 + (float) $one['vat_rate'] / 100 ), 2, '.', '' ),
 				'vat_rate'     => $one['vat_rate'],
@@ -495,48 +739,177 @@ final class Counterfoil_WooCommerce_Documents {
 
 	/**
 	 * Hooked on woocommerce_email_attachments: the invoice's PDF (with the
-	 * extension) and UBL on the customer's order e-mails.
+	 * extension) and UBL on the customer's order e-mails; on the refund
+	 * e-mail, its refund's credit note.
 	 *
 	 * @param array  $attachments Files.
 	 * @param string $email_id    The e-mail.
 	 * @param mixed  $order       The order (or another object).
+	 * @param mixed  $email       The WC_Email (a refund e-mail's carries its refund).
 	 * @return array
 	 */
-	public static function attachments( $attachments, $email_id, $order = null ) {
-		if ( ! in_array( $email_id, self::EMAILS, true ) || ! is_object( $order ) || ! is_a( $order, 'WC_Order' ) ) {
+	public static function attachments( $attachments, $email_id, $order = null, $email = null ) {
+		$refund_email = in_array( $email_id, self::REFUND_EMAILS, true );
+		if ( ( ! $refund_email && ! in_array( $email_id, self::EMAILS, true ) ) || ! is_object( $order ) || ! is_a( $order, 'WC_Order' ) ) {
 			return $attachments;
 		}
-		$post = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
-		if ( ! $post ) {
+		$post = $refund_email ? self::refund_credit_note( $order, $email ) : (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
+		if ( ! $post || ! self::belongs_to( $post, $order ) ) {
 			return $attachments;
 		}
-		$attachments = (array) $attachments;
-		$dir         = trailingslashit( get_temp_dir() ) . 'counterfoil-' . wp_generate_password( 12, false );
+		$files = array();
 		foreach ( self::formats() as $format ) {
 			$bytes = Counterfoil_Documents::document( $post, $format );
 			if ( is_wp_error( $bytes ) ) {
 				Counterfoil_Log::once( 'woocommerce-email-document:' . $bytes->get_error_code(), sprintf( 'order %d: no e-invoice on its e-mail: %s', $order->get_id(), $bytes->get_error_message() ) );
 				return $attachments;
 			}
-			$file = $dir . '/' . sanitize_file_name( get_the_title( $post ) ) . Counterfoil_Documents::FORMATS[ $format ][1];
-			if ( ! wp_mkdir_p( $dir ) || false === file_put_contents( $file, $bytes ) ) { // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_file_put_contents -- a private temporary file.
-				return $attachments;
-			}
-			if ( empty( self::$temporary ) ) {
-				add_action( 'shutdown', array( __CLASS__, 'remove_temporary' ) );
-			}
-			self::$temporary[] = $file;
-			$attachments[]     = $file;
+			$files[ sanitize_file_name( get_the_title( $post ) ) . Counterfoil_Documents::FORMATS[ $format ][1] ] = $bytes;
 		}
-		return $attachments;
+		$written = self::write_private( $files, (string) $email_id );
+		if ( null === $written ) {
+			Counterfoil_Log::once( 'woocommerce-email-document:write', sprintf( 'order %d: no e-invoice on its e-mail: its private folder could not be written in %s', $order->get_id(), get_temp_dir() ) );
+			return $attachments;
+		}
+		return array_merge( (array) $attachments, $written );
 	}
 
-	/** Removes the attachments' temporary files. */
-	public static function remove_temporary() {
-		foreach ( self::$temporary as $file ) {
-			wp_delete_file( $file );
-			@rmdir( dirname( $file ) ); // phpcs:ignore WordPress.PHP.NoSilencedErrors.Discouraged,WordPress.WP.AlternativeFunctions.file_system_operations_rmdir -- its own empty directory.
+	/**
+	 * The credit note a refund e-mail carries: its own refund's (the
+	 * e-mail's `refund`, WC_Email_Customer_Refunded_Order's), else the
+	 * order's newest refund's; 0 when that refund has none (never another
+	 * refund's).
+	 *
+	 * @param WC_Order $order The order.
+	 * @param mixed    $email The e-mail.
+	 * @return int The credit note's post id, or 0.
+	 */
+	private static function refund_credit_note( $order, $email ) {
+		$refund = is_object( $email ) && isset( $email->refund ) && is_object( $email->refund ) ? $email->refund : null;
+		if ( ! $refund || ! is_callable( array( $refund, 'get_parent_id' ) ) || (int) $refund->get_parent_id() !== (int) $order->get_id() ) {
+			$refunds = self::refunds_newest_first( $order );
+			$refund  = $refunds ? $refunds[0] : null;
 		}
-		self::$temporary = array();
+		return $refund ? (int) $refund->get_meta( Counterfoil_WooCommerce::META_CREDIT_NOTE_POST, true ) : 0;
+	}
+
+	/**
+	 * Writes an e-mail's files to a new folder of their own (0700) in the
+	 * temporary directory, each file 0600, and has them removed once the
+	 * e-mail is sent.
+	 *
+	 * @param array  $files    File name => bytes.
+	 * @param string $email_id The e-mail.
+	 * @return string[]|null The paths, or null (nothing left behind).
+	 */
+	private static function write_private( array $files, $email_id ) {
+		$base = untrailingslashit( get_temp_dir() );
+		$dir  = '';
+		// mkdir() makes a folder that did not exist (never one another user
+		// placed there first); the umask can only narrow 0700.
+		for ( $try = 0; $try < 3 && '' === $dir; $try++ ) {
+			$candidate = $base . '/' . self::MAIL_DIR_PREFIX . wp_generate_password( 20, false );
+			// phpcs:ignore WordPress.PHP.NoSilencedErrors.Discouraged, WordPress.WP.AlternativeFunctions.file_system_operations_mkdir -- a private folder, made exclusively (WP_Filesystem cannot); a name taken is tried again.
+			if ( @mkdir( $candidate, 0700 ) ) {
+				$dir = $candidate;
+			}
+		}
+		if ( '' === $dir ) {
+			return null;
+		}
+		// phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_chmod -- the folder's mode exactly 0700.
+		if ( ! chmod( $dir, 0700 ) ) {
+			@rmdir( $dir ); // phpcs:ignore WordPress.PHP.NoSilencedErrors.Discouraged,WordPress.WP.AlternativeFunctions.file_system_operations_rmdir -- its own empty folder.
+			return null;
+		}
+		if ( empty( self::$temporary ) ) {
+			self::hook_removal();
+		}
+		self::$temporary[ $dir ] = array(
+			'email' => $email_id,
+			'files' => array(),
+		);
+		foreach ( $files as $name => $bytes ) {
+			$file = $dir . '/' . $name;
+			// phpcs:disable WordPress.WP.AlternativeFunctions -- a private temporary file: made exclusively ('x'), 0600 before its bytes.
+			$handle = fopen( $file, 'xb' );
+			if ( false === $handle ) {
+				self::remove_folder( $dir );
+				return null;
+			}
+			self::$temporary[ $dir ]['files'][] = $file;
+
+			$ok = chmod( $file, 0600 ) && strlen( $bytes ) === fwrite( $handle, $bytes );
+			$ok = fclose( $handle ) && $ok;
+			// phpcs:enable
+			if ( ! $ok ) {
+				self::remove_folder( $dir );
+				return null;
+			}
+		}
+		return self::$temporary[ $dir ]['files'];
+	}
+
+	/** Hooks the attachments' removal: once their e-mail is sent, or at the request's end. */
+	private static function hook_removal() {
+		add_action( 'woocommerce_email_sent', array( __CLASS__, 'on_email_sent' ), 10, 2 );
+		add_action( 'wp_mail_succeeded', array( __CLASS__, 'on_mail_done' ) );
+		add_action( 'wp_mail_failed', array( __CLASS__, 'on_mail_done' ) );
+		add_action( 'shutdown', array( __CLASS__, 'remove_temporary' ) );
+	}
+
+	/**
+	 * Hooked on woocommerce_email_sent (WC_Email::send(), sent or not): the
+	 * folders made for that e-mail go.
+	 *
+	 * @param bool   $sent     Whether sent.
+	 * @param string $email_id The e-mail.
+	 */
+	public static function on_email_sent( $sent, $email_id = '' ) {
+		unset( $sent );
+		foreach ( self::$temporary as $dir => $made ) {
+			if ( (string) $email_id === $made['email'] ) {
+				self::remove_folder( $dir );
+			}
+		}
+	}
+
+	/**
+	 * Hooked on wp_mail_succeeded / wp_mail_failed: the folders of the files
+	 * that mail carried go (only files this class wrote).
+	 *
+	 * @param array|WP_Error $mail The mail's data, or the failure carrying it.
+	 */
+	public static function on_mail_done( $mail ) {
+		$data  = is_wp_error( $mail ) ? $mail->get_error_data() : $mail;
+		$files = is_array( $data ) && isset( $data['attachments'] ) ? (array) $data['attachments'] : array();
+		foreach ( self::$temporary as $dir => $made ) {
+			if ( array_intersect( $made['files'], $files ) ) {
+				self::remove_folder( $dir );
+			}
+		}
+	}
+
+	/** Removes every attachments' folder left (hooked on shutdown). */
+	public static function remove_temporary() {
+		foreach ( array_keys( self::$temporary ) as $dir ) {
+			self::remove_folder( $dir );
+		}
+	}
+
+	/**
+	 * Removes one of this request's attachments folders and its files.
+	 *
+	 * @param string $dir The folder (a key of self::$temporary).
+	 */
+	private static function remove_folder( $dir ) {
+		if ( ! isset( self::$temporary[ $dir ] ) ) {
+			return;
+		}
+		foreach ( self::$temporary[ $dir ]['files'] as $file ) {
+			wp_delete_file( $file );
+		}
+		@rmdir( $dir ); // phpcs:ignore WordPress.PHP.NoSilencedErrors.Discouraged,WordPress.WP.AlternativeFunctions.file_system_operations_rmdir -- its own folder, empty now.
+		unset( self::$temporary[ $dir ] );
 	}
 }

@@ -1,7 +1,8 @@
 <?php
 /**
  * STAND-IN FeaturesUtil: records what plugins declare (option
- * `cf_stand_in_declared`), as WooCommerce's FeaturesController keeps it.
+ * `cf_stand_in_declared`), as WooCommerce's FeaturesController keeps it;
+ * and OrderUtil, which answers as WooCommerce does on posts storage.
  *
  * @package Counterfoil\Tests
  */
@@ -23,5 +24,12 @@ class FeaturesUtil {
 		}
 		self::$declared[ $feature_id ][ plugin_basename( $plugin_file ) ] = (bool) $positive_compatibility;
 		return true;
+	}
+}
+
+/** As WooCommerce's OrderUtil on a shop whose orders are posts (the stand-in has no order tables). */
+class OrderUtil {
+	public static function custom_orders_table_usage_is_enabled() {
+		return false;
 	}
 }

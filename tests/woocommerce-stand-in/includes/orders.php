@@ -28,6 +28,8 @@ abstract class WC_Abstract_Order {
 	protected $transition = null;
 	/** @var array Meta as read when the object was loaded: key => value. */
 	protected $meta = array();
+	/** @var bool Whether set_date_created() was called since loading (save() writes the post's date). */
+	protected $date_created_changed = false;
 
 	public function __construct( $id = 0 ) {
 		$this->id = (int) $id;
@@ -124,6 +126,12 @@ abstract class WC_Abstract_Order {
 			'post_title'  => 'Order',
 			'post_parent' => $this->get_parent_id(),
 		);
+		if ( $this->date_created_changed ) {
+			// As WooCommerce's posts storage: the creation date is the post's date.
+			$post['post_date_gmt'] = gmdate( 'Y-m-d H:i:s', (int) $this->data['date_created'] );
+			$post['post_date']     = get_date_from_gmt( $post['post_date_gmt'] );
+			$this->date_created_changed = false;
+		}
 		if ( $this->id ) {
 			$post['ID'] = $this->id;
 			wp_update_post( $post );
@@ -188,6 +196,11 @@ class WC_Order extends WC_Abstract_Order {
 	public function get_date_created( $context = 'view' ) {
 		$created = $this->data['date_created'] ?? '';
 		return '' === $created || false === $created ? null : new WC_DateTime( '@' . (int) $created );
+	}
+	/** As WooCommerce: when the order was made (a Unix time), saved as the post's date. */
+	public function set_date_created( $time ) {
+		$this->data['date_created'] = (int) $time;
+		$this->date_created_changed = true;
 	}
 	public function get_date_completed( $context = 'view' ) {
 		$done = $this->data['date_completed'] ?? '';

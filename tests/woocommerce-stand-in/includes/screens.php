@@ -2,10 +2,13 @@
 /**
  * STAND-IN screens: where WooCommerce fires the hooks the integration hangs
  * on. The orders list is WordPress's own list table for `shop_order` posts
- * (WooCommerce's posts screen fires the same column hooks); the order page,
- * the processing e-mail, My Account's order view and the REST order are
- * minimal pages of this stand-in, each firing WooCommerce's hook with
- * WooCommerce's arguments.
+ * (WooCommerce's posts screen fires the same column hooks); the order page
+ * (for `edit_shop_orders`, with its refunds' rows), the processing and
+ * refund e-mails, My Account's order view and the REST order are minimal
+ * pages of this stand-in, each firing WooCommerce's hook with WooCommerce's
+ * arguments. An e-mail is sent as WC_Email::send() does: its attachments
+ * through `woocommerce_email_attachments( array(), $id, $order, $email )`,
+ * then wp_mail, then `woocommerce_email_sent( $sent, $id, $email )`.
  *
  * @package Counterfoil\Tests
  */
@@ -18,7 +21,8 @@ defined( 'ABSPATH' ) || exit;
 add_action(
 	'admin_menu',
 	function () {
-		add_submenu_page( null, 'Order (stand-in)', 'Order (stand-in)', 'manage_options', 'cf-stand-in-order', 'cf_stand_in_order_page' );
+		// As WooCommerce's order screens: for those who edit orders (administrators, shop managers).
+		add_submenu_page( null, 'Order (stand-in)', 'Order (stand-in)', 'edit_shop_orders', 'cf-stand-in-order', 'cf_stand_in_order_page' );
 	}
 );
 
@@ -32,7 +36,42 @@ function cf_stand_in_order_page() {
 	echo '<p class="form-field form-field-wide">Status: ' . esc_html( $order->get_status() ) . '</p>';
 	echo '<p class="form-field form-field-wide">Total: ' . esc_html( $order->get_total() . ' ' . $order->get_currency() ) . '</p>';
 	do_action( 'woocommerce_admin_order_data_after_order_details', $order );
-	echo '</div></div></div>';
+	echo '</div></div>';
+	// The items box's refund rows (html-order-refund.php): the name cell ends with the hook.
+	echo '<table class="woocommerce_order_items"><tbody id="order_refunds">';
+	foreach ( $order->get_refunds() as $refund ) {
+		echo '<tr class="refund" data-order_refund_id="' . esc_attr( $refund->get_id() ) . '"><td class="name">Refund #' . esc_html( $refund->get_id() );
+		if ( $refund->get_reason() ) {
+			echo '<p class="description">' . esc_html( $refund->get_reason() ) . '</p>';
+		}
+		do_action( 'woocommerce_after_order_refund_item_name', $refund );
+		echo '</td><td class="line_cost">-' . esc_html( $refund->get_amount() ) . '</td></tr>';
+	}
+	echo '</tbody></table></div>';
+}
+
+/** WooCommerce's e-mail base class: its id and its object (the order). */
+class WC_Email {
+	public $id;
+	public $object;
+	public function __construct( $id, $object ) {
+		$this->id     = $id;
+		$this->object = $object;
+	}
+}
+
+/** The customer's refund e-mail: its refund, and whether it is partial (its id then customer_partially_refunded_order). */
+class WC_Email_Customer_Refunded_Order extends WC_Email {
+	public $refund;
+	public $partial_refund;
+}
+
+/** Sends an e-mail to the order's billing address as WC_Email::send() does. */
+function cf_stand_in_send_email( WC_Email $email, $subject, $body ) {
+	$attachments = apply_filters( 'woocommerce_email_attachments', array(), $email->id, $email->object, $email );
+	$sent        = wp_mail( $email->object->get_billing_email(), $subject, $body, array( 'Content-Type: text/html; charset=UTF-8' ), $attachments );
+	do_action( 'woocommerce_email_sent', $sent, $email->id, $email );
+	return $sent;
 }
 
 // The customer's "processing" e-mail, sent on the transition (priority 10, as WooCommerce's).
@@ -45,12 +84,32 @@ add_action(
 		do_action( 'woocommerce_email_order_meta', $order, false, false, null );
 		echo '<p>Total: ' . esc_html( $order->get_total() . ' ' . $order->get_currency() ) . '</p>';
 		$body = ob_get_clean();
-		$attachments = apply_filters( 'woocommerce_email_attachments', array(), 'customer_processing_order', $order, null );
-		wp_mail( $order->get_billing_email(), 'Your order #' . $order->get_order_number() . ' has been received', $body, array( 'Content-Type: text/html; charset=UTF-8' ), $attachments );
+		cf_stand_in_send_email( new WC_Email( 'customer_processing_order', $order ), 'Your order #' . $order->get_order_number() . ' has been received', $body );
 	},
 	10,
 	2
 );
+
+// The customer's refund e-mail, as WC_Email_Customer_Refunded_Order::trigger()
+// (WC_Emails sends it at priority 10 on the refund's action).
+foreach ( array( 'woocommerce_order_fully_refunded' => false, 'woocommerce_order_partially_refunded' => true ) as $action => $partial ) {
+	add_action(
+		$action,
+		function ( $order_id, $refund_id = null ) use ( $partial ) {
+			$order                 = wc_get_order( $order_id );
+			$email                 = new WC_Email_Customer_Refunded_Order( $partial ? 'customer_partially_refunded_order' : 'customer_refunded_order', $order );
+			$email->partial_refund = $partial;
+			$email->refund         = $refund_id ? wc_get_order( $refund_id ) : false;
+			ob_start();
+			echo '<h1>' . ( $partial ? 'Partial refund' : 'Order refunded' ) . ': order ' . esc_html( $order->get_order_number() ) . '</h1>';
+			do_action( 'woocommerce_email_order_meta', $order, false, false, $email );
+			$body = ob_get_clean();
+			cf_stand_in_send_email( $email, 'Your order #' . $order->get_order_number() . ( $partial ? ' has been partially refunded' : ' has been refunded' ), $body );
+		},
+		10,
+		2
+	);
+}
 
 // My Account's order view: /?cf_stand_in_view_order=N, for the order's customer.
 add_action(
