@@ -824,7 +824,8 @@ fn refund_event(kind: &str, id: &str, minor: u64, status: &str, age: i64) -> Val
 /// delivered; one that fails afterwards stops counting (the credit note
 /// stands); an older event changes nothing; a refund larger than what is
 /// left of the invoice is refused and writes nothing; our own webhook's
-/// refund carries its credit note's number.
+/// refund carries its credit note's number; a refund's metadata
+/// `counterfoil_lines` are its credit note's lines.
 fn stripe_refunds(extension: bool) {
     let (wp, fpm) = serving("stripe_refunds", extension);
     let port = fpm.port();
@@ -876,11 +877,13 @@ fn stripe_refunds(extension: bool) {
     assert_eq!(announced("cf_credit_note_actions"), "1");
     assert_eq!(announced("cf_refund_actions"), "1");
 
-    // A second refund under the old event name.
-    let r = deliver(
-        port,
-        &refund_event("charge.refund.updated", "re_B", 1000, "succeeded", 15),
-    );
+    // A second refund under the old event name, carrying its own lines
+    // for its credit note (metadata counterfoil_lines).
+    let mut with_lines = refund_event("charge.refund.updated", "re_B", 1000, "succeeded", 15);
+    with_lines["data"]["object"]["metadata"] = json!({
+        "counterfoil_lines": r#"[{"name":"Returned book","quantity":"1","unit_price":"8.26","vat_rate":"21","vat_category":"S"}]"#
+    });
+    let r = deliver(port, &with_lines);
     assert_eq!(
         body(&r)["credit_notes"][0]["credit_note"],
         cn(2),
@@ -888,6 +891,20 @@ fn stripe_refunds(extension: bool) {
         r.body
     );
     assert_eq!(body(&r)["refund"]["amount_refunded"], "15.00");
+    let lines = wp
+        .eval(
+            extension,
+            "$p = get_posts(array('post_type' => 'counterfoil_cnote', 'post_status' => 'any', 'fields' => 'ids',
+                 'meta_key' => '_counterfoil_transaction_id', 'meta_value' => 're_B'));
+             $in = Counterfoil_Documents::input_for(get_post($p[0]));
+             echo wp_json_encode(array_column($in['lines'], 'name'));",
+        )
+        .unwrap();
+    assert_eq!(
+        lines.trim(),
+        r#"["Returned book"]"#,
+        "the refund's own lines"
+    );
 
     // A charge.refunded without its refunds listed: the refunds are known
     // one by one already, so it neither counts twice nor makes a credit note.

@@ -281,11 +281,21 @@ fn the_counting_query_agrees_with_the_per_order_scan() {
          $all = Counterfoil_WooCommerce_Backfill::unnumbered_ids($start, $now);
          $paged = array(); $after = 0;
          do { $page = Counterfoil_WooCommerce_Backfill::unnumbered_ids($start, $now, $after, 2); $paged = array_merge($paged, $page); $after = $page ? end($page) : 0; } while (count($page) === 2);
-         echo 'paged ', implode(',', $all) === implode(',', $paged) ? 'same' : implode(',', $all) . ' vs ' . implode(',', $paged);",
+         echo 'paged ', implode(',', $all) === implode(',', $paged) ? 'same' : implode(',', $all) . ' vs ' . implode(',', $paged), \"\\n\";
+         // What the screens show, in one scan: the period's split and Site
+         // Health's orders (this period or the last 31 days, not history).
+         $screens = Counterfoil_WooCommerce_Backfill::count_now();
+         $split = Counterfoil_WooCommerce_Backfill::count_unnumbered($start, $now, $since);
+         $health = array();
+         foreach (cf_old_scan(min($start, $now - 31 * DAY_IN_SECONDS), $now) as $id) {
+             if (!Counterfoil_WooCommerce::before_takeover(wc_get_order($id))) { $health[] = $id; }
+         }
+         echo 'screens ', $screens['before'], ' ', $screens['since'], ' ', implode(',', $screens['waiting']),
+             ' | ', $split['before'], ' ', $split['since'], ' ', implode(',', $health);",
     );
     println!("{out}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 8, "{out}");
+    assert_eq!(lines.len(), 9, "{out}");
     let mut seen_some = false;
     for line in &lines[..7] {
         let parts: Vec<&str> = line.split(" | ").collect();
@@ -308,6 +318,14 @@ fn the_counting_query_agrees_with_the_per_order_scan() {
     let period: Vec<&str> = lines[0].split(" | ").collect();
     assert_eq!(period[2], "19 19", "{out}");
     assert_eq!(lines[7], "paged same");
+    let screens: Vec<&str> = lines[8]
+        .trim_start_matches("screens ")
+        .split(" | ")
+        .collect();
+    assert_eq!(
+        screens[0], screens[1],
+        "the screens' one scan is the count's split and the scan's orders: {out}"
+    );
 }
 
 #[test]

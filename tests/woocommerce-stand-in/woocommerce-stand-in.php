@@ -34,7 +34,8 @@
  *   refund rows on the order page (`woocommerce_after_order_refund_item_name`);
  * - the shop manager's role (`shop_manager`: `manage_woocommerce`,
  *   `edit_shop_orders`), and `woocommerce_order_number` on get_order_number();
- * - FeaturesUtil::declare_compatibility(), recorded.
+ * - FeaturesUtil::declare_compatibility(), recorded; OrderUtil answers that
+ *   orders are posts (no HPOS).
  *
  * @package Counterfoil\Tests
  */

@@ -441,6 +441,31 @@ final class Counterfoil_Stripe {
 	}
 
 	/**
+	 * A Stripe refund's own lines for its credit note: the refund's metadata
+	 * `counterfoil_lines`, a JSON list in the payment's line shape (as the
+	 * refunds webhook's `lines`; Stripe keeps a metadata value to 500
+	 * characters), kept under the refund's id (the first delivery's). Lines
+	 * that are not what they must be are logged and left out: the credit
+	 * note then states its invoice's VAT as without them (or is refused
+	 * naming BG-25), never a Stripe delivery refused for them.
+	 *
+	 * @param array $refund Stripe's refund object.
+	 */
+	private static function remember_refund_lines( array $refund ) {
+		$id   = self::id_of( $refund );
+		$json = isset( $refund['metadata']['counterfoil_lines'] ) && is_string( $refund['metadata']['counterfoil_lines'] ) ? $refund['metadata']['counterfoil_lines'] : null;
+		if ( null === $id || null === $json ) {
+			return;
+		}
+		$details = Counterfoil_Documents::details_of( array( 'lines' => json_decode( $json, true ) ) );
+		if ( is_wp_error( $details ) || empty( $details['lines'] ) ) {
+			Counterfoil_Log::once( 'stripe-refund-lines:' . $id, sprintf( 'Stripe refund %s: its metadata counterfoil_lines are not lines (%s): left out', $id, is_wp_error( $details ) ? $details->get_error_message() : 'none' ) );
+			return;
+		}
+		Counterfoil_Documents::remember_details( self::$gateway, Counterfoil_Documents::refund_key( $id ), $details );
+	}
+
+	/**
 	 * A refund event of a payment this site recorded (any other is ignored,
 	 * `not_invoiced`): each refund is recorded beside its payment, one row
 	 * per refund id with its latest status (the event created last wins; at
@@ -479,6 +504,9 @@ final class Counterfoil_Stripe {
 			$refunds = null;
 		}
 		$as_of = isset( $event['created'] ) && is_int( $event['created'] ) && $event['created'] > 0 ? $event['created'] : time();
+		foreach ( (array) $refunds as $refund ) {
+			self::remember_refund_lines( is_array( $refund ) ? $refund : array() );
+		}
 		try {
 			// One delivery at a time per payment: the payment row's lock is
 			// held while the refunded total is read, the refund rows are

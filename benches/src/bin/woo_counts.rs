@@ -21,7 +21,7 @@
 //!
 //! Budget: at most 200 ms added at 100,000 orders.
 //!
-//! Usage: `cargo build --release -p counterfoil-benches && ./target/release/woo-counts [--orders N] [--rounds R] [--cold-rounds C] [--buffer-pool SIZE] [--old-scan]`
+//! Usage: `cargo build --release -p counterfoil-benches && ./target/release/woo-counts [--orders N] [--rounds R] [--cold-rounds C] [--count-rounds K] [--buffer-pool SIZE] [--old-scan]`
 
 use std::time::Instant;
 
@@ -176,9 +176,9 @@ fn get_ms(session: &Session, path: &str, expect: &str) -> Result<f64> {
 
 fn main() -> Result<()> {
     counterfoil_benches::help_or_go(
-        "Usage: woo-counts [--orders N] [--rounds R] [--cold-rounds C] [--buffer-pool SIZE] [--old-scan]
+        "Usage: woo-counts [--orders N] [--rounds R] [--cold-rounds C] [--count-rounds K] [--buffer-pool SIZE] [--old-scan]
 
-N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts storage); the settings page and the Site Health page timed with and without WooCommerce: from the snapshot of the counts (R interleaved rounds, default 11) and counting (C rounds, default 3), medians; a count alone; with --old-scan the per-order scan the counts replaced, once. MariaDB's InnoDB buffer pool: SIZE (default 128M, MariaDB's own default).",
+N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts storage); the settings page and the Site Health page timed with and without WooCommerce: from the snapshot of the counts (R interleaved rounds, default 11) and counting (C rounds, default 3), medians; a count alone (K calls, default 5); with --old-scan the per-order scan the counts replaced, once. MariaDB's InnoDB buffer pool: SIZE (default 128M, MariaDB's own default).",
     );
     let args: Vec<String> = std::env::args().collect();
     let n = opt(&args, "--orders", 100_000) as u64;
@@ -295,29 +295,32 @@ N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts
     let waiting = (history_end + 1..=n).filter(|s| s % 10_000 == 7).count();
     let history = (1..=history_end).filter(|s| s % 2 != 0).count();
 
-    // A count itself, in one PHP process: medians of R calls.
+    // A count itself, in one PHP process: medians of C calls.
+    let count_rounds = opt(&args, "--count-rounds", 5);
     let counts = wp.eval(
         false,
         &format!(
             "$f = array(
                  'paid orders (the size check: the (type, status) index alone)' => function () {{ return Counterfoil_WooCommerce_Backfill::paid_order_count(); }},
-                 'the settings page count (one query, split at the takeover)' => function () {{ return wp_json_encode(Counterfoil_WooCommerce_Backfill::count_unnumbered({start}, time(), {since})); }},
-                 'the Site Health list (its query, then the orders it finds read through the CRUD)' => function () {{ return count(Counterfoil_WooCommerce_Backfill::unnumbered(min({start}, time() - 31 * DAY_IN_SECONDS), time(), 100, array('side' => 'since', 'takeover' => {since}, 'keep' => array('Counterfoil_WooCommerce_Backfill', 'expected'), 'read' => 500))); }},
-                 'a count (both: what a recount runs)' => function () {{ $s = Counterfoil_WooCommerce_Backfill::count_now(); return wp_json_encode(array('before' => $s['before'], 'since' => $s['since'], 'waiting' => count($s['waiting']))); }},
+                 'count_unnumbered(): one query, split at the takeover' => function () {{ return wp_json_encode(Counterfoil_WooCommerce_Backfill::count_unnumbered({start}, time(), {since})); }},
+                 'count_now(): what a recount runs (one scan, then the orders Site Health names read through the CRUD)' => function () {{ $s = Counterfoil_WooCommerce_Backfill::count_now(); return wp_json_encode(array('before' => $s['before'], 'since' => $s['since'], 'waiting' => count($s['waiting']))); }},
              );
              foreach ($f as $name => $call) {{
                  $ms = array(); $answer = '';
-                 for ($i = 0; $i < {rounds}; $i++) {{ $t = hrtime(true); $answer = $call(); $ms[] = (hrtime(true) - $t) / 1e6; }}
+                 for ($i = 0; $i < {count_rounds}; $i++) {{ $t = hrtime(true); $answer = $call(); $ms[] = (hrtime(true) - $t) / 1e6; }}
                  sort($ms); echo $name, \"\\t\", $ms[intdiv(count($ms), 2)], \"\\t\", $answer, \"\\n\";
              }}
              global $wpdb;
+             $scan = '';
+             add_filter('query', function ($q) use (&$scan) {{ if (false !== strpos($q, ' AS r, ')) {{ $scan = $q; }} return $q; }});
              Counterfoil_WooCommerce_Backfill::count_unnumbered({start}, time(), {since});
              echo 'SQL', \"\\t\", preg_replace('/\\s+/', ' ', $wpdb->last_query), \"\\n\";
-             Counterfoil_WooCommerce_Backfill::unnumbered_ids(min({start}, time() - 31 * DAY_IN_SECONDS), time(), 0, 200, 'since', {since});
-             echo 'SQL', \"\\t\", preg_replace('/\\s+/', ' ', $wpdb->last_query), \"\\n\";"
+             Counterfoil_WooCommerce_Backfill::count_now();
+             echo 'SQL', \"\\t\", preg_replace('/\\s+/', ' ', $scan), \"\\n\";"
         ),
     )?;
     let expect = format!(r#"{{"before":{history},"since":{waiting},"waiting":{waiting}}}"#);
+    let expect_split = format!(r#"{{"before":{history},"since":{waiting}}}"#);
     let mut in_process = Vec::new();
     let mut sqls = Vec::new();
     for line in counts.lines() {
@@ -330,11 +333,14 @@ N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts
             _ => bail!("unexpected line {line:?}"),
         }
     }
-    if in_process[0].2 != n.to_string() || in_process[3].2 != expect {
+    if in_process[0].2 != n.to_string()
+        || in_process[1].2 != expect_split
+        || in_process[2].2 != expect
+    {
         bail!(
             "the counts say {} and {}, the data {n} and {expect}",
             in_process[0].2,
-            in_process[3].2
+            in_process[2].2
         );
     }
     let mut explains = Vec::new();
@@ -454,7 +460,7 @@ N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts
             cold[c] - med[i]
         );
     }
-    println!("\nIn one PHP process (median of {rounds} calls):\n");
+    println!("\nIn one PHP process (median of {count_rounds} calls):\n");
     println!("| what | ms | answer |");
     println!("|---|---|---|");
     for (name, m, answer) in &in_process {
@@ -469,7 +475,7 @@ N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts
             p.get(2).unwrap_or(&"?")
         );
     }
-    for (what, explain) in ["the settings page's count", "Site Health's list"]
+    for (what, explain) in ["count_unnumbered()", "count_now()'s scan"]
         .iter()
         .zip(&explains)
     {
