@@ -22,8 +22,8 @@ try {
   await page.goto(`${base}/wp-admin/options-general.php?page=counterfoil&s=5%3A2026`);
   const row = page.locator('#counterfoil-series tr[data-scope="5:2026"]');
   check(await row.count() === 1, 'the series search finds 5:2026');
-  check((await row.locator('td').nth(1).innerText()).trim() === '10001', 'its next number is 10001');
-  check((await row.locator('td').nth(2).innerText()).trim() === '3', 'three issued');
+  check((await row.locator('.column-next').innerText()).trim() === '10001', 'its next number is 10001');
+  check((await row.locator('.column-issued').innerText()).trim() === '3', 'three issued');
   await page.screenshot({ path: join(outDir, 'books-series.png'), fullPage: true });
 
   await page.goto(`${base}/wp-admin/edit.php?post_type=counterfoil_invoice&page=counterfoil-registry&scope=6%3A2026&gaps=1`);
@@ -34,7 +34,7 @@ try {
   await page.screenshot({ path: join(outDir, 'books-registry.png'), fullPage: true });
 
   await page.goto(`${base}/wp-admin/edit.php?post_type=counterfoil_invoice`);
-  const titles = (await page.locator('#the-list td.column-title strong').allInnerTexts()).map((t) => t.trim());
+  const titles = (await page.locator('#the-list .column-title strong').allInnerTexts()).map((t) => t.trim());
   check(titles.indexOf('2026-9999') < titles.indexOf('2026-10000'), `numbers in numeric order: ${titles.join(' ')}`);
   await page.screenshot({ path: join(outDir, 'books-invoices.png'), fullPage: true });
 

@@ -53,7 +53,7 @@ try {
   notice = await page.locator('.counterfoil-notice').innerText();
   check(notice.includes('Created 2 series'), `created ahead: "${notice.trim()}"`);
   const row = page.locator('#counterfoil-series tr', { hasText: `1:${next}` });
-  check((await row.locator('td').nth(1).innerText()).trim() === '5000', `1:${next} starts at 5000`);
+  check((await row.locator('.column-next').innerText()).trim() === '5000', `1:${next} starts at 5000`);
 
   // Create user 5's series at 1, then complete the waiting payments in order of arrival.
   await page.fill('#counterfoil-create input[name=user_id]', '5');

@@ -41,7 +41,7 @@ try {
   let notice = await page.locator('.counterfoil-notice').innerText();
   check(notice.includes('Series 1:2026 created') && notice.includes('2'), `create: "${notice.trim()}"`);
   const row = page.locator('#counterfoil-series tr', { hasText: '1:2026' });
-  check((await row.locator('td').nth(1).innerText()).trim() === '2', 'the table shows next number 2');
+  check((await row.locator('.column-next').innerText()).trim() === '2', 'the table shows next number 2');
 
   // Advance to 200.
   await page.fill('#counterfoil-advance input[name=scope_key]', '1:2026');
@@ -49,7 +49,7 @@ try {
   await submitAndWait(page, () => page.click('#counterfoil-advance [type=submit]'));
   notice = await page.locator('.counterfoil-notice').innerText();
   check(notice.includes('the next number is now 200'), `advance to 200: "${notice.trim()}"`);
-  check((await row.locator('td').nth(1).innerText()).trim() === '200', 'the table shows next number 200');
+  check((await row.locator('.column-next').innerText()).trim() === '200', 'the table shows next number 200');
   await page.screenshot({ path: join(outDir, 'settings-advanced.png'), fullPage: true });
 
   // Try 100: refused in the browser before submit (the core as WebAssembly)…
@@ -61,7 +61,7 @@ try {
   await submitAndWait(page, () => page.$eval('#counterfoil-advance', (f) => HTMLFormElement.prototype.submit.call(f)));
   notice = await page.locator('.counterfoil-notice.notice-error').innerText();
   check(notice.includes('Refused') && notice.includes('create a new series'), `the server refuses 100 too: "${notice.trim()}"`);
-  check((await row.locator('td').nth(1).innerText()).trim() === '200', 'the series still continues at 200');
+  check((await row.locator('.column-next').innerText()).trim() === '200', 'the series still continues at 200');
   await page.screenshot({ path: join(outDir, 'settings-refusal.png'), fullPage: true });
 } finally {
   await context.close();
