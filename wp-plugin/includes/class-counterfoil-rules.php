@@ -541,6 +541,17 @@ final class Counterfoil_Rules {
 	const THREE_DECIMAL = array( 'BHD', 'JOD', 'KWD', 'OMR', 'TND' );
 
 	/**
+	 * The decimals of a currency's smallest unit (counterfoil_core::money):
+	 * 0, 3 or 2.
+	 *
+	 * @param string $code ISO 4217 code, upper case.
+	 * @return int
+	 */
+	public static function minor_places( $code ) {
+		return in_array( $code, self::ZERO_DECIMAL, true ) ? 0 : ( in_array( $code, self::THREE_DECIMAL, true ) ? 3 : 2 );
+	}
+
+	/**
 	 * An amount in a currency's smallest unit (as Stripe sends it) as the
 	 * decimal string a payment records, exact: 1999 eur is ["19.99", "EUR"],
 	 * 500 jpy ["500", "JPY"], 1999 kwd ["1.999", "KWD"]. The twin of
@@ -559,7 +570,7 @@ final class Counterfoil_Rules {
 			throw new InvalidArgumentException( 'invalid argument `amount`: an amount in smallest units is a whole number, 0 or more' );
 		}
 		$code   = strtoupper( $currency );
-		$places = in_array( $code, self::ZERO_DECIMAL, true ) ? 0 : ( in_array( $code, self::THREE_DECIMAL, true ) ? 3 : 2 );
+		$places = self::minor_places( $code );
 		$digits = str_pad( (string) $minor, $places + 1, '0', STR_PAD_LEFT );
 		$whole  = substr( $digits, 0, strlen( $digits ) - $places );
 		if ( strlen( $whole ) > 12 ) {
@@ -769,7 +780,7 @@ final class Counterfoil_Rules {
 			throw new InvalidArgumentException( 'invalid argument `currency`: a currency is a three-letter ISO code such as EUR' );
 		}
 		$code   = strtoupper( $currency );
-		$places = in_array( $code, self::ZERO_DECIMAL, true ) ? 0 : ( in_array( $code, self::THREE_DECIMAL, true ) ? 3 : 2 );
+		$places = self::minor_places( $code );
 		if ( ! is_string( $amount ) || ! preg_match( '/^([0-9]+)(?:\.([0-9]+))?$/', $amount, $m ) ) {
 			throw new InvalidArgumentException( 'invalid argument `amount`: not a decimal amount such as 19.99' );
 		}

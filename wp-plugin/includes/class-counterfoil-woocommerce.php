@@ -345,7 +345,7 @@ final class Counterfoil_WooCommerce {
 		}
 		// Decimals beyond the currency's (an extension's 10.005) are rounded
 		// as WooCommerce rounds (wc_format_decimal: half away from zero).
-		$places  = in_array( $currency, Counterfoil_Rules::ZERO_DECIMAL, true ) ? 0 : ( in_array( $currency, Counterfoil_Rules::THREE_DECIMAL, true ) ? 3 : 2 );
+		$places  = Counterfoil_Rules::minor_places( $currency );
 		$decimal = Counterfoil_Einvoice::dec( $text );
 		if ( null !== $decimal && $decimal[1] > $places ) {
 			$rounded = Counterfoil_Einvoice::round( $decimal, $places );
