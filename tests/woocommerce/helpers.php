@@ -198,3 +198,21 @@ function cf_test_order_with_items( array $items, $customer = 0 ) {
 	$order->save();
 	return $order->get_id();
 }
+
+/**
+ * Deletes a refund as WooCommerce's order screen does (WC_AJAX::delete_refund:
+ * the refund deleted, then `woocommerce_refund_deleted`); on the stand-in,
+ * its own twin of that.
+ *
+ * @param int $refund_id Refund.
+ */
+function cf_test_delete_refund( $refund_id ) {
+	if ( function_exists( 'cf_stand_in_delete_refund' ) ) {
+		cf_stand_in_delete_refund( $refund_id );
+		return;
+	}
+	$refund   = wc_get_order( $refund_id );
+	$order_id = $refund->get_parent_id();
+	$refund->delete( true );
+	do_action( 'woocommerce_refund_deleted', (int) $refund_id, (int) $order_id );
+}
