@@ -18,7 +18,9 @@ pub struct Global {
     /// mysql://user:pass@host:port/db, or mysql://user:pass@localhost/db?socket=/path/to/sock;
     /// several, comma-separated, for a cluster's nodes; for every command but
     /// `audit`, `adopt` and `export --format documents` also
-    /// postgres://user:pass@host:port/db (or postgresql://user@localhost/db?host=/socket/dir)
+    /// postgres://user:pass@host:port/db (or postgresql://user@localhost/db?host=/socket/dir).
+    /// A URL with a password belongs in DATABASE_URL: on the command line
+    /// other users see it (ps) and the shell's history keeps it (a warning says so)
     #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
     pub database_url: Option<String>,
     /// Prefix of the Counterfoil tables (WordPress's $wpdb->prefix).

@@ -15,8 +15,18 @@
 //! issue date, so the same period gives the same archive; documents are
 //! made on every core, written in the order of their posts; progress on
 //! stderr; two invoices whose numbers read the same (two issuers' series)
-//! never share a file name: the later one's carries its post id.
+//! never share a file name: the later one's carries its post id, and then
+//! a counter, tried until every name of the document is free.
+//!
+//! On disk nothing is ever overwritten or followed: a new folder is made
+//! with mode 0700, the output path must not be a symbolic link, and every
+//! file (the zip, each document, `index.csv`) is opened with create-new
+//! semantics (`O_CREAT | O_EXCL`: an existing file or link of that name is
+//! never opened) and mode 0600 — invoices name buyers and their addresses,
+//! so the export is readable by its owner alone until they share it. A
+//! document's name found taken on disk moves it to the next free name.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -82,32 +92,148 @@ enum Sink {
     Zip(Box<zip::ZipWriter<std::io::BufWriter<std::fs::File>>>),
 }
 
+/// A new file, never an existing one or a link (`O_CREAT | O_EXCL`), mode
+/// 0600.
+fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// A new folder (its parents as usual), mode 0700; fails if it exists.
+fn create_folder(path: &Path) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(path)
+}
+
+/// The names a document's files may take, in order: its number's, then
+/// with its post id, then with a counter — endless, so a free one is found.
+fn stems(number: &str, post_id: u64) -> impl Iterator<Item = String> {
+    let stem = file_stem(number);
+    std::iter::once(stem.clone())
+        .chain(std::iter::once(format!("{stem}-post{post_id}")))
+        .chain((2u64..).map(move |n| format!("{stem}-post{post_id}-{n}")))
+}
+
 impl Sink {
     fn open(output: &str) -> Result<Sink> {
         let path = Path::new(output);
         if output.ends_with(".zip") {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-                .with_context(|| format!("create {output} (a new file: nothing is overwritten)"))?;
+            let file = create_new(path).with_context(|| {
+                format!("create {output} (a new file: nothing is overwritten, no link followed)")
+            })?;
             return Ok(Sink::Zip(Box::new(zip::ZipWriter::new(
                 std::io::BufWriter::new(file),
             ))));
         }
-        if path.exists() && std::fs::read_dir(path)?.next().is_some() {
-            bail!(
-                "{output} is not empty: export into a new or empty folder (nothing is overwritten)"
-            );
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                bail!("{output} is a symbolic link: name a new folder (the export follows no link)")
+            }
+            Ok(meta) if !meta.is_dir() => {
+                bail!("{output} is not a folder: name a new folder or a new .zip file")
+            }
+            // An empty folder the user made: used as it is (its mode theirs).
+            Ok(_) => {
+                if std::fs::read_dir(path)?.next().is_some() {
+                    bail!(
+                        "{output} is not empty: export into a new or empty folder (nothing is overwritten)"
+                    );
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                create_folder(path).with_context(|| format!("create {output}"))?;
+            }
+            Err(e) => return Err(e).with_context(|| format!("read {output}")),
         }
-        std::fs::create_dir_all(path).with_context(|| format!("create {output}"))?;
         Ok(Sink::Folder(path.to_owned()))
+    }
+
+    /// Writes one document's files (`(ending, bytes)`) under the first of
+    /// `stems` whose every name is free — not used in this export, and in
+    /// a folder not on disk (a file or link found there is left as it is,
+    /// and the next name tried); its names.
+    fn put(
+        &mut self,
+        used: &mut HashSet<String>,
+        stems: impl Iterator<Item = String>,
+        date: &str,
+        files: &[(&str, Vec<u8>)],
+    ) -> Result<Vec<String>> {
+        for stem in stems {
+            let names: Vec<String> = files
+                .iter()
+                .map(|(ending, _)| format!("{stem}{ending}"))
+                .collect();
+            if names.iter().any(|n| used.contains(n)) {
+                continue;
+            }
+            if let Sink::Folder(dir) = self {
+                let mut written: Vec<PathBuf> = Vec::new();
+                let mut taken = false;
+                for (name, (_, bytes)) in names.iter().zip(files) {
+                    let path = dir.join(name);
+                    match create_new(&path) {
+                        Ok(mut file) => {
+                            written.push(path.clone());
+                            file.write_all(bytes)
+                                .with_context(|| format!("write {}", path.display()))?;
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                            taken = true;
+                            break;
+                        }
+                        Err(e) => {
+                            return Err(e).with_context(|| format!("create {}", path.display()))
+                        }
+                    }
+                }
+                if taken {
+                    // Removed: only the files this attempt made.
+                    for w in &written {
+                        std::fs::remove_file(w)
+                            .with_context(|| format!("remove {}", w.display()))?;
+                    }
+                    used.extend(names);
+                    continue;
+                }
+            } else {
+                for (name, (_, bytes)) in names.iter().zip(files) {
+                    self.write(name, date, bytes)?;
+                }
+            }
+            used.extend(names.iter().cloned());
+            return Ok(names);
+        }
+        unreachable!("the names a document may take are endless")
     }
 
     fn write(&mut self, name: &str, date: &str, bytes: &[u8]) -> Result<()> {
         match self {
-            Sink::Folder(dir) => std::fs::write(dir.join(name), bytes)
-                .with_context(|| format!("write {}", dir.join(name).display())),
+            Sink::Folder(dir) => {
+                let path = dir.join(name);
+                create_new(&path)
+                    .and_then(|mut f| f.write_all(bytes))
+                    .with_context(|| {
+                        format!(
+                            "create {} (a new file: nothing is overwritten)",
+                            path.display()
+                        )
+                    })
+            }
             Sink::Zip(zip) => {
                 let compressed = !name.ends_with(".pdf");
                 let options = zip::write::SimpleFileOptions::default()
@@ -168,10 +294,10 @@ struct Frozen {
     input: String,
 }
 
-/// A document made: its files, or why not.
-type Made = Result<(Document, Vec<(String, Vec<u8>)>), String>;
+/// A document made: its files (name ending, bytes), or why not.
+type Made = Result<(Document, Vec<(&'static str, Vec<u8>)>), String>;
 
-fn make(f: &Frozen, stem: &str, formats: &[FileFormat]) -> Made {
+fn make(f: &Frozen, formats: &[FileFormat]) -> Made {
     let input = json::input_from_str(&f.input).map_err(|e| e.to_string())?;
     let d = Document::build(input).map_err(|e| e.to_string())?;
     let mut files = Vec::with_capacity(formats.len());
@@ -181,14 +307,13 @@ fn make(f: &Frozen, stem: &str, formats: &[FileFormat]) -> Made {
             FileFormat::Cii => cii::to_cii(&d),
             FileFormat::Pdf => pdf::to_facturx(&d, PRODUCER).map_err(|e| e.to_string())?,
         };
-        files.push((format!("{stem}{}", format.ending()), bytes));
+        files.push((format.ending(), bytes));
     }
     Ok((d, files))
 }
 
-/// Makes a chunk's documents on every core, in order; `stems[i]` names
-/// `chunk[i]`'s files.
-fn make_all(chunk: &[Frozen], stems: &[String], formats: &[FileFormat]) -> Vec<Made> {
+/// Makes a chunk's documents on every core, in order.
+fn make_all(chunk: &[Frozen], formats: &[FileFormat]) -> Vec<Made> {
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -197,15 +322,7 @@ fn make_all(chunk: &[Frozen], stems: &[String], formats: &[FileFormat]) -> Vec<M
     std::thread::scope(|s| {
         let handles: Vec<_> = chunk
             .chunks(per)
-            .zip(stems.chunks(per))
-            .map(|(part, names)| {
-                s.spawn(move || {
-                    part.iter()
-                        .zip(names)
-                        .map(|(f, stem)| make(f, stem, formats))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|part| s.spawn(move || part.iter().map(|f| make(f, formats)).collect::<Vec<_>>()))
             .collect();
         handles
             .into_iter()
@@ -279,7 +396,8 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
         tables.documents
     );
     let (mut last, mut documents, mut files, started) = (0u64, 0u64, 0u64, Instant::now());
-    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // Every name written (index.csv's reserved): no two files share one.
+    let mut used: HashSet<String> = HashSet::from(["index.csv".to_owned()]);
     loop {
         let rows: Vec<(u64, String, String, String, String)> = db
             .rows(
@@ -306,25 +424,19 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
         if let Some(f) = chunk.last() {
             last = f.post_id;
         }
-        // Two series may render the same number (2026-0001 of two issuers):
-        // the later one's files carry its post id, never overwriting.
-        let stems: Vec<String> = chunk
-            .iter()
-            .map(|f| {
-                let stem = file_stem(&f.number);
-                if used.insert(stem.clone()) {
-                    stem
-                } else {
-                    let own = format!("{stem}-post{}", f.post_id);
-                    used.insert(own.clone());
-                    own
-                }
-            })
-            .collect();
-        for (f, made) in chunk.iter().zip(make_all(&chunk, &stems, &formats)) {
+        for (f, made) in chunk.iter().zip(make_all(&chunk, &formats)) {
             match made {
                 Ok((d, made_files)) => {
-                    let names: Vec<&str> = made_files.iter().map(|(n, _)| n.as_str()).collect();
+                    // Two series may render the same number (2026-0001 of
+                    // two issuers): the later one's files carry its post id,
+                    // then a counter, never overwriting.
+                    let names = sink.put(
+                        &mut used,
+                        stems(&f.number, f.post_id),
+                        &f.issue_date,
+                        &made_files,
+                    )?;
+                    files += names.len() as u64;
                     index.push_str(&format!(
                         "{},{},{},{},{},{}\n",
                         csv_cell(&f.number),
@@ -334,10 +446,6 @@ pub async fn run(global: &Global, args: &ExportArgs) -> Result<Outcome> {
                         d.amount(d.totals.with_vat),
                         csv_cell(&names.join(" "))
                     ));
-                    for (name, bytes) in &made_files {
-                        sink.write(name, &f.issue_date, bytes)?;
-                        files += 1;
-                    }
                     documents += 1;
                 }
                 Err(why) => findings.push(format!(
@@ -419,5 +527,102 @@ fn csv_cell(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh folder under the workspace's target/.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../target/cli-unit")
+            .join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// A file or link already at a document's planned name, inside the
+    /// export's folder (there since the emptiness check): never opened,
+    /// never written through, never removed; the document takes the next
+    /// free name, whole (its files share one stem).
+    #[test]
+    fn a_planned_name_taken_on_disk_is_left_alone_and_the_next_is_used() {
+        let dir = scratch("taken");
+        let out = dir.join("export");
+        let mut sink = Sink::open(out.to_str().unwrap()).unwrap();
+        let target = dir.join("elsewhere.txt");
+        std::fs::write(&target, "not the export's").unwrap();
+        // 2026-0001's CII and its post-id name are taken, by a file and a link.
+        std::fs::write(out.join("2026-0001.cii.xml"), "planted").unwrap();
+        std::os::unix::fs::symlink(&target, out.join("2026-0001-post7.ubl.xml")).unwrap();
+        let mut used = HashSet::from(["index.csv".to_owned()]);
+        let files = vec![(".ubl.xml", b"ubl".to_vec()), (".cii.xml", b"cii".to_vec())];
+        let names = sink
+            .put(&mut used, stems("2026-0001", 7), "2026-01-02", &files)
+            .unwrap();
+        assert_eq!(
+            names,
+            ["2026-0001-post7-2.ubl.xml", "2026-0001-post7-2.cii.xml"]
+        );
+        assert_eq!(std::fs::read(out.join(&names[0])).unwrap(), b"ubl");
+        assert_eq!(
+            std::fs::read_to_string(out.join("2026-0001.cii.xml")).unwrap(),
+            "planted"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "not the export's"
+        );
+        assert!(
+            !out.join("2026-0001.ubl.xml").exists(),
+            "the first attempt's own file is removed"
+        );
+        assert!(
+            std::fs::symlink_metadata(out.join("2026-0001-post7.ubl.xml"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // The names taken stay taken in this export: a second 2026-0001
+        // (another post) gets its own.
+        let again = sink
+            .put(&mut used, stems("2026-0001", 8), "2026-01-02", &files)
+            .unwrap();
+        assert_eq!(
+            again,
+            ["2026-0001-post8.ubl.xml", "2026-0001-post8.cii.xml"]
+        );
+        // index.csv is never followed either.
+        std::os::unix::fs::symlink(&target, out.join("index.csv")).unwrap();
+        assert!(sink.write("index.csv", "2026-12-31", b"x").is_err());
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "not the export's"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Names already used in the export are skipped until one is free: a
+    /// number that reads like another's post-id name (`X-post9`) does not
+    /// make the second `X` of post 9 overwrite it (before: one retry, the
+    /// same name, the first document's files overwritten).
+    #[test]
+    fn names_are_tried_until_every_one_is_free() {
+        let mut used = HashSet::new();
+        let dir = scratch("loop");
+        let mut sink = Sink::open(dir.join("out").to_str().unwrap()).unwrap();
+        let files = vec![(".pdf", b"%PDF".to_vec())];
+        let mut put = |number: &str, post: u64| {
+            sink.put(&mut used, stems(number, post), "2026-01-01", &files)
+                .unwrap()
+                .remove(0)
+        };
+        assert_eq!(put("X", 1), "X.pdf");
+        assert_eq!(put("X-post9", 2), "X-post9.pdf");
+        assert_eq!(put("X", 9), "X-post9-2.pdf");
+        assert_eq!(put("X", 9), "X-post9-3.pdf");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

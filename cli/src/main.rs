@@ -1,7 +1,9 @@
 //! `counterfoil`: the command line of Counterfoil.
 //!
 //! Contract: results on stdout (text, or JSON with `--json`); errors as one
-//! line on stderr; exit 0 ok, 1 findings (audit/verify), 2 error.
+//! line on stderr; exit 0 ok, 1 findings (audit/verify), 2 error. A
+//! password given with `--database-url` (not `DATABASE_URL`) gets one
+//! warning line on stderr first, never the password itself.
 
 mod adopt_cmd;
 mod adopt_pause;
@@ -20,11 +22,12 @@ mod export_documents;
 mod post_check;
 mod series_cmd;
 mod stress_cmd;
+mod url_password;
 mod verify_cmd;
 mod verify_source;
 mod woocommerce_cmd;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 /// How a command ended.
 pub enum Outcome {
@@ -38,14 +41,39 @@ pub enum Outcome {
 pub fn database_url(global: &cli::Global) -> anyhow::Result<String> {
     global.database_url.clone().ok_or_else(|| {
         anyhow::anyhow!(
-            "no database: pass --database-url mysql://user:pass@host:port/db or set DATABASE_URL"
+            "no database: set DATABASE_URL=mysql://user:pass@host:port/db (or pass --database-url)"
         )
     })
 }
 
 fn main() {
-    let cli = match cli::Cli::try_parse() {
-        Ok(cli) => cli,
+    // As `Parser::try_parse`, keeping the matches: where the URL came from.
+    let parsed = cli::Cli::command().try_get_matches().and_then(|m| {
+        cli::Cli::from_arg_matches(&m)
+            .map(|cli| (cli, m))
+            .map_err(|e| e.format(&mut cli::Cli::command()))
+    });
+    let cli = match parsed {
+        Ok((cli, matches)) => {
+            // A password on the command line is readable by every user of
+            // the machine (`ps`) and kept in the shell's history.
+            let from_flag = matches.value_source("database_url")
+                == Some(clap::parser::ValueSource::CommandLine);
+            if from_flag
+                && cli
+                    .global
+                    .database_url
+                    .as_deref()
+                    .is_some_and(url_password::carries_password)
+            {
+                eprintln!(
+                    "counterfoil: warning: the password in --database-url can be read by other \
+                     users of this machine (ps) and stays in the shell's history; pass the URL \
+                     in the environment variable DATABASE_URL instead (docs/cli.md)"
+                );
+            }
+            cli
+        }
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp
             | clap::error::ErrorKind::DisplayVersion

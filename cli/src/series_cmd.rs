@@ -147,8 +147,8 @@ pub async fn run(global: &Global, cmd: SeriesCommand) -> Result<Outcome> {
 pub async fn connect(global: &Global) -> Result<Store> {
     let url = global.database_url.clone().ok_or_else(|| {
         anyhow!(
-            "no database: pass --database-url mysql://user:pass@host:port/db \
-             (or postgres://…) or set DATABASE_URL"
+            "no database: set DATABASE_URL=mysql://user:pass@host:port/db \
+             (or postgres://…; or pass --database-url)"
         )
     })?;
     let mut config = StoreConfig::new(url)

@@ -499,3 +499,91 @@ fn awb_commands_on(url: &str) {
     let err = fails(&url, &["awb", "issue", "--pool", "LH", "--shipment", "S5"]);
     assert!(err.contains("no ready number"), "{err}");
 }
+
+/// A password on the command line (`--database-url`, before or after the
+/// command, `=` or not) gets one warning on stderr naming DATABASE_URL,
+/// without the password; the same URL from DATABASE_URL, or a URL without
+/// a password, gets none. The command runs either way.
+#[test]
+fn a_password_in_database_url_is_warned_about_and_never_printed() {
+    let warning = "pass the URL in the environment variable DATABASE_URL";
+    let run_with = |args: &[&str], env: Option<&str>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args).env_remove("DATABASE_URL");
+        if let Some(url) = env {
+            cmd.env("DATABASE_URL", url);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let dead = "mysql://cf:hunter2-not-shown@127.0.0.1:1/nodb";
+    let flag_eq = format!("--database-url={dead}");
+    for args in [
+        &[
+            "--timeout-ms",
+            "1000",
+            "--database-url",
+            dead,
+            "series",
+            "show",
+            "s",
+        ][..],
+        &["--timeout-ms", "1000", "series", "show", "s", &flag_eq][..],
+    ] {
+        let (code, _, stderr) = run_with(args, None);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(
+            stderr.lines().count(),
+            2,
+            "the warning, then the error: {stderr}"
+        );
+        assert!(stderr.lines().next().unwrap().contains(warning), "{stderr}");
+        assert!(!stderr.contains("hunter2"), "never the password: {stderr}");
+    }
+    // From DATABASE_URL: no warning.
+    let (code, _, stderr) = run_with(&["--timeout-ms", "1000", "series", "show", "s"], Some(dead));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!stderr.contains(warning), "{stderr}");
+    // No password in the URL: no warning.
+    let (_, _, stderr) = run_with(
+        &[
+            "--timeout-ms",
+            "1000",
+            "--database-url",
+            "mysql://cf@127.0.0.1:1/nodb",
+            "series",
+            "show",
+            "s",
+        ],
+        None,
+    );
+    assert!(!stderr.contains(warning), "{stderr}");
+    // A working URL with a password on the command line: warned, and run.
+    let url = MariaDb::shared().fresh_database("cli_password").unwrap();
+    let (code, stdout, stderr) = run_with(
+        &[
+            "--database-url",
+            &url,
+            "series",
+            "init",
+            "pw:2026",
+            "--start",
+            "7",
+        ],
+        None,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains(warning), "{stderr}");
+    assert!(
+        !stdout.contains(warning),
+        "stdout stays the result: {stdout}"
+    );
+    assert!(
+        ok(&url, &["series", "show", "pw:2026"]).contains('7'),
+        "the series exists"
+    );
+}

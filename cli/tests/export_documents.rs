@@ -2,7 +2,9 @@
 //! the period's e-invoices into a folder (the same bytes the site gives)
 //! and into a zip (the same archive twice), an invoice of the period with
 //! no e-invoice yet listed as a finding (exit 1), a void one not, and a
-//! folder that is not empty refused (exit 2).
+//! folder that is not empty refused (exit 2). On disk: a new folder 0700,
+//! files 0600, a link or file at the output path never followed or
+//! touched, and file names tried until free.
 
 use std::process::{Command, Output};
 
@@ -25,13 +27,8 @@ add_filter('counterfoil_document_input', function ($in, $post) {
 
 fn export(wp: &WordPress, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_counterfoil"))
-        .args([
-            "export",
-            "--format",
-            "documents",
-            "--database-url",
-            wp.database_url(),
-        ])
+        .args(["export", "--format", "documents"])
+        .env("DATABASE_URL", wp.database_url())
         .args(extra)
         .output()
         .unwrap()
@@ -217,5 +214,88 @@ fn a_periods_e_invoices_into_a_folder_and_a_zip_with_what_is_missing() {
         ],
     );
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+
+    // Names are tried until free: a document whose number reads like the
+    // post-id name another's collision would take (`{first}-post{P2}`),
+    // then that other (`{first}` again, post P2). Before: one retry, the
+    // same name, and the first one's files overwritten (12 files on disk
+    // for 15 written).
+    let (p1, p2) = (9_000_001u64, 9_000_002u64);
+    wp.scalar(&format!(
+        "INSERT INTO wp_counterfoil_documents (post_id, number, kind, issue_date, input, created_at)
+         SELECT {p1}, '{first}-post{p2}', kind, issue_date, input, created_at FROM wp_counterfoil_documents WHERE number = '{first}' ORDER BY post_id LIMIT 1"
+    ));
+    wp.scalar(&format!(
+        "INSERT INTO wp_counterfoil_documents (post_id, number, kind, issue_date, input, created_at)
+         SELECT {p2}, number, kind, issue_date, input, created_at FROM wp_counterfoil_documents WHERE number = '{first}' ORDER BY post_id LIMIT 1"
+    ));
+    let crowded = dir.join("crowded");
+    let done = export(
+        &wp,
+        &[
+            "--year",
+            &year,
+            "--output",
+            crowded.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(done.status.code(), Some(1), "{}", text(&done));
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(report["documents"], 6, "{report}");
+    assert_eq!(
+        std::fs::read_dir(&crowded).unwrap().count(),
+        6 * 3 + 1,
+        "every document's files and index.csv, none overwritten"
+    );
+    for name in [
+        format!("{first}-post{p2}.ubl.xml"),
+        format!("{first}-post{p2}-2.ubl.xml"),
+    ] {
+        assert!(crowded.join(&name).exists(), "{name}");
+    }
+    let index = std::fs::read_to_string(crowded.join("index.csv")).unwrap();
+    assert!(
+        index.contains(&format!("{first}-post{p2}-2.pdf")),
+        "the index names the file written: {index}"
+    );
+    // Readable by its owner alone: the folder made 0700, every file 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&folder), 0o700, "the new folder");
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    assert_eq!(mode(&zip1), 0o600, "the zip");
+
+    // A link (or a file) at the output path is never followed or touched.
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "theirs").unwrap();
+    let link_zip = dir.join("link.zip");
+    std::os::unix::fs::symlink(&victim, &link_zip).unwrap();
+    let link_folder = dir.join("link-folder");
+    std::os::unix::fs::symlink(&elsewhere, &link_folder).unwrap();
+    let plain = dir.join("plain-file");
+    std::fs::write(&plain, "theirs").unwrap();
+    for (path, why) in [
+        (&link_zip, "create"),
+        (&link_folder, "symbolic link"),
+        (&plain, "not a folder"),
+    ] {
+        let out = export(&wp, &["--year", &year, "--output", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(why), "{why}: {}", text(&out));
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "theirs");
+    assert_eq!(std::fs::read_to_string(&plain).unwrap(), "theirs");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing written through the link"
+    );
+
     let _ = std::fs::remove_dir_all(&dir);
 }
