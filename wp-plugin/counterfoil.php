@@ -60,6 +60,8 @@ require_once __DIR__ . '/includes/class-counterfoil-woocommerce-display.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-pdf.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-backfill.php';
 require_once __DIR__ . '/includes/class-counterfoil-woocommerce-documents.php';
+require_once __DIR__ . '/includes/class-counterfoil-zip.php';
+require_once __DIR__ . '/includes/class-counterfoil-woocommerce-bulk.php';
 require_once __DIR__ . '/includes/functions.php';
 
 register_activation_hook( __FILE__, 'counterfoil_activate' );
@@ -79,6 +81,7 @@ Counterfoil_Invoice_Type::init();
 add_action( 'init', 'counterfoil_load_textdomain' );
 add_action( 'rest_api_init', array( 'Counterfoil_Rest', 'register_routes' ) );
 add_action( 'rest_api_init', array( 'Counterfoil_Stripe', 'register_routes' ) );
+add_filter( 'counterfoil_document_sales_order_reference', array( 'Counterfoil_Stripe', 'no_sales_order_reference' ), 10, 2 );
 add_action( 'update_option_' . Counterfoil_Stripe::ISSUER_OPTION, array( 'Counterfoil_Stripe', 'default_issuer_set' ), 10, 2 );
 add_action( 'add_option_' . Counterfoil_Stripe::ISSUER_OPTION, array( 'Counterfoil_Stripe', 'default_issuer_set' ), 10, 2 );
 add_action( 'counterfoil_payment_received', 'counterfoil_create_invoice_for_payment', 10, 1 );

@@ -31,7 +31,7 @@ function counterfoil_uninstall_site() {
 	foreach ( array( 'counterfoil_webhook_secret', 'counterfoil_stripe_secret', 'counterfoil_stripe_test_secret' ) as $counterfoil_secret ) {
 		delete_option( $counterfoil_secret );
 	}
-	$wpdb->query( $wpdb->prepare( "DELETE FROM {$wpdb->options} WHERE option_name LIKE %s OR option_name LIKE %s", $wpdb->esc_like( '_transient_counterfoil_' ) . '%', $wpdb->esc_like( '_transient_timeout_counterfoil_' ) . '%' ) );
+	$wpdb->query( $wpdb->prepare( "DELETE FROM {$wpdb->options} WHERE option_name LIKE %s OR option_name LIKE %s", $wpdb->esc_like( '_transient_counterfoil_' ) . '%', $wpdb->esc_like( '_transient_timeout_counterfoil_' ) . '%' ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- every transient of ours, whatever its name (notices per user, log marks): no API lists them.
 
 	if ( ! $counterfoil_delete ) {
 		// The format, the series settings and the schema version stay with
@@ -42,7 +42,7 @@ function counterfoil_uninstall_site() {
 	// The owner asked for deletion of what is ours, and only that: our invoice
 	// posts (by our meta: another plugin's `invoice` posts stay), our tables (a
 	// sequences table that was there before us — the article's, adopted — stays).
-	$counterfoil_posts = $wpdb->get_col(
+	$counterfoil_posts = $wpdb->get_col( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our posts of three types by our meta, once, at uninstall.
 		$wpdb->prepare(
 			"SELECT p.ID FROM {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key' WHERE p.post_type IN (%s, %s, %s)",
 			'counterfoil_invoice',
@@ -53,12 +53,12 @@ function counterfoil_uninstall_site() {
 	foreach ( $counterfoil_posts as $counterfoil_post_id ) {
 		wp_delete_post( (int) $counterfoil_post_id, true );
 	}
-	$counterfoil_tables = array( 'counterfoil_refunds', 'counterfoil_details', 'counterfoil_documents', 'counterfoil_payments', 'counterfoil_numbers', 'counterfoil_chain' );
-	if ( 1 !== (int) get_option( 'counterfoil_sequences_preexisting', 1 ) ) {
-		$counterfoil_tables[] = 'invoice_sequences';
+	// The schema's one list of tables (the plugin is not loaded at uninstall).
+	if ( ! class_exists( 'Counterfoil_Schema' ) ) {
+		require_once __DIR__ . '/includes/class-counterfoil-schema.php';
 	}
-	foreach ( $counterfoil_tables as $counterfoil_table ) {
-		$wpdb->query( "DROP TABLE IF EXISTS `{$wpdb->prefix}{$counterfoil_table}`" ); // phpcs:ignore WordPress.DB -- fixed names.
+	foreach ( Counterfoil_Schema::droppable( $wpdb->prefix, 1 === (int) get_option( 'counterfoil_sequences_preexisting', 1 ) ) as $counterfoil_table ) {
+		$wpdb->query( "DROP TABLE IF EXISTS `{$counterfoil_table}`" ); // phpcs:ignore WordPress.DB -- the schema's own names.
 	}
 	foreach ( array( 'administrator', 'editor', 'author', 'contributor', 'shop_manager' ) as $counterfoil_role_name ) {
 		$counterfoil_role = get_role( $counterfoil_role_name );
@@ -70,7 +70,7 @@ function counterfoil_uninstall_site() {
 	}
 	// Every option of ours (the format, the series settings, Stripe's
 	// account and issuer, the chain's checkpoint, the site's identity, …).
-	$counterfoil_options = $wpdb->get_col( $wpdb->prepare( "SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE %s", $wpdb->esc_like( 'counterfoil_' ) . '%' ) );
+	$counterfoil_options = $wpdb->get_col( $wpdb->prepare( "SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE %s", $wpdb->esc_like( 'counterfoil_' ) . '%' ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- every option of ours, whatever its name: no API lists them.
 	foreach ( $counterfoil_options as $counterfoil_option ) {
 		delete_option( $counterfoil_option );
 	}

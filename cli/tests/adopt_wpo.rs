@@ -203,4 +203,54 @@ fn an_order_wp_overnight_numbered_inv_0101_is_adopted_as_issued() {
         ),
     );
     assert_eq!(out, format!("{year}-0105 INV-0101"));
+
+    // A refund of an adopted order: a credit note of ours naming WP
+    // Overnight's number (BT-25) and date (BT-26), capped at the order's
+    // total; the refund's e-mail and the order's screens find it.
+    let out = php(
+        &wp,
+        &format!(
+            "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+                 'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));
+             $r = wc_create_refund(array('order_id' => {id}, 'amount' => '5.00', 'reason' => 'scratched'));
+             cf_test_run_actions(true);
+             $refund = wc_get_order($r->get_id());
+             $post = (int) $refund->get_meta('_counterfoil_credit_note_id');
+             $ubl = counterfoil_invoice_document($post, 'ubl');
+             $over = Counterfoil_Credit_Notes::for_refund(array('gateway' => 'woocommerce', 'refund_id' => 'too-much', 'transaction_id' => '{id}', 'amount' => '15.01'));
+             echo $refund->get_meta('_counterfoil_credit_note_number'), \"\\n\",
+                 Counterfoil_WooCommerce_Documents::belongs_to($post, wc_get_order({id})) ? 'belongs' : 'stray', \"\\n\",
+                 is_wp_error($over) ? $over->get_error_code() : 'credited', \"\\n\",
+                 is_wp_error($ubl) ? $ubl->get_error_message() : $ubl;",
+            id = ids[0]
+        ),
+    );
+    let mut lines = out.lines();
+    let credit_note = lines.next().unwrap_or_default().to_owned();
+    assert!(
+        credit_note.starts_with(&format!("CN-{year}-")),
+        "a credit note of ours: {out}"
+    );
+    assert_eq!(lines.next(), Some("belongs"), "{out}");
+    assert_eq!(
+        lines.next(),
+        Some("counterfoil_refund_exceeds"),
+        "15.01 is more than the 15.00 left of 20.00: {out}"
+    );
+    // The UBL without its indentation.
+    let ubl: String = lines.map(str::trim).collect();
+    let date = php(
+        &wp,
+        &format!(
+            "echo wp_date('Y-m-d', (int) wc_get_order({})->get_meta('_wcpdf_invoice_date'));",
+            ids[0]
+        ),
+    );
+    assert!(
+        ubl.contains("<CreditNote")
+            && ubl.contains(&format!(
+                "<cac:BillingReference><cac:InvoiceDocumentReference><cbc:ID>INV-0101</cbc:ID><cbc:IssueDate>{date}</cbc:IssueDate>"
+            )),
+        "{ubl}"
+    );
 }

@@ -1236,6 +1236,110 @@ fn a_freeze_that_lost_its_race_serves_the_winner_and_a_failed_one_serves_nothing
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every write statement of the requests to the invoice's screen
+/// (`page=counterfoil-invoice`), through WordPress's public `query` filter,
+/// appended to the file `CF_WRITES` names (a file: logging into the
+/// database would be a write of its own).
+const SCREEN_WRITES: &str = r#"<?php
+add_filter('query', function ($q) {
+    $uri = isset($_SERVER['REQUEST_URI']) ? (string) $_SERVER['REQUEST_URI'] : '';
+    if (false !== strpos($uri, 'page=counterfoil-invoice') && preg_match('/^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i', $q)) {
+        file_put_contents(CF_WRITES, preg_replace('/\s+/', ' ', $q) . "\n", FILE_APPEND);
+    }
+    return $q;
+});
+"#;
+
+/// The invoice's screen writes nothing on a GET: an invoice whose input is
+/// not frozen yet (as one the site could not make a document of at issue)
+/// is shown with its downloads, and no row, option, transient or meta is
+/// written — not one INSERT, UPDATE, DELETE or REPLACE (before: the screen
+/// made the UBL to see whether it could, and that froze the input into
+/// `{prefix}counterfoil_documents` at first view). The download, an
+/// explicit request with its nonce, freezes it: the bytes handed out are
+/// the ones every later download and the export give.
+#[test]
+fn the_invoices_screen_writes_nothing_on_a_get() {
+    use counterfoil_tests::wordpress::WordPress;
+    use counterfoil_tests::MariaDb;
+    let wp = WordPress::install(MariaDb::shared(), "einvoice_screen_get", None).unwrap();
+    wp.mu_plugin("document-input", DOCUMENT_INPUT).unwrap();
+    let log = wp.dir().join("screen-writes.log");
+    wp.mu_plugin(
+        "screen-writes",
+        &SCREEN_WRITES.replacen(
+            "<?php",
+            &format!("<?php\ndefine('CF_WRITES', '{}');", log.display()),
+            1,
+        ),
+    )
+    .unwrap();
+    let id = wp
+        .eval(
+            false,
+            "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+                 'vat_id' => 'BE0123456749', 'electronic_address' => '0123456749', 'electronic_address_scheme' => '0208'));
+             $p = counterfoil_create_invoice_for_payment(array('gateway' => 'shop', 'transaction_id' => 'screen-1', 'user_id' => 3,
+                 'amount' => '24.20', 'currency' => 'EUR'));
+             if (is_wp_error($p)) { echo $p->get_error_message(); exit(1); }
+             global $wpdb;
+             $wpdb->query(\"DELETE FROM {$wpdb->prefix}counterfoil_documents WHERE post_id = {$p->ID}\");
+             echo $p->ID;",
+        )
+        .unwrap();
+    let id = id.trim();
+    let rows = || {
+        wp.scalar(&format!(
+            "SELECT COUNT(*) FROM wp_counterfoil_documents WHERE post_id = {id}"
+        ))
+    };
+    let options = || {
+        wp.scalar(
+            "SELECT CONCAT(COUNT(*), ':', COALESCE(SUM(CRC32(CONCAT(option_name, '=', option_value))), 0)) FROM wp_options",
+        )
+    };
+    assert_eq!(rows(), "0", "not frozen yet");
+    let site = wp.serve(false, 2).unwrap();
+    let admin =
+        counterfoil_tests::wp_session::Session::login(site.port(), "admin", "admin-password")
+            .unwrap();
+    // WordPress's own first-request work in the admin (update checks) done
+    // on another page first.
+    assert_eq!(
+        admin
+            .get("/wp-admin/edit.php?post_type=counterfoil_invoice")
+            .unwrap()
+            .status,
+        200
+    );
+    let _ = std::fs::remove_file(&log);
+    let before = options();
+    let screen = format!(
+        "/wp-admin/edit.php?post_type=counterfoil_invoice&page=counterfoil-invoice&invoice={id}"
+    );
+    for _ in 0..2 {
+        let page = admin.get(&screen).unwrap();
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(
+            page.body.contains("format=ubl"),
+            "a valid document can be made, so it is offered: {}",
+            page.body
+        );
+    }
+    let writes = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(writes, "", "the screen's GETs wrote");
+    assert_eq!(rows(), "0", "viewing froze the input");
+    assert_eq!(options(), before, "viewing changed the options");
+    // The download freezes it, and every later one is the same bytes.
+    let page = admin.get(&screen).unwrap().body;
+    let link = counterfoil_tests::wp_session::link_path(&page, &["format=ubl"]).unwrap();
+    let first = admin.get(&link).unwrap();
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(rows(), "1", "frozen at the download");
+    let second = admin.get(&link).unwrap();
+    assert_eq!(second.body, first.body);
+}
+
 /// OpenPeppol's own rules (PEPPOL-EN16931-UBL/CII.sch) and the CEN rules
 /// Peppol bundles, compiled by SchXslt and run by saxonche, over every
 /// vector document: none fails; a document claims Peppol only when it

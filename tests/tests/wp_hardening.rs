@@ -448,6 +448,105 @@ fn errors_to_gateways_say_nothing_internal() {
         ("X-Counterfoil-Signature", &for_payments),
     ]);
     assert_eq!(r.status, 200, "the repeat, signed v2: {}", r.body);
+    // The site may refuse the first form (the settings form's checkbox,
+    // saved with its nonce; off by default, as above): a valid sha256=
+    // signature is then 401 with its own message and nothing written, an
+    // invalid one reads as every failure, v2 is accepted. Unticked again,
+    // sha256= is accepted.
+    let refuse_first_form = |on: bool| {
+        let (admin, page) = admin_settings_page(&site);
+        assert!(
+            page.body
+                .contains(r#"name="webhook_refuse_legacy_signature""#),
+            "the setting is on the page"
+        );
+        let nonce = page
+            .body
+            .split(r#"value="counterfoil_save_settings""#)
+            .nth(1)
+            .and_then(|rest| rest.split(r#"name="_wpnonce" value=""#).nth(1))
+            .and_then(|rest| rest.split('"').next())
+            .expect("the settings form's nonce")
+            .to_owned();
+        let mut fields = vec![
+            ("action", "counterfoil_save_settings"),
+            ("_wpnonce", nonce.as_str()),
+            ("format", "{year}-{seq:04}"),
+            ("missing_series", "create"),
+            ("new_series_start", "1"),
+        ];
+        if on {
+            fields.push(("webhook_refuse_legacy_signature", "1"));
+        }
+        let r = admin
+            .post_form("/wp-admin/admin-post.php", &fields)
+            .unwrap();
+        assert_eq!(r.status, 302, "{}", r.body);
+        assert_eq!(
+            wp.scalar("SELECT option_value FROM wp_options WHERE option_name = 'counterfoil_webhook_refuse_legacy_signature'"),
+            if on { "1" } else { "0" }
+        );
+    };
+    let send = |payload: &str, signature: &str| {
+        counterfoil_tests::php::http(
+            port,
+            "POST",
+            counterfoil_tests::webhook::PATH,
+            &[
+                ("X-Counterfoil-Timestamp", &ts),
+                ("X-Counterfoil-Signature", signature),
+            ],
+            payload.as_bytes(),
+        )
+        .unwrap()
+    };
+    refuse_first_form(true);
+    let legacy = body("sig-legacy", 1, "1.00");
+    let r = send(
+        &legacy,
+        &counterfoil_tests::webhook::sign(&secret, &ts, legacy.as_bytes()),
+    );
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(
+        r.body.contains("counterfoil_legacy_signature") && r.body.contains("v2="),
+        "the sender is told to sign with v2=: {}",
+        r.body
+    );
+    assert_eq!(
+        wp.scalar(
+            "SELECT COUNT(*) FROM wp_counterfoil_payments WHERE transaction_id = 'sig-legacy'"
+        ),
+        "0",
+        "nothing written"
+    );
+    let r = send(
+        &legacy,
+        &counterfoil_tests::webhook::sign("not-the-secret", &ts, legacy.as_bytes()),
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (401, answers[0].body.as_str()),
+        "an invalid first-form signature reads as every failure"
+    );
+    let r = send(
+        &legacy,
+        &counterfoil_tests::webhook::sign_v2(
+            &secret,
+            &ts,
+            "POST",
+            &here,
+            counterfoil_tests::webhook::ROUTE,
+            legacy.as_bytes(),
+        ),
+    );
+    assert_eq!(r.status, 201, "v2 is accepted: {}", r.body);
+    refuse_first_form(false);
+    let later = body("sig-legacy-later", 1, "1.00");
+    let r = send(
+        &later,
+        &counterfoil_tests::webhook::sign(&secret, &ts, later.as_bytes()),
+    );
+    assert_eq!(r.status, 201, "the first form, accepted again: {}", r.body);
     // An oversized body is refused before any signature work (even unsigned).
     let huge = "x".repeat(70_000);
     let r = counterfoil_tests::php::http(
@@ -988,11 +1087,58 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
         q("SELECT COUNT(*) FROM wp_counterfoil_numbers WHERE scope_key = '1:2026'"),
         "0"
     );
-    // A deleted site's tables go with it, its chain among them (before:
-    // wp_2_counterfoil_chain stayed).
+    // A deleted site's tables go with it, every one the schema creates: the
+    // names from its own CREATE statements for site 2's prefix, so a table
+    // added to the schema is held here too (before: wp_2_counterfoil_chain
+    // stayed, and then wp_2_counterfoil_documents).
+    let schema_tables = |prefix: &str| -> Vec<String> {
+        network_eval(
+            &wp,
+            false,
+            &format!(
+                r#"foreach (Counterfoil_Schema::statements('{prefix}') as $sql) {{
+                     if (preg_match('/^\s*CREATE TABLE (\S+) \(/', $sql, $m)) {{ echo $m[1], ' '; }}
+                 }}"#
+            ),
+        )
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+    };
+    let present = |names: &[String]| -> Vec<String> {
+        let list = names
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        MariaDb::query(
+            wp.database_url(),
+            &format!(
+                "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ({list}) ORDER BY TABLE_NAME"
+            ),
+        )
+        .unwrap()
+        .into_iter()
+        .filter_map(|row| row.into_iter().next().flatten())
+        .collect()
+    };
+    let site_two = schema_tables("wp_2_");
+    assert!(
+        site_two.len() >= 7 && site_two.contains(&"wp_2_counterfoil_documents".to_owned()),
+        "the schema's tables: {site_two:?}"
+    );
+    let mut sorted = site_two.clone();
+    sorted.sort();
+    assert_eq!(present(&site_two), sorted, "site 2 has every table");
     network_eval(&wp, false, "wpmu_delete_blog(2, true);");
+    assert_eq!(
+        present(&site_two),
+        Vec::<String>::new(),
+        "a deleted site keeps none of its tables"
+    );
     assert!(!tables().contains("wp_2_"), "{}", tables());
     // Uninstall: site 1 opted in, site 3 did not.
+    let (site_one, site_three) = (schema_tables("wp_"), schema_tables("wp_3_"));
     network_eval(
         &wp,
         false,
@@ -1003,6 +1149,16 @@ fn multisite_network_activation_new_and_deleted_sites_and_uninstall() {
     assert_eq!(
         tables(),
         "wp_3_counterfoil_chain,wp_3_counterfoil_numbers,wp_3_counterfoil_payments,wp_3_invoice_sequences"
+    );
+    assert_eq!(
+        present(&site_one),
+        Vec::<String>::new(),
+        "site 1's uninstall drops every table of the schema"
+    );
+    assert_eq!(
+        present(&site_three).len(),
+        site_two.len(),
+        "site 3 keeps all of its own"
     );
     assert_eq!(
         q("SELECT COUNT(*) FROM wp_3_posts WHERE post_type = 'counterfoil_invoice'"),

@@ -193,3 +193,162 @@ fn refunds_and_cancellations_through_a_shops_life() {
         "{out:?}"
     );
 }
+
+/// The orders list's bulk actions, for a shop manager, on the list of the
+/// order storage in use (posts or HPOS), through WordPress's or
+/// WooCommerce's own form and nonce: *Number the invoices now* numbers the
+/// picked orders on request (one paid before Counterfoil took over, which
+/// no status change would number) and leaves an order's number as it was;
+/// *Download the invoices (zip)* sends the picked orders' own invoices and
+/// credit notes, made in memory, with an index naming the order without an
+/// invoice.
+#[test]
+fn the_orders_list_numbers_the_picked_orders_and_downloads_their_documents() {
+    use std::io::Read;
+    let wp = shop("woo-life-bulk");
+    let out = lines(
+        &wp,
+        "update_option('counterfoil_seller', array('name' => 'Counterfoil Shop BV', 'city' => 'Brussels', 'country' => 'BE',
+             'vat_id' => 'BE0123456749', 'default_vat_category' => 'E'));
+         wp_insert_user(array('user_login' => 'manager', 'user_pass' => 'manager-password', 'user_email' => 'manager@example.invalid', 'role' => 'shop_manager'));
+         update_option(Counterfoil_WooCommerce::SINCE_OPTION, time());
+         $old = wc_get_order(cf_test_order('40.00'));
+         $old->set_date_paid(time() - 86400); $old->save();
+         $old = wc_get_order($old->get_id()); $old->set_date_created(time() - 90000); $old->save();
+         wc_get_order($old->get_id())->update_status('completed');
+         $paid = cf_test_order('25.00'); wc_get_order($paid)->payment_complete('ch-bulk');
+         $refund = wc_create_refund(array('order_id' => $paid, 'amount' => '5.00', 'reason' => 'scratched'));
+         cf_test_run_actions(true);
+         $pending = cf_test_order('12.00');
+         echo $old->get_id(), ' ', $paid, ' ', $pending, ' ', wc_get_order($paid)->get_meta('_counterfoil_invoice_number'), ' ',
+             wc_get_order($refund->get_id())->get_meta('_counterfoil_credit_note_number'), ' [', wc_get_order($old->get_id())->get_meta('_counterfoil_invoice_number'), \"]\\n\";
+         echo cf_test_screens($paid)['orders'];",
+    );
+    let p: Vec<&str> = out[0].split(' ').collect();
+    let (old, paid, pending, paid_number, credit_note) = (p[0], p[1], p[2], p[3], p[4]);
+    assert_eq!(
+        p[5], "[]",
+        "the order paid before the takeover has no number yet: {out:?}"
+    );
+    assert!(
+        !paid_number.is_empty() && !credit_note.is_empty(),
+        "{out:?}"
+    );
+    let list = out[1].as_str();
+    let hpos = list.contains("page=wc-orders");
+
+    let site = wp.serve(true, 2).unwrap();
+    let manager =
+        counterfoil_tests::wp_session::Session::login(site.port(), "manager", "manager-password")
+            .unwrap();
+    let page = manager.get(list).unwrap();
+    assert_eq!(page.status, 200, "{}", page.body);
+    for action in ["counterfoil_number_now", "counterfoil_download_documents"] {
+        assert!(
+            page.body.contains(&format!("value=\"{action}\"")),
+            "the list offers {action}: {}",
+            page.body
+        );
+    }
+    let nonce = page
+        .body
+        .split("name=\"_wpnonce\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the list's bulk nonce")
+        .to_owned();
+    // The list's own form, as its Apply button posts it.
+    let (target, ids_field) = if hpos {
+        ("/wp-admin/admin.php?page=wc-orders", "id[]")
+    } else {
+        ("/wp-admin/edit.php", "post[]")
+    };
+    let post = |action: &str, ids: &[&str]| {
+        let mut fields = vec![
+            ("_wpnonce", nonce.as_str()),
+            ("_wp_http_referer", list),
+            ("action", action),
+        ];
+        if !hpos {
+            // edit.php's list of the post type (HPOS's page takes none).
+            fields.push(("post_type", "shop_order"));
+        }
+        fields.extend(ids.iter().map(|id| (ids_field, *id)));
+        manager.post_form(target, &fields).unwrap()
+    };
+
+    let numbered = post("counterfoil_number_now", &[old, paid]);
+    assert_eq!(numbered.status, 302, "{}", numbered.body);
+    let location = numbered
+        .header("location")
+        .first()
+        .map(|l| l.to_string())
+        .unwrap_or_default();
+    assert!(
+        location.contains("counterfoil_numbered=1")
+            && location.contains("counterfoil_had=1")
+            && location.contains("counterfoil_failed=0"),
+        "{location}"
+    );
+    let back = manager
+        .get(&location[location.find("/wp-admin/").unwrap()..])
+        .unwrap();
+    assert!(
+        back.body.contains("counterfoil-bulk-notice")
+            && back
+                .body
+                .contains("Invoices numbered now: 1. Already numbered: 1."),
+        "{}",
+        back.body
+    );
+    let after = lines(
+        &wp,
+        &format!(
+            "echo wc_get_order({old})->get_meta('_counterfoil_invoice_number'), ' ', wc_get_order({paid})->get_meta('_counterfoil_invoice_number');"
+        ),
+    );
+    let a: Vec<&str> = after[0].split(' ').collect();
+    assert!(!a[0].is_empty(), "numbered on request: {after:?}");
+    assert_eq!(a[1], paid_number, "a number stands");
+    let old_number = a[0].to_owned();
+
+    let zip = post("counterfoil_download_documents", &[old, paid, pending]);
+    assert_eq!(zip.status, 200, "{:?} {}", zip.headers, zip.body);
+    assert_eq!(
+        zip.header("content-type").first().map(|v| v.to_string()),
+        Some("application/zip".to_owned())
+    );
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(zip.bytes.clone())).unwrap();
+    let mut names = Vec::new();
+    let mut index = String::new();
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).unwrap();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).unwrap(); // checks its CRC
+        let name = file.name().unwrap().to_string();
+        if name == "index.csv" {
+            index = String::from_utf8(bytes).unwrap();
+        } else if name.ends_with(".pdf") {
+            assert!(bytes.starts_with(b"%PDF-"), "{name}");
+        } else {
+            let xml = String::from_utf8(bytes).unwrap();
+            assert!(xml.contains("<cbc:ID>"), "{name}: {xml}");
+        }
+        names.push(name);
+    }
+    println!("{names:?}\n{index}");
+    for number in [old_number.as_str(), paid_number, credit_note] {
+        assert!(
+            names.iter().any(|n| n.starts_with(number)),
+            "{number} in {names:?}"
+        );
+    }
+    assert_eq!(names.len(), 4, "three documents and the index: {names:?}");
+    assert!(
+        index.contains(&format!(
+            "\"{pending}\",\"{pending}\",\"invoice\",\"\",\"\",\"No invoice yet.\""
+        )),
+        "{index}"
+    );
+    assert_eq!(index.lines().count(), 5, "{index}");
+}

@@ -68,7 +68,7 @@ function cf_stand_in_install() {
 	global $wpdb;
 	// As WC_Install::create_roles(): the shop's capabilities for administrators,
 	// and the shop manager's role (the capabilities the integration asks for).
-	$shop_caps = array( 'manage_woocommerce', 'edit_shop_orders', 'read_private_shop_orders' );
+	$shop_caps = array( 'manage_woocommerce', 'edit_shop_orders', 'edit_others_shop_orders', 'edit_published_shop_orders', 'edit_private_shop_orders', 'read_private_shop_orders' );
 	foreach ( $shop_caps as $cap ) {
 		get_role( 'administrator' )->add_cap( $cap );
 	}
@@ -100,7 +100,9 @@ add_action(
 				'label'        => 'Orders (stand-in)',
 				'public'       => false,
 				'show_ui'      => true,
-				'capability_type' => 'post',
+				// As WooCommerce registers it: its own capabilities, mapped.
+				'capability_type' => 'shop_order',
+				'map_meta_cap' => true,
 				'supports'     => array( 'title', 'custom-fields' ),
 			)
 		);

@@ -29,6 +29,9 @@ function cf_test_woocommerce_ready( $hpos ) {
 		WC_Install::create_pages(); // My Account, for its order view.
 		update_option( 'woocommerce_custom_orders_table_enabled', $hpos ? 'yes' : 'no' );
 		update_option( 'woocommerce_custom_orders_table_data_sync_enabled', 'no' );
+		// The shop's first admin page after activation sends a shop manager
+		// to WooCommerce's setup wizard (for 30 s): a set-up shop is past it.
+		delete_transient( '_wc_activation_redirect' );
 	}
 }
 
@@ -144,6 +147,33 @@ add_filter(
 	10,
 	2
 );
+
+/**
+ * Gives an order goods to ship, so that WooCommerce takes it as one that
+ * needs processing (WC_Order::needs_processing(): a product that is not
+ * virtual and downloadable), as a shop's physical order is: its paid date is
+ * then set when it reaches processing. An order without such a product (an
+ * item-less test order, a download) is paid only on completion. The
+ * stand-in has no products and takes every order as one to ship.
+ */
+function cf_test_ship_goods( $order_id ) {
+	if ( ! class_exists( 'WC_Product_Simple' ) ) {
+		return;
+	}
+	$order   = wc_get_order( $order_id );
+	$product = new WC_Product_Simple();
+	$product->set_name( 'Lamp' );
+	$product->set_regular_price( (string) $order->get_total() );
+	$product->save();
+	$item = new WC_Order_Item_Product();
+	$item->set_product( $product );
+	$item->set_quantity( 1 );
+	$item->set_subtotal( (string) $order->get_total() );
+	$item->set_total( (string) $order->get_total() );
+	$order->add_item( $item );
+	$order->save();
+	delete_transient( 'wc_order_' . $order_id . '_needs_processing' );
+}
 
 /**
  * A pending order with items, on the stand-in or a real WooCommerce:

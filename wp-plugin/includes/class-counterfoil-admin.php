@@ -114,7 +114,7 @@ final class Counterfoil_Admin {
 		if ( 'counterfoil-admin' !== $handle ) {
 			return $tag;
 		}
-		return '<script type="module" src="' . esc_url( $src ) . '" id="counterfoil-admin-js"></script>' . "\n";
+		return '<script type="module" src="' . esc_url( $src ) . '" id="counterfoil-admin-js"></script>' . "\n"; // phpcs:ignore WordPress.WP.EnqueuedResources.NonEnqueuedScript -- the enqueued script's own tag (script_loader_tag), made a module: wp_enqueue_script_module() needs WordPress 6.5.
 	}
 
 	/**
@@ -242,6 +242,7 @@ final class Counterfoil_Admin {
 
 	public static function handle_save_settings() {
 		self::guard( 'save_settings' );
+		// phpcs:disable WordPress.Security.NonceVerification.Missing -- checked in guard() above.
 		// As typed: the core's format rule decides (the live preview shows the
 		// same text); sanitize_text_field would collapse spaces the preview showed.
 		$format = isset( $_POST['format'] ) ? (string) wp_unslash( $_POST['format'] ) : ''; // phpcs:ignore WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- validated by format_error() below (no control characters), stored as an option, escaped on output.
@@ -266,6 +267,7 @@ final class Counterfoil_Admin {
 		update_option( 'counterfoil_new_series_start', $start );
 		update_option( 'counterfoil_format', $format );
 		update_option( 'counterfoil_delete_data_on_uninstall', ! empty( $_POST['delete_data_on_uninstall'] ) ? 1 : 0 );
+		update_option( Counterfoil_Rest::REFUSE_LEGACY_OPTION, ! empty( $_POST['webhook_refuse_legacy_signature'] ) ? 1 : 0 );
 		if ( ! empty( $_POST['regenerate_secret'] ) && ! Counterfoil_Rest::secret_from_constant() ) {
 			update_option( 'counterfoil_webhook_secret', wp_generate_password( 48, false ), false );
 		}
@@ -278,6 +280,7 @@ final class Counterfoil_Admin {
 			}
 			update_option( 'counterfoil_credit_note_format', $cn_format );
 		}
+		// phpcs:enable WordPress.Security.NonceVerification.Missing
 		$stripe = self::save_stripe_settings();
 		if ( null !== $stripe ) {
 			self::back( 'error', $stripe );
@@ -381,7 +384,7 @@ final class Counterfoil_Admin {
 		self::guard( 'void_number' );
 		$scope  = self::scope_field();
 		$number = self::int_field( 'number', 1, PHP_INT_MAX );
-		$reason = isset( $_POST['reason'] ) ? sanitize_text_field( wp_unslash( $_POST['reason'] ) ) : '';
+		$reason = isset( $_POST['reason'] ) ? sanitize_text_field( wp_unslash( $_POST['reason'] ) ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Missing -- checked in guard() above.
 		$done   = null === $number ? new WP_Error( 'counterfoil_void_number_missing', __( 'Give the number to void.', 'counterfoil' ), array( 'status' => 400 ) ) : Counterfoil_Invoices::void_number( $scope, $number, $reason );
 		if ( is_wp_error( $done ) ) {
 			self::back( 'error', $done->get_error_message() );
@@ -395,7 +398,7 @@ final class Counterfoil_Admin {
 		self::guard( 'create_next_year' );
 		$starts = array();
 		$chosen = isset( $_POST['create'] ) && is_array( $_POST['create'] ) ? array_map( 'sanitize_text_field', wp_unslash( $_POST['create'] ) ) : array(); // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
-		$given  = isset( $_POST['start'] ) && is_array( $_POST['start'] ) ? array_map( 'sanitize_text_field', wp_unslash( $_POST['start'] ) ) : array(); // phpcs:ignore WordPress.Security.NonceVerification
+		$given  = isset( $_POST['start'] ) && is_array( $_POST['start'] ) ? array_map( 'sanitize_text_field', wp_unslash( $_POST['start'] ) ) : array(); // phpcs:ignore WordPress.Security.NonceVerification -- checked in guard().
 		foreach ( $chosen as $scope ) {
 			$raw = isset( $given[ $scope ] ) ? trim( $given[ $scope ] ) : '';
 			if ( ! preg_match( '/^[0-9]{1,18}$/', $raw ) || (int) $raw < 1 ) {
@@ -606,7 +609,7 @@ final class Counterfoil_Admin {
 
 			<h2><?php esc_html_e( 'Advance a series', 'counterfoil' ); ?></h2>
 			<p><?php esc_html_e( 'Moves a series so that its next number is at least the one you give. A series never moves down: numbers already issued must never be issued again. To start again lower, create a new series.', 'counterfoil' ); ?></p>
-			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-advance">
+			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped above. ?>" id="counterfoil-advance">
 				<input type="hidden" name="action" value="counterfoil_advance_series">
 				<?php wp_nonce_field( 'counterfoil_advance_series' ); ?>
 				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required placeholder="1:2026"></label>
@@ -617,13 +620,13 @@ final class Counterfoil_Admin {
 
 			<h2 id="counterfoil-void-title"><?php esc_html_e( 'Void a number', 'counterfoil' ); ?></h2>
 			<p><?php esc_html_e( 'An issued invoice is never deleted: void its number with a reason instead. The registry keeps the number as void, and the invoice list shows it.', 'counterfoil' ); ?></p>
-			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-void">
+			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped above. ?>" id="counterfoil-void">
 				<input type="hidden" name="action" value="counterfoil_void_number">
 				<?php wp_nonce_field( 'counterfoil_void_number' ); ?>
 				<?php
 				// Prefilled from the invoice list's "Void with a reason…" link (display only; the form is checked on submit).
-				$void_scope  = isset( $_GET['void_scope'] ) ? sanitize_text_field( wp_unslash( $_GET['void_scope'] ) ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
-				$void_number = isset( $_GET['void_number'] ) ? absint( $_GET['void_number'] ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+				$void_scope  = isset( $_GET['void_scope'] ) ? sanitize_text_field( wp_unslash( $_GET['void_scope'] ) ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- only fills in the void form (the books' link); the form has its own nonce.
+				$void_number = isset( $_GET['void_number'] ) ? absint( $_GET['void_number'] ) : ''; // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- only fills in the void form, as above.
 				?>
 				<label><?php esc_html_e( 'Series', 'counterfoil' ); ?> <input type="text" name="scope_key" required value="<?php echo esc_attr( $void_scope ); ?>"></label>
 				<label><?php esc_html_e( 'Number', 'counterfoil' ); ?> <input type="number" name="number" min="1" required value="<?php echo esc_attr( (string) $void_number ); ?>"></label>
@@ -634,7 +637,7 @@ final class Counterfoil_Admin {
 			<?php self::render_next_year( $post ); ?>
 
 			<h2><?php esc_html_e( 'Settings', 'counterfoil' ); ?></h2>
-			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput ?>" id="counterfoil-settings-form">
+			<form method="post" action="<?php echo $post; // phpcs:ignore WordPress.Security.EscapeOutput -- escaped above. ?>" id="counterfoil-settings-form">
 				<input type="hidden" name="action" value="counterfoil_save_settings">
 				<?php wp_nonce_field( 'counterfoil_save_settings' ); ?>
 				<p><label><?php esc_html_e( 'Number format', 'counterfoil' ); ?>
@@ -684,6 +687,8 @@ final class Counterfoil_Admin {
 						<button type="button" class="button" id="counterfoil-secret-reveal" data-hide="<?php esc_attr_e( 'Hide', 'counterfoil' ); ?>"><?php esc_html_e( 'Show', 'counterfoil' ); ?></button>
 						<label><input type="checkbox" name="regenerate_secret" value="1"> <?php esc_html_e( 'Generate a new secret', 'counterfoil' ); ?></label></p>
 					<?php endif; ?>
+				<p><label><input type="checkbox" name="webhook_refuse_legacy_signature" value="1" <?php checked( Counterfoil_Rest::refuses_legacy_signature() ); ?>>
+					<?php esc_html_e( 'Refuse webhook calls signed in the first form (sha256=): accept v2= only. The next minor release refuses the first form by default; tick this once every sender signs with v2=.', 'counterfoil' ); ?></label></p>
 				<fieldset id="counterfoil-stripe"><legend><strong><?php esc_html_e( 'Stripe', 'counterfoil' ); ?></strong></legend>
 					<p><?php esc_html_e( 'Endpoint URL to add in Stripe (Developers → Webhooks), with the events checkout.session.completed, checkout.session.async_payment_succeeded, payment_intent.succeeded and charge.refunded:', 'counterfoil' ); ?>
 						<code id="counterfoil-stripe-url"><?php echo esc_html( Counterfoil_Stripe::endpoint_url() ); ?></code></p>

@@ -137,10 +137,10 @@ final class Counterfoil_Books {
 						<?php endforeach; ?>
 					</select></label>
 				<?php submit_button( __( 'Filter', 'counterfoil' ), 'secondary', 'filter', false ); ?>
-				<label><input type="checkbox" name="gaps" value="1" <?php checked( ! empty( $_GET['gaps'] ) ); // phpcs:ignore WordPress.Security.NonceVerification.Recommended ?>> <?php esc_html_e( 'with the gap report', 'counterfoil' ); ?></label>
+				<label><input type="checkbox" name="gaps" value="1" <?php checked( ! empty( $_GET['gaps'] ) ); // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only view's option. ?>> <?php esc_html_e( 'with the gap report', 'counterfoil' ); ?></label>
 			</form>
 			<?php
-			if ( ! empty( $_GET['gaps'] ) ) { // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+			if ( ! empty( $_GET['gaps'] ) ) { // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only view's option.
 				self::render_gaps( $f );
 			}
 			$table->display();
@@ -179,15 +179,17 @@ final class Counterfoil_Books {
 		$params[]               = self::MAX_GAP_SERIES;
 		// Series whose registry holds fewer rows than numbers handed out
 		// (counted on the (scope_key, status) index).
-		$short   = $wpdb->get_results(
+		// phpcs:disable WordPress.DB.PreparedSQL -- placeholders only ($where's values in $params); the table names from Counterfoil_Schema::tables().
+		$short   = $wpdb->get_results( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own tables, which no WordPress API reads or writes.
 			$wpdb->prepare(
 				"SELECT s.scope_key, COALESCE(s.start_value, 1) AS first, s.current_value AS last,
 				        (SELECT COUNT(*) FROM {$t['numbers']} n WHERE n.scope_key = s.scope_key AND n.number BETWEEN COALESCE(s.start_value, 1) AND s.current_value) AS recorded
 				 FROM {$t['sequences']} s WHERE $where
-				 HAVING recorded < last - first + 1 ORDER BY s.scope_key LIMIT %d", // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
+				 HAVING recorded < last - first + 1 ORDER BY s.scope_key LIMIT %d",
 				$params
 			)
 		);
+		// phpcs:enable WordPress.DB.PreparedSQL
 		// Each short series is walked in keyset chunks of GAP_CHUNK numbers
 		// (on the (scope_key, number) index), each chunk released before the
 		// next: memory stays bounded at a million numbers in one series.
@@ -197,7 +199,7 @@ final class Counterfoil_Books {
 			$expect = (int) $s->first;
 			$last   = (int) $s->last;
 			do {
-				$have = $wpdb->get_col( $wpdb->prepare( "SELECT number FROM {$t['numbers']} WHERE scope_key = %s AND number >= %d AND number <= %d ORDER BY number LIMIT %d", $s->scope_key, $expect, $last, self::GAP_CHUNK ) );
+				$have = $wpdb->get_col( $wpdb->prepare( "SELECT number FROM {$t['numbers']} WHERE scope_key = %s AND number >= %d AND number <= %d ORDER BY number LIMIT %d", $s->scope_key, $expect, $last, self::GAP_CHUNK ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 				$wpdb->flush();
 				foreach ( $have as $n ) {
 					$n = (int) $n;
@@ -220,7 +222,7 @@ final class Counterfoil_Books {
 		}
 		list( $in_series, $stale_params ) = self::where( $series, 'n' );
 		array_unshift( $stale_params, self::STALE_MINUTES );
-		$stale = $wpdb->get_results( $wpdb->prepare( "SELECT n.scope_key, n.number, n.status, n.gateway, n.transaction_id, n.claim, n.updated_at FROM {$t['numbers']} n WHERE n.status IN ('reserved', 'creating', 'unconfirmed') AND n.updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE AND $in_series ORDER BY n.updated_at LIMIT 200", $stale_params ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
+		$stale = $wpdb->get_results( $wpdb->prepare( "SELECT n.scope_key, n.number, n.status, n.gateway, n.transaction_id, n.claim, n.updated_at FROM {$t['numbers']} n WHERE n.status IN ('reserved', 'creating', 'unconfirmed') AND n.updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE AND $in_series ORDER BY n.updated_at LIMIT 200", $stale_params ) ); // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- placeholders only. Our own tables, which no WordPress API reads or writes.
 		return array(
 			'missing' => $missing,
 			'stale'   => $stale,
@@ -334,14 +336,15 @@ final class Counterfoil_Books {
 			$where   .= ' AND n.created_at <= %s';
 			$params[] = $to . ' 23:59:59';
 		}
-		$out = fopen( $target, 'wb' ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_read_fopen -- a stream, not a file.
+		$out = fopen( $target, 'wb' ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fopen -- a stream (php://output for the download), written in chunks as the rows are read: WP_Filesystem writes whole strings only.
 		if ( 'csv' === $format ) {
-			fwrite( $out, Counterfoil_Rules::csv_line( Counterfoil_Rules::EXPORT_COLUMNS ) ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_read_fwrite
+			fwrite( $out, Counterfoil_Rules::csv_line( Counterfoil_Rules::EXPORT_COLUMNS ) ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fwrite -- the stream opened above.
 		}
 		$last  = array( '', 0 );
 		$count = 0;
 		do {
-			$rows = $wpdb->get_results(
+			// phpcs:disable WordPress.DB.PreparedSQL, WordPress.DB.PreparedSQLPlaceholders.ReplacementsWrongNumber -- placeholders only, their values in one array; the table names from Counterfoil_Schema::tables() and $wpdb.
+			$rows = $wpdb->get_results( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own tables, which no WordPress API reads or writes.
 				$wpdb->prepare(
 					"SELECT n.scope_key, CAST(n.number AS CHAR) AS number, p.post_title, n.status, n.reason, n.gateway, n.transaction_id, pay.amount, pay.currency, CAST(n.post_id AS CHAR) AS post_id, CAST(n.created_at AS CHAR) AS created_at, CAST(n.updated_at AS CHAR) AS updated_at, rp.post_title AS refers_to
 					 FROM {$t['numbers']} n LEFT JOIN {$wpdb->posts} p ON p.ID = n.post_id
@@ -349,14 +352,15 @@ final class Counterfoil_Books {
 					 LEFT JOIN {$t['numbers']} rn ON rn.scope_key = pay.refers_scope AND rn.number = pay.refers_number
 					 LEFT JOIN {$wpdb->posts} rp ON rp.ID = rn.post_id
 					 WHERE $where AND (n.scope_key > %s OR (n.scope_key = %s AND n.number > %d))
-					 ORDER BY n.scope_key, n.number LIMIT %d", // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
+					 ORDER BY n.scope_key, n.number LIMIT %d",
 					array_merge( $params, array( $last[0], $last[0], $last[1], self::EXPORT_CHUNK ) )
 				),
 				ARRAY_N
 			);
+			// phpcs:enable WordPress.DB.PreparedSQL, WordPress.DB.PreparedSQLPlaceholders.ReplacementsWrongNumber
 			foreach ( $rows as $r ) {
 				$r = Counterfoil_Rules::export_row( $r );
-				fwrite( $out, 'csv' === $format ? Counterfoil_Rules::csv_line( $r ) : Counterfoil_Rules::jsonl_line( $r ) ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_read_fwrite
+				fwrite( $out, 'csv' === $format ? Counterfoil_Rules::csv_line( $r ) : Counterfoil_Rules::jsonl_line( $r ) ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fwrite -- the stream opened above.
 				$last = array( $r[0], (int) $r[1] );
 			}
 			$count += count( $rows );
@@ -364,7 +368,7 @@ final class Counterfoil_Books {
 				flush();
 			}
 		} while ( count( $rows ) === self::EXPORT_CHUNK );
-		fclose( $out ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_read_fclose
+		fclose( $out ); // phpcs:ignore WordPress.WP.AlternativeFunctions.file_system_operations_fclose -- the stream opened above.
 		return $count;
 	}
 
@@ -395,11 +399,11 @@ final class Counterfoil_Books {
 			'void'     => 0,
 			'reserved' => 0,
 		);
-		foreach ( $wpdb->get_results( $wpdb->prepare( "SELECT status, COUNT(*) AS c FROM {$t['numbers']} WHERE scope_key LIKE %s GROUP BY status", '%:' . $year ) ) as $r ) {
+		foreach ( $wpdb->get_results( $wpdb->prepare( "SELECT status, COUNT(*) AS c FROM {$t['numbers']} WHERE scope_key LIKE %s GROUP BY status", '%:' . $year ) ) as $r ) { // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 			$status            = 'creating' === $r->status ? 'reserved' : $r->status;
 			$counts[ $status ] = ( isset( $counts[ $status ] ) ? $counts[ $status ] : 0 ) + (int) $r->c;
 		}
-		$stale   = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$t['numbers']} WHERE status IN ('reserved', 'creating', 'unconfirmed') AND updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE", self::STALE_MINUTES ) );
+		$stale   = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$t['numbers']} WHERE status IN ('reserved', 'creating', 'unconfirmed') AND updated_at < UTC_TIMESTAMP() - INTERVAL %d MINUTE", self::STALE_MINUTES ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 		$summary = array(
 			'year'   => $year,
 			'counts' => $counts,
@@ -506,7 +510,7 @@ final class Counterfoil_Books {
 		}
 		$t                  = Counterfoil_Schema::tables();
 		$clauses['join']   .= " LEFT JOIN {$t['numbers']} cfn ON cfn.post_id = {$wpdb->posts}.ID";
-		$f                  = self::filters( $_GET ); // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+		$f                  = self::filters( $_GET ); // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only view's filters, bound by prepare() below.
 		if ( '' !== $f['scope'] ) {
 			$clauses['where'] .= $wpdb->prepare( ' AND cfn.scope_key = %s', $f['scope'] );
 		}
@@ -524,7 +528,7 @@ final class Counterfoil_Books {
 		$orderby = (string) $query->get( 'orderby' );
 		if ( '' === $orderby || 'counterfoil_number' === $orderby || 'menu_order title' === $orderby ) {
 			// Register order (ascending) unless the column header asked otherwise.
-			$asked              = isset( $_GET['order'] ) ? sanitize_key( wp_unslash( $_GET['order'] ) ) : 'asc'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+			$asked              = isset( $_GET['order'] ) ? sanitize_key( wp_unslash( $_GET['order'] ) ) : 'asc'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only view's sort order: DESC or ASC.
 			$order              = 'desc' === $asked ? 'DESC' : 'ASC';
 			$clauses['orderby'] = "cfn.scope_key $order, cfn.number $order";
 		}

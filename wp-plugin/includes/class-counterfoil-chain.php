@@ -16,6 +16,9 @@
 
 defined( 'ABSPATH' ) || exit;
 
+// phpcs:disable WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- the plugin's own tables (registry, series, payments, chain), which no WordPress API reads or writes; never cached: a number's state is read live.
+// phpcs:disable WordPress.Security.EscapeOutput.ExceptionNotEscaped -- an exception's message is text, not HTML: it goes to the log, a REST answer (JSON) or a WP_Error, and every page that prints one escapes it there.
+
 /**
  * Chain entries and their check.
  */
@@ -137,7 +140,7 @@ final class Counterfoil_Chain {
 		$parts = explode( '?', Counterfoil_Php_Backend::statements( $wpdb->prefix )[ $name ] );
 		$sql   = $parts[0];
 		foreach ( array_values( $values ) as $i => $value ) {
-			$sql .= ( null === $value ? 'NULL' : $wpdb->prepare( 'i' === $types[ $i ] ? '%d' : '%s', $value ) ) . $parts[ $i + 1 ];
+			$sql .= ( null === $value ? 'NULL' : ( 'i' === $types[ $i ] ? $wpdb->prepare( '%d', $value ) : $wpdb->prepare( '%s', $value ) ) ) . $parts[ $i + 1 ];
 		}
 		return $sql;
 	}

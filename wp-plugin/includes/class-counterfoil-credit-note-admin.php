@@ -49,10 +49,12 @@ final class Counterfoil_Credit_Note_Admin {
 	/** Issues the credit note the form asks for, then back to the page. */
 	public static function handle() {
 		Counterfoil_Admin::guard( 'issue_credit_note' );
+		// phpcs:disable WordPress.Security.NonceVerification.Missing -- checked in Counterfoil_Admin::guard() above.
 		$invoice = isset( $_POST['invoice_id'] ) ? absint( $_POST['invoice_id'] ) : 0;
 		$key     = isset( $_POST['refund_key'] ) ? sanitize_key( wp_unslash( $_POST['refund_key'] ) ) : '';
 		$amount  = isset( $_POST['amount'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['amount'] ) ) ) : '';
 		$reason  = isset( $_POST['reason'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['reason'] ) ) ) : '';
+		// phpcs:enable WordPress.Security.NonceVerification.Missing
 		if ( ! preg_match( '/^[0-9a-f-]{36}$/', $key ) ) {
 			self::back( $invoice, 'error', __( 'The form is incomplete; reload the page and try again.', 'counterfoil' ) );
 		}

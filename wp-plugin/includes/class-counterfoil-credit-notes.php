@@ -33,6 +33,8 @@
 
 defined( 'ABSPATH' ) || exit;
 
+// phpcs:disable WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- the plugin's own tables (registry, series, payments, chain), which no WordPress API reads or writes; never cached: a number's state is read live.
+
 /**
  * Credit notes for refunds.
  */
@@ -160,6 +162,12 @@ final class Counterfoil_Credit_Notes {
 			return new WP_Error( 'counterfoil_invalid_refund', __( 'A refund names its invoice: invoice_id, or the transaction_id of the payment it refunds.', 'counterfoil' ), array( 'status' => 400 ) );
 		}
 		$post = $post_id ? get_post( $post_id ) : null;
+		if ( ! $post && ! isset( $refund['invoice_id'] ) ) {
+			$adopted = self::adopted_invoice( $refund['gateway'], $refund['transaction_id'] );
+			if ( null !== $adopted ) {
+				return $adopted;
+			}
+		}
 		if ( ! $post || Counterfoil_Invoice_Type::POST_TYPE !== $post->post_type ) {
 			return new WP_Error( 'counterfoil_not_invoiced', __( 'No invoice of this site matches the refund: a credit note corrects an invoice issued here.', 'counterfoil' ), array( 'status' => 404 ) );
 		}
@@ -167,7 +175,7 @@ final class Counterfoil_Credit_Notes {
 		$t      = Counterfoil_Schema::tables();
 		$scope  = (string) get_post_meta( $post_id, '_counterfoil_scope_key', true );
 		$number = (int) get_post_meta( $post_id, '_counterfoil_number', true );
-		$status = $wpdb->get_var( $wpdb->prepare( "SELECT status FROM {$t['numbers']} WHERE scope_key = %s AND number = %d AND post_id = %d", $scope, $number, $post_id ) );
+		$status = $wpdb->get_var( $wpdb->prepare( "SELECT status FROM {$t['numbers']} WHERE scope_key = %s AND number = %d AND post_id = %d", $scope, $number, $post_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name).
 		if ( 'issued' !== $status ) {
 			return new WP_Error( 'counterfoil_invoice_not_issued', __( 'The invoice is not issued (void or unfinished): it cannot be credited.', 'counterfoil' ), array( 'status' => 409 ) );
 		}
@@ -190,6 +198,60 @@ final class Counterfoil_Credit_Notes {
 			'issuer'           => null !== $issuer && ctype_digit( $issuer ) ? (int) $issuer : (int) $post->post_author,
 			'currency'         => strtoupper( $currency ),
 			'amount'           => $amount,
+			'minor'            => $minor,
+		);
+	}
+
+	/**
+	 * An invoice another plugin issued for the payment before Counterfoil,
+	 * adopted into the registry (`counterfoil adopt`: an issued row of the
+	 * payment's gateway and transaction, with no post of ours), as the
+	 * filter `counterfoil_adopted_invoice` states it: the number as that
+	 * plugin issued it, its date, amount and currency. Without an answer
+	 * there is nothing to credit against (null).
+	 *
+	 * @param string $gateway     Gateway.
+	 * @param string $transaction The payment's transaction id.
+	 * @return array|null As invoice_of() answers, post_id 0; date (Y-m-d).
+	 */
+	public static function adopted_invoice( $gateway, $transaction ) {
+		global $wpdb;
+		$t   = Counterfoil_Schema::tables();
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number FROM {$t['numbers']} WHERE gateway = %s AND transaction_id = %s AND status = 'issued' AND post_id IS NULL ORDER BY number LIMIT 1", $gateway, $transaction ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name); the registry is read live, never cached.
+		if ( ! $row ) {
+			return null;
+		}
+		/**
+		 * An adopted invoice (issued by another plugin before Counterfoil,
+		 * registered by `counterfoil adopt`) as its issuer stated it, for a
+		 * credit note that names it (BT-25, BT-26): null when unknown.
+		 *
+		 * @param array|null $invoice     null, or number_as_issued, date (Y-m-d), amount (decimal), currency.
+		 * @param string     $gateway     The payment's gateway.
+		 * @param string     $transaction The payment's transaction id.
+		 * @param string     $scope       The registry's series.
+		 * @param int        $number      The registry's number.
+		 */
+		$stated = apply_filters( 'counterfoil_adopted_invoice', null, $gateway, $transaction, (string) $row->scope_key, (int) $row->number );
+		if ( ! is_array( $stated ) || empty( $stated['number_as_issued'] ) || empty( $stated['amount'] ) || empty( $stated['currency'] ) ) {
+			return null;
+		}
+		$currency = strtoupper( (string) $stated['currency'] );
+		try {
+			$minor = Counterfoil_Rules::minor_units( (string) $stated['amount'], $currency );
+		} catch ( InvalidArgumentException $e ) {
+			return null;
+		}
+		$issuer = Counterfoil_Invoices::issuer_of( (string) $row->scope_key );
+		return array(
+			'post_id'          => 0,
+			'scope_key'        => (string) $row->scope_key,
+			'number'           => (int) $row->number,
+			'number_as_issued' => (string) $stated['number_as_issued'],
+			'date'             => isset( $stated['date'] ) ? (string) $stated['date'] : '',
+			'issuer'           => null !== $issuer && ctype_digit( $issuer ) ? (int) $issuer : 0,
+			'currency'         => $currency,
+			'amount'           => (string) $stated['amount'],
 			'minor'            => $minor,
 		);
 	}
@@ -272,7 +334,7 @@ final class Counterfoil_Credit_Notes {
 	public static function of_invoice( $scope, $number ) {
 		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		return $wpdb->get_results( $wpdb->prepare( "SELECT gateway, transaction_id, scope_key, number, post_id, amount, currency, reason FROM {$t['payments']} WHERE refers_scope = %s AND refers_number = %d ORDER BY id", $scope, $number ) );
+		return $wpdb->get_results( $wpdb->prepare( "SELECT gateway, transaction_id, scope_key, number, post_id, amount, currency, reason FROM {$t['payments']} WHERE refers_scope = %s AND refers_number = %d ORDER BY id", $scope, $number ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name).
 	}
 
 	/**
@@ -286,22 +348,32 @@ final class Counterfoil_Credit_Notes {
 	public static function refers( $gateway, $refund_id ) {
 		global $wpdb;
 		$t   = Counterfoil_Schema::tables();
-		$row = $wpdb->get_row( $wpdb->prepare( "SELECT refers_scope, refers_number, reason FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $refund_id ) );
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT refers_scope, refers_number, reason FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $refund_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name).
 		if ( ! $row || null === $row->refers_scope ) {
 			return array(
 				'meta'    => array(),
 				'content' => '',
 			);
 		}
-		$invoice = (int) $wpdb->get_var( $wpdb->prepare( "SELECT post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $row->refers_scope, $row->refers_number ) );
+		$target  = $wpdb->get_row( $wpdb->prepare( "SELECT post_id, gateway, transaction_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $row->refers_scope, $row->refers_number ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name).
+		$invoice = $target ? (int) $target->post_id : 0;
 		$title   = $invoice ? get_the_title( $invoice ) : '';
+		$meta    = array(
+			'_counterfoil_refers_to'     => (string) $invoice,
+			'_counterfoil_refers_scope'  => (string) $row->refers_scope,
+			'_counterfoil_refers_number' => (string) $row->refers_number,
+			'_counterfoil_reason'        => (string) $row->reason,
+		);
+		// An adopted invoice (no post of ours): its number and date as its
+		// issuer stated them, kept on the credit note (BT-25, BT-26).
+		$adopted = ! $invoice && $target && null !== $target->gateway ? self::adopted_invoice( (string) $target->gateway, (string) $target->transaction_id ) : null;
+		if ( null !== $adopted ) {
+			$title                                  = $adopted['number_as_issued'];
+			$meta['_counterfoil_refers_to_number'] = $adopted['number_as_issued'];
+			$meta['_counterfoil_refers_to_date']   = $adopted['date'];
+		}
 		return array(
-			'meta'    => array(
-				'_counterfoil_refers_to'     => (string) $invoice,
-				'_counterfoil_refers_scope'  => (string) $row->refers_scope,
-				'_counterfoil_refers_number' => (string) $row->refers_number,
-				'_counterfoil_reason'        => (string) $row->reason,
-			),
+			'meta'    => $meta,
 			/* translators: 1: the invoice's number, 2: the reason */
 			'content' => sprintf( __( 'Credit note for invoice %1$s. %2$s', 'counterfoil' ), $title, (string) $row->reason ),
 		);
@@ -321,7 +393,8 @@ final class Counterfoil_Credit_Notes {
 		}
 		if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type ) {
 			$invoice = (int) get_post_meta( $post_id, '_counterfoil_refers_to', true );
-			return $invoice ? array( get_the_title( $invoice ) ) : array();
+			$adopted = (string) get_post_meta( $post_id, '_counterfoil_refers_to_number', true );
+			return $invoice ? array( get_the_title( $invoice ) ) : ( '' !== $adopted ? array( $adopted ) : array() );
 		}
 		$out = array();
 		foreach ( self::of_invoice( (string) get_post_meta( $post_id, '_counterfoil_scope_key', true ), (int) get_post_meta( $post_id, '_counterfoil_number', true ) ) as $row ) {

@@ -21,7 +21,11 @@
  *   then not be the standard rate: a standard-rated sale needs its lines;
  * - an invoice's input is frozen the first time a valid document is made
  *   of it — at issue when the site has what it needs, else at the first
- *   download — in {prefix}counterfoil_documents: from then on every
+ *   download (the bytes handed out are the ones every later download and
+ *   the export give, so they are kept before they leave; the download is
+ *   an explicit, nonce'd request) — never by a page that only looks
+ *   (can_make(): the invoice's screen, My Account's order view), which
+ *   writes nothing — in {prefix}counterfoil_documents: from then on every
  *   document of it is made from that input, so a later change of the
  *   seller's settings or of a filter changes no issued invoice, and the
  *   CLI's export writes the same bytes from the same row; when two
@@ -114,13 +118,32 @@ final class Counterfoil_Documents {
 	}
 
 	/**
+	 * Whether a valid document can be made of a post now — the frozen
+	 * input's, or one built now — without writing anything (a built input
+	 * is not frozen here: a page that only shows the invoice must not).
+	 *
+	 * @param int|WP_Post $invoice Invoice or credit note.
+	 * @return true|WP_Error Why not (status in its data).
+	 */
+	public static function can_make( $invoice ) {
+		$post = get_post( $invoice );
+		if ( ! $post || ! Counterfoil_Invoice_Type::is_ours( $post->post_type ) ) {
+			return new WP_Error( 'counterfoil_document_not_found', __( 'No invoice or credit note of this site.', 'counterfoil' ), array( 'status' => 404 ) );
+		}
+		$checked = self::checked_input( $post, false );
+		return is_wp_error( $checked ) ? $checked : true;
+	}
+
+	/**
 	 * A post's input, checked: the frozen one, or one built now that makes
-	 * a valid document whose total is what was paid (then frozen).
+	 * a valid document whose total is what was paid (then frozen, when
+	 * $keep).
 	 *
 	 * @param WP_Post $post Invoice or credit note.
+	 * @param bool    $keep Whether a built input is frozen (false: nothing is written).
 	 * @return array|WP_Error input and doc (Counterfoil_Einvoice::document()), or why not.
 	 */
-	private static function checked_input( WP_Post $post ) {
+	private static function checked_input( WP_Post $post, $keep = true ) {
 		$frozen = self::frozen( $post->ID );
 		$input  = null === $frozen ? self::input_for( $post ) : $frozen;
 		try {
@@ -181,7 +204,13 @@ final class Counterfoil_Documents {
 				return $converted;
 			}
 			list( $input, $doc ) = $converted;
-			$t                   = Counterfoil_Schema::tables();
+			if ( ! $keep ) {
+				return array(
+					'input' => $input,
+					'doc'   => $doc,
+				);
+			}
+			$t = Counterfoil_Schema::tables();
 			// On the node that holds the numbers (a node list: never a
 			// second node of a cluster); the winner of a race read there too.
 			try {
@@ -378,11 +407,24 @@ final class Counterfoil_Documents {
 		}
 		// The shop's own id of a payment our webhook or the admin recorded
 		// is its sales order (BT-14); a payment provider's id (Stripe's) is
-		// no reference of the buyer's or the seller's, and none is the
-		// buyer's reference (BT-10), which only the buyer gives.
-		$gateway = $invoice ? (string) get_post_meta( $invoice->ID, '_counterfoil_gateway', true ) : '';
-		if ( $invoice && ! in_array( $gateway, array( Counterfoil_Stripe::GATEWAY, Counterfoil_WooCommerce::GATEWAY ), true ) ) {
-			$input['sales_order_reference'] = (string) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true );
+		// no reference of the buyer's or the seller's (its integration says
+		// so through the filter), and none is the buyer's reference (BT-10),
+		// which only the buyer gives.
+		if ( $invoice ) {
+			/**
+			 * The sales order reference (BT-14) of a document: the payment's
+			 * transaction id, unless the gateway's integration knows better
+			 * ('' for none: a payment provider's own id is no order of the
+			 * shop's).
+			 *
+			 * @param string  $reference The payment's transaction id.
+			 * @param string  $gateway   The payment's gateway.
+			 * @param WP_Post $invoice   The invoice (a credit note's: the one it corrects).
+			 */
+			$reference = (string) apply_filters( 'counterfoil_document_sales_order_reference', (string) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true ), (string) get_post_meta( $invoice->ID, '_counterfoil_gateway', true ), $invoice );
+			if ( '' !== $reference ) {
+				$input['sales_order_reference'] = $reference;
+			}
 		}
 		$labels = self::pdf_labels();
 		if ( $labels ) {
@@ -391,6 +433,13 @@ final class Counterfoil_Documents {
 		if ( $credit && $invoice ) {
 			$input['preceding']      = $invoice->post_title;
 			$input['preceding_date'] = get_the_date( 'Y-m-d', $invoice );
+		} elseif ( $credit && '' !== (string) get_post_meta( $post->ID, '_counterfoil_refers_to_number', true ) ) {
+			// An adopted invoice: as the plugin that issued it stated it.
+			$input['preceding'] = (string) get_post_meta( $post->ID, '_counterfoil_refers_to_number', true );
+			$date               = (string) get_post_meta( $post->ID, '_counterfoil_refers_to_date', true );
+			if ( preg_match( '/^\d{4}-\d{2}-\d{2}$/', $date ) ) {
+				$input['preceding_date'] = $date;
+			}
 		}
 		/**
 		 * The document input of an invoice or credit note: add the buyer
@@ -862,7 +911,7 @@ final class Counterfoil_Documents {
 	private static function details_for( $gateway, $transaction_id ) {
 		global $wpdb;
 		$t   = Counterfoil_Schema::tables();
-		$row = $wpdb->get_row( $wpdb->prepare( "SELECT buyer, line_items FROM {$t['details']} WHERE gateway = %s AND transaction_id = %s", $gateway, $transaction_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from the prefix.
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT buyer, line_items FROM {$t['details']} WHERE gateway = %s AND transaction_id = %s", $gateway, $transaction_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from the prefix; the plugin's own table, read once per document.
 		return array(
 			'buyer' => $row && null !== $row->buyer ? json_decode( $row->buyer, true ) : null,
 			'lines' => $row && null !== $row->line_items ? json_decode( $row->line_items, true ) : null,

@@ -5,7 +5,10 @@
  * before a valid one can be made. An issued invoice has no edit screen
  * (nobody edits it), so this read-only page is where it is looked at.
  *
- * Invariants: read-only (it writes nothing); for those who keep the books
+ * Invariants: read-only — a GET of it writes nothing: no row (an
+ * invoice's e-invoice input is not frozen by looking at it:
+ * Counterfoil_Documents::can_make() checks without keeping; the download
+ * freezes it), no option, no transient, no meta; for those who keep the books
  * (Counterfoil_Admin::CAPABILITY); every value escaped on output; the
  * downloads are Counterfoil_Documents' (capability plus nonce), and a
  * format this site cannot write (the PDF without the extension) is named
@@ -114,12 +117,19 @@ final class Counterfoil_Invoice_Screen {
 					esc_url( self::url( $invoice->ID ) ),
 					esc_html( $invoice->post_title )
 				);
+			} elseif ( '' !== (string) $meta( '_counterfoil_refers_to_number' ) ) {
+				// An adopted invoice: issued by another plugin, no screen of ours.
+				printf(
+					'<tr><th scope="row">%1$s</th><td>%2$s</td></tr>',
+					esc_html__( 'Corrects', 'counterfoil' ),
+					esc_html( (string) $meta( '_counterfoil_refers_to_number' ) )
+				);
 			}
 		}
 		echo '</tbody></table>';
 
 		echo '<h2>' . esc_html__( 'E-invoice', 'counterfoil' ) . '</h2>';
-		$made = Counterfoil_Documents::document( $post, 'ubl' );
+		$made = Counterfoil_Documents::can_make( $post );
 		if ( is_wp_error( $made ) ) {
 			echo '<p class="counterfoil-einvoice-refused">' . esc_html( $made->get_error_message() ) . '</p>';
 			echo '<p><a href="' . esc_url( admin_url( 'options-general.php?page=' . Counterfoil_Admin::SLUG . '#counterfoil-seller' ) ) . '">' . esc_html__( 'The seller on e-invoices (settings)', 'counterfoil' ) . '</a></p>';

@@ -47,6 +47,8 @@ final class Counterfoil_Invoice_Type {
 		'_counterfoil_refers_to'      => 'A credit note\'s invoice (post id).',
 		'_counterfoil_refers_scope'   => 'A credit note\'s invoice\'s series.',
 		'_counterfoil_refers_number'  => 'A credit note\'s invoice\'s number in its series.',
+		'_counterfoil_refers_to_number' => 'A credit note\'s adopted invoice (issued by another plugin before Counterfoil, no post of ours): its number as issued.',
+		'_counterfoil_refers_to_date'   => 'A credit note\'s adopted invoice: its issue date (Y-m-d).',
 		'_counterfoil_reason'         => 'Why the credit note was issued (the refund\'s reason).',
 	);
 
@@ -159,7 +161,7 @@ final class Counterfoil_Invoice_Type {
 	 */
 	public static function migrate_old_posts() {
 		global $wpdb;
-		$moved = $wpdb->query(
+		$moved = $wpdb->query( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- a one-off migration in one statement (the object cache is flushed below).
 			$wpdb->prepare(
 				"UPDATE {$wpdb->posts} p JOIN {$wpdb->postmeta} m ON m.post_id = p.ID AND m.meta_key = '_counterfoil_scope_key'
 				 SET p.post_type = %s WHERE p.post_type = %s",

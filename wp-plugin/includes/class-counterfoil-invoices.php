@@ -25,6 +25,8 @@ defined( 'ABSPATH' ) || exit;
  */
 final class Counterfoil_Invoices {
 	const POST_TYPE = Counterfoil_Invoice_Type::POST_TYPE;
+	/** What a test-mode payment's series key starts with: `test:{issuer}:{year}` (Stripe's test mode). */
+	const TEST_SERIES = 'test:';
 	/** Seconds a sender is asked to wait before delivering a held payment again. */
 	const HOLD_RETRY_AFTER = 300;
 	/** A claim on a number older than this was left by a dead process: taken over. */
@@ -212,7 +214,7 @@ final class Counterfoil_Invoices {
 		$year     = null !== $year ? $year[1] : $payment['year'];
 		$template = 'credit_note' === Counterfoil_Rules::kind_of( $record['scope_key'] ) ? counterfoil_credit_note_format() : counterfoil_format();
 		$rendered = $backend->render( $template, (int) $record['number'], $year, $month, Counterfoil_Rules::period_rule_text( counterfoil_period_rule() ) );
-		if ( 0 === strpos( $record['scope_key'], Counterfoil_Stripe::TEST_SERIES ) ) {
+		if ( 0 === strpos( $record['scope_key'], self::TEST_SERIES ) ) {
 			// A test series' number never reads as a live one.
 			$rendered = 'TEST-' . $rendered;
 		}
@@ -327,8 +329,8 @@ final class Counterfoil_Invoices {
 		if ( 'credit_note' === Counterfoil_Rules::kind_of( (string) $scope ) ) {
 			$issuer = substr( $issuer, 0, -3 );
 		}
-		if ( 0 === strpos( $issuer, Counterfoil_Stripe::TEST_SERIES ) ) {
-			$issuer = substr( $issuer, strlen( Counterfoil_Stripe::TEST_SERIES ) );
+		if ( 0 === strpos( $issuer, self::TEST_SERIES ) ) {
+			$issuer = substr( $issuer, strlen( self::TEST_SERIES ) );
 		}
 		return $issuer;
 	}
@@ -369,8 +371,9 @@ final class Counterfoil_Invoices {
 			'completed' => 0,
 			'failed'    => array(),
 		);
-		$rows = $wpdb->get_results(
+		$rows = $wpdb->get_results( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own tables, which no WordPress API reads or writes.
 			$wpdb->prepare(
+				// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name).
 				"SELECT id, gateway, transaction_id, scope_key, amount, currency, period FROM {$t['payments']}
 				 WHERE number IS NULL AND scope_key LIKE %s ORDER BY id LIMIT 500",
 				$wpdb->esc_like( $placeholder_prefix . ':' ) . '%'
@@ -426,7 +429,7 @@ final class Counterfoil_Invoices {
 	public static function payment_row( $gateway, $transaction_id ) {
 		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		return $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number, post_id, amount, currency FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $transaction_id ) );
+		return $wpdb->get_row( $wpdb->prepare( "SELECT scope_key, number, post_id, amount, currency FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s", $gateway, $transaction_id ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 	}
 
 	/**
@@ -438,7 +441,8 @@ final class Counterfoil_Invoices {
 	public static function waiting( $limit = 500 ) {
 		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		return $wpdb->get_results(
+		// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- table names from Counterfoil_Schema::tables() (the prefix and fixed names).
+		return $wpdb->get_results( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own tables, which no WordPress API reads or writes.
 			$wpdb->prepare(
 				"SELECT p.id, p.gateway, p.transaction_id, p.scope_key, p.amount, p.currency, p.period, p.created_at, s.scope_key IS NOT NULL AS series_exists
 				 FROM {$t['payments']} p LEFT JOIN {$t['sequences']} s ON s.scope_key = p.scope_key
@@ -446,13 +450,14 @@ final class Counterfoil_Invoices {
 				$limit
 			)
 		);
+		// phpcs:enable WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 	}
 
 	/** How many payments wait for a series. */
 	public static function waiting_count() {
 		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		return (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$t['payments']} WHERE number IS NULL" ); // phpcs:ignore WordPress.DB.PreparedSQL -- no input.
+		return (int) $wpdb->get_var( "SELECT COUNT(*) FROM {$t['payments']} WHERE number IS NULL" ); // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- no input. Our own tables, which no WordPress API reads or writes.
 	}
 
 	/**
@@ -668,7 +673,7 @@ final class Counterfoil_Invoices {
 	/** The post of type $type with $slug, or 0. */
 	private static function post_by_slug( $slug, $type ) {
 		global $wpdb;
-		return (int) $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_name = %s ORDER BY ID LIMIT 1", $type, $slug ) );
+		return (int) $wpdb->get_var( $wpdb->prepare( "SELECT ID FROM {$wpdb->posts} WHERE post_type = %s AND post_name = %s ORDER BY ID LIMIT 1", $type, $slug ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- the invoice post by its slug, read live: a concurrent delivery may have made it a moment ago.
 	}
 
 	/** Phase 2 did not finish: 503, the number stays the payment's. */
@@ -716,12 +721,12 @@ final class Counterfoil_Invoices {
 				function ( wpdb $db ) use ( $t, $scope, $number, $reason ) {
 					$head = Counterfoil_Chain::head_with_wpdb( $scope, $db );
 					if ( null === $head && '' !== $db->last_error ) {
-						throw new RuntimeException( 'reading the chain head failed: ' . $db->last_error );
+						throw new RuntimeException( 'reading the chain head failed: ' . $db->last_error ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
 					}
 					$ok  = null === $head ? 0 : $db->query( $db->prepare( "UPDATE {$t['numbers']} SET status = 'void', reason = %s, updated_at = UTC_TIMESTAMP() WHERE scope_key = %s AND number = %d AND status IN ('reserved', 'issued')", $reason, $scope, $number ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- table names from Counterfoil_Schema.
 					$gap = false;
 					if ( false === $ok ) {
-						throw new RuntimeException( 'the void failed: ' . $db->last_error );
+						throw new RuntimeException( 'the void failed: ' . $db->last_error ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
 					}
 					if ( null !== $head && 1 !== $ok ) {
 						// A number of the series' range that nothing records (a gap):
@@ -739,7 +744,7 @@ final class Counterfoil_Invoices {
 							)
 						);
 						if ( false === $ok ) {
-							throw new RuntimeException( 'the void failed: ' . $db->last_error );
+							throw new RuntimeException( 'the void failed: ' . $db->last_error ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
 						}
 					}
 					if ( 1 !== $ok ) {
@@ -757,7 +762,7 @@ final class Counterfoil_Invoices {
 		if ( $gap ) {
 			return true;
 		}
-		$post_id = (int) $wpdb->get_var( $wpdb->prepare( "SELECT post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $scope, $number ) );
+		$post_id = (int) $wpdb->get_var( $wpdb->prepare( "SELECT post_id FROM {$t['numbers']} WHERE scope_key = %s AND number = %d", $scope, $number ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 		Counterfoil_Invoice_Type::mark_void( $post_id, $reason );
 		return true;
 	}

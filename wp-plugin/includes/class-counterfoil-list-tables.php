@@ -88,15 +88,15 @@ final class Counterfoil_Series_Table extends WP_List_Table {
 	public function prepare_items() {
 		global $wpdb;
 		$t       = Counterfoil_Schema::tables();
-		$orderby = isset( $_GET['orderby'] ) ? sanitize_key( wp_unslash( $_GET['orderby'] ) ) : 'scope_key'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+		$orderby = isset( $_GET['orderby'] ) ? sanitize_key( wp_unslash( $_GET['orderby'] ) ) : 'scope_key'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only view's sort column, checked against a list below.
 		$orderby = in_array( $orderby, array( 'scope_key', 'current_value', 'created_at' ), true ) ? $orderby : 'scope_key';
-		$order   = isset( $_GET['order'] ) && 'desc' === strtolower( sanitize_key( wp_unslash( $_GET['order'] ) ) ) ? 'DESC' : 'ASC'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended
+		$order   = isset( $_GET['order'] ) && 'desc' === strtolower( sanitize_key( wp_unslash( $_GET['order'] ) ) ) ? 'DESC' : 'ASC'; // phpcs:ignore WordPress.Security.NonceVerification.Recommended -- a read-only view's sort order: DESC or ASC.
 		list( $where, $params ) = self::where( self::search() );
 		$page  = $this->get_pagenum();
-		$total = (int) $wpdb->get_var( $params ? $wpdb->prepare( "SELECT COUNT(*) FROM {$t['sequences']} WHERE $where", $params ) : "SELECT COUNT(*) FROM {$t['sequences']}" ); // phpcs:ignore WordPress.DB.PreparedSQL -- $where holds placeholders only.
-		$rows  = $wpdb->get_results(
-			$wpdb->prepare(
-				"SELECT scope_key, current_value, start_value, created_at, closed_by FROM {$t['sequences']} WHERE $where ORDER BY $orderby $order, scope_key ASC LIMIT %d OFFSET %d", // phpcs:ignore WordPress.DB.PreparedSQL -- whitelisted order, placeholders.
+		$total = (int) $wpdb->get_var( $params ? $wpdb->prepare( "SELECT COUNT(*) FROM {$t['sequences']} WHERE $where", $params ) : "SELECT COUNT(*) FROM {$t['sequences']}" ); // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.PreparedSQLPlaceholders.UnfinishedPrepare, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- $where holds placeholders only (its values in $params); the table name from Counterfoil_Schema::tables(). Our own tables, which no WordPress API reads or writes.
+		$rows  = $wpdb->get_results( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own tables, which no WordPress API reads or writes.
+			$wpdb->prepare( // phpcs:ignore WordPress.DB.PreparedSQLPlaceholders.ReplacementsWrongNumber -- one array of replacements: $where's values, then the limit and offset.
+				"SELECT scope_key, current_value, start_value, created_at, closed_by FROM {$t['sequences']} WHERE $where ORDER BY $orderby $order, scope_key ASC LIMIT %d OFFSET %d", // phpcs:ignore WordPress.DB.PreparedSQL -- whitelisted order, placeholders; the table name from Counterfoil_Schema::tables().
 				array_merge( $params, array( self::PER_PAGE, ( $page - 1 ) * self::PER_PAGE ) )
 			)
 		);
@@ -105,7 +105,7 @@ final class Counterfoil_Series_Table extends WP_List_Table {
 		if ( $rows ) {
 			$keys  = wp_list_pluck( $rows, 'scope_key' );
 			$marks = implode( ',', array_fill( 0, count( $keys ), '%s' ) );
-			foreach ( $wpdb->get_results( $wpdb->prepare( "SELECT scope_key, status, COUNT(*) AS c FROM {$t['numbers']} WHERE scope_key IN ($marks) GROUP BY scope_key, status", $keys ) ) as $c ) { // phpcs:ignore WordPress.DB.PreparedSQLPlaceholders -- one %s per key.
+			foreach ( $wpdb->get_results( $wpdb->prepare( "SELECT scope_key, status, COUNT(*) AS c FROM {$t['numbers']} WHERE scope_key IN ($marks) GROUP BY scope_key, status", $keys ) ) as $c ) { // phpcs:ignore WordPress.DB.PreparedSQLPlaceholders, WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- one %s per key in $marks; the table name from Counterfoil_Schema::tables(). Our own tables, which no WordPress API reads or writes.
 				$counts[ $c->scope_key ][ $c->status ] = (int) $c->c;
 			}
 		}
@@ -204,7 +204,7 @@ final class Counterfoil_Registry_Table extends WP_List_Table {
 		$cache = '' === $this->filters['scope'] ? 'counterfoil_registry_count_' . md5( wp_json_encode( $this->filters ) ) : '';
 		$total = $cache ? get_transient( $cache ) : false;
 		if ( false === $total ) {
-			$total = (int) $wpdb->get_var( $count_sql ); // phpcs:ignore WordPress.DB.PreparedSQL -- prepared above.
+			$total = (int) $wpdb->get_var( $count_sql ); // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- prepared above. Our own tables, which no WordPress API reads or writes; the total of wide filters is kept a minute (above).
 			if ( $cache ) {
 				set_transient( $cache, $total, MINUTE_IN_SECONDS );
 			}
@@ -214,16 +214,18 @@ final class Counterfoil_Registry_Table extends WP_List_Table {
 		// Registry order straight off the (scope_key, number) index: with a
 		// year's LIKE the optimizer would otherwise sort a million rows.
 		$hint = '' === $this->filters['status'] ? ' FORCE INDEX (scope_number)' : '';
-		$keys = $wpdb->get_results( $wpdb->prepare( "SELECT n.id FROM {$t['numbers']} n$hint WHERE $where ORDER BY n.scope_key, n.number LIMIT %d OFFSET %d", array_merge( $params, array( self::PER_PAGE, ( $page - 1 ) * self::PER_PAGE ) ) ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders only.
+		$keys = $wpdb->get_results( $wpdb->prepare( "SELECT n.id FROM {$t['numbers']} n$hint WHERE $where ORDER BY n.scope_key, n.number LIMIT %d OFFSET %d", array_merge( $params, array( self::PER_PAGE, ( $page - 1 ) * self::PER_PAGE ) ) ) ); // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.PreparedSQLPlaceholders.ReplacementsWrongNumber, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- placeholders only, their values in one array; the table name from Counterfoil_Schema::tables(), $hint a fixed index hint. Our own tables, which no WordPress API reads or writes.
 		$rows = array();
 		if ( $keys ) {
 			$ids  = implode( ',', array_map( 'intval', wp_list_pluck( $keys, 'id' ) ) );
-			$rows = $wpdb->get_results(
+			// phpcs:disable WordPress.DB.PreparedSQL -- no input: $ids integers (intval above), the table names from Counterfoil_Schema::tables() and $wpdb.
+			$rows = $wpdb->get_results( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own tables, which no WordPress API reads or writes.
 				"SELECT n.*, p.post_title AS rendered, pay.amount, pay.currency
 				 FROM {$t['numbers']} n LEFT JOIN {$wpdb->posts} p ON p.ID = n.post_id
 				 LEFT JOIN {$t['payments']} pay ON pay.gateway = n.gateway AND pay.transaction_id = n.transaction_id
-				 WHERE n.id IN ($ids) ORDER BY n.scope_key, n.number" // phpcs:ignore WordPress.DB.PreparedSQL -- integers.
+				 WHERE n.id IN ($ids) ORDER BY n.scope_key, n.number"
 			);
+			// phpcs:enable WordPress.DB.PreparedSQL
 		}
 		$this->items           = $rows;
 		$this->_column_headers = array( $this->get_columns(), array(), array(), 'number' );

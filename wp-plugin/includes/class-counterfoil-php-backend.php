@@ -44,6 +44,8 @@
 
 defined( 'ABSPATH' ) || exit;
 
+// phpcs:disable WordPress.Security.EscapeOutput.ExceptionNotEscaped -- an exception's message is text, not HTML: it goes to the log, a REST answer (JSON) or a WP_Error, and every page that prints one escapes it there.
+
 use Counterfoil\DatabaseUnavailableException;
 use Counterfoil\InvalidArgumentException;
 use Counterfoil\OverflowException;
@@ -500,10 +502,10 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 	/** A period as stored with a held payment: YYYY-MM (the core's Period rules). */
 	private static function period( $year, $month ) {
 		if ( ! is_int( $year ) || $year < 1 || $year > 9999 ) {
-			throw new InvalidArgumentException( sprintf( 'invalid number format: year %s is outside 1..=9999 (at byte 0)', var_export( $year, true ) ) );
+			throw new InvalidArgumentException( sprintf( 'invalid number format: year %s is outside 1..=9999 (at byte 0)', var_export( $year, true ) ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_var_export -- the value shown in an exception's message (a string quoted, a number bare), not debug output.
 		}
 		if ( ! is_int( $month ) || $month < 1 || $month > 12 ) {
-			throw new InvalidArgumentException( sprintf( 'invalid number format: month %s is outside 1..=12 (at byte 0)', var_export( $month, true ) ) );
+			throw new InvalidArgumentException( sprintf( 'invalid number format: month %s is outside 1..=12 (at byte 0)', var_export( $month, true ) ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_var_export -- the value shown in an exception's message (a string quoted, a number bare), not debug output.
 		}
 		return sprintf( '%04d-%02d', $year, $month );
 	}
@@ -1219,7 +1221,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			throw new SeriesNotFoundException( sprintf( 'series `%s` does not exist; create it with initialize(scope, start) first', $scope ) );
 		}
 		if ( 1 !== $r['affected'] || ! is_int( $r['insert_id'] ) || $r['insert_id'] < $count ) {
-			throw new DatabaseUnavailableException( sprintf( 'unexpected answer from the database: allocation changed %d rows and returned %s', $r['affected'], var_export( $r['insert_id'], true ) ) );
+			throw new DatabaseUnavailableException( sprintf( 'unexpected answer from the database: allocation changed %d rows and returned %s', $r['affected'], var_export( $r['insert_id'], true ) ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_var_export -- the value shown in an exception's message (a string quoted, a number bare), not debug output.
 		}
 		return $r['insert_id'];
 	}
@@ -1718,7 +1720,7 @@ final class Counterfoil_Php_Backend implements Counterfoil_Backend {
 			$error  = array( $this->db );
 			$reject = array();
 			$micros = (int) ceil( $left * 1000 );
-			$ready  = mysqli_poll( $read, $error, $reject, intdiv( $micros, 1000000 ), $micros % 1000000 );
+			$ready  = mysqli_poll( $read, $error, $reject, intdiv( $micros, 1000000 ), $micros % 1000000 ); // phpcs:ignore WordPress.DB.RestrictedFunctions.mysql_mysqli_poll -- own connection (class doc): awaits the asynchronous statement for exactly the time left; $wpdb has no asynchronous query.
 			if ( ! $ready ) {
 				$this->disconnect();
 				throw $this->out_of_time( 'the statement' );

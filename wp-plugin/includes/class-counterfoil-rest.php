@@ -15,7 +15,12 @@
  * refused). Binding the method, host and route means a delivery cannot be
  * replayed to another site or route that shares the secret. The first form,
  * `sha256=<hex>` of "{timestamp}.{raw body}", is still accepted in this
- * release, with a notice in the log, and goes in the next.
+ * release, with a notice in the log, unless the site refuses it
+ * (REFUSE_LEGACY_OPTION, Settings → Invoice numbers): then a first-form
+ * signature that is valid is answered 401 `counterfoil_legacy_signature`,
+ * saying to sign with v2= (an invalid one gets the answer every bad
+ * signature gets, so a prober learns nothing). The next minor release
+ * refuses it by default.
  *
  * Answers: 201 created; 200 a repeated delivery, with the first answer's
  * invoice; 400 invalid input or a body over 64 KiB (checked before the
@@ -37,6 +42,13 @@ final class Counterfoil_Rest {
 	const NAMESPACE_V1  = 'counterfoil/v1';
 	const MAX_BODY      = 65536;
 	const MAX_CLOCK_SKEW = 300;
+	/** 1: the webhook refuses the first signature form (sha256=), accepting v2= only (default 0 in this release; the next minor release refuses it by default). */
+	const REFUSE_LEGACY_OPTION = 'counterfoil_webhook_refuse_legacy_signature';
+
+	/** Whether this site refuses the first signature form (sha256=). */
+	public static function refuses_legacy_signature() {
+		return 1 === (int) get_option( self::REFUSE_LEGACY_OPTION, 0 );
+	}
 
 	/** Registers the routes. */
 	public static function register_routes() {
@@ -217,8 +229,14 @@ final class Counterfoil_Rest {
 			&& preg_match( '/^[0-9]{1,12}$/', $timestamp )
 			&& abs( time() - (int) $timestamp ) <= self::MAX_CLOCK_SKEW
 			&& hash_equals( $expected, $signature );
+		if ( $valid && $old_form && self::refuses_legacy_signature() ) {
+			// The sender knows the secret (the signature is valid): it is
+			// told what to change; nobody else learns anything from this.
+			Counterfoil_Log::once( 'webhook:sha256-refused', 'a payment callback signed in the first form (sha256=) was refused, as the site asks (counterfoil_webhook_refuse_legacy_signature): the sender must sign with v2= over the timestamp, method, host, route and body (docs/wordpress.md)' );
+			return new WP_Error( 'counterfoil_legacy_signature', __( 'This site refuses the first signature form (sha256=). Sign with v2=: an HMAC-SHA256 of "{timestamp}.{METHOD}.{host}.{route}.{raw body}" with the webhook secret.', 'counterfoil' ), array( 'status' => 401 ) );
+		}
 		if ( $valid && $old_form ) {
-			Counterfoil_Log::once( 'webhook:sha256', 'a payment callback was signed in the first form (sha256=, over the timestamp and body only), which the next release refuses: sign with v2= over the timestamp, method, host, route and body (docs/wordpress.md)' );
+			Counterfoil_Log::once( 'webhook:sha256', 'a payment callback was signed in the first form (sha256=, over the timestamp and body only), which the next minor release refuses by default (and this site refuses with counterfoil_webhook_refuse_legacy_signature on): sign with v2= over the timestamp, method, host, route and body (docs/wordpress.md)' );
 		}
 		if ( ! $valid ) {
 			return new WP_Error( 'counterfoil_unauthorized', __( 'The request is not signed with this site\'s webhook secret, or its timestamp is more than 5 minutes off.', 'counterfoil' ), array( 'status' => 401 ) );

@@ -75,7 +75,7 @@ final class Counterfoil_Schema {
 		// A named lock so two requests never run the upgrade at once (lock
 		// names are server-wide: the database is part of the name).
 		$name = 'counterfoil_schema:' . DB_NAME . '.' . $wpdb->prefix;
-		$lock = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 10)', $name ) );
+		$lock = $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 10)', $name ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- a named lock around the schema upgrade: no WordPress API takes one.
 		try {
 			self::remember_preexisting_sequences();
 			$before = (int) get_option( self::VERSION_OPTION );
@@ -91,7 +91,7 @@ final class Counterfoil_Schema {
 			update_option( self::VERSION_OPTION, self::VERSION, true );
 		} finally {
 			if ( '1' === (string) $lock ) {
-				$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $name ) );
+				$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $name ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- the lock taken above.
 			}
 		}
 	}
@@ -108,10 +108,10 @@ final class Counterfoil_Schema {
 			return;
 		}
 		$table  = self::tables()['sequences'];
-		$exists = $table === $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $table ) ) );
+		$exists = $table === $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $table ) ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- whether the table is there now, before the upgrade.
 		$ours   = (int) get_option( self::VERSION_OPTION ) > 0;
 		if ( $exists && $ours ) {
-			$exists = (int) $wpdb->get_var( "SELECT COUNT(*) FROM `{$table}` WHERE start_value IS NULL" ) > 0; // phpcs:ignore WordPress.DB.PreparedSQL -- table name from the prefix.
+			$exists = (int) $wpdb->get_var( "SELECT COUNT(*) FROM `{$table}` WHERE start_value IS NULL" ) > 0; // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from the prefix; read once, at the upgrade.
 		}
 		add_option( 'counterfoil_sequences_preexisting', $exists ? 1 : 0, '', false );
 	}
@@ -124,8 +124,9 @@ final class Counterfoil_Schema {
 	 */
 	public static function statements( $prefix ) {
 		$charset = 'DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+		$t       = self::tables( $prefix );
 		return array(
-			"CREATE TABLE {$prefix}invoice_sequences (
+			"CREATE TABLE {$t['sequences']} (
   scope_key varchar(191) NOT NULL,
   current_value bigint(20) unsigned NOT NULL,
   start_value bigint(20) unsigned NULL,
@@ -136,7 +137,7 @@ final class Counterfoil_Schema {
   chain_from bigint(20) unsigned NULL,
   PRIMARY KEY  (scope_key)
 ) ENGINE=InnoDB $charset;",
-			"CREATE TABLE {$prefix}counterfoil_numbers (
+			"CREATE TABLE {$t['numbers']} (
   id bigint(20) unsigned NOT NULL AUTO_INCREMENT,
   scope_key varchar(191) NOT NULL,
   number bigint(20) unsigned NOT NULL,
@@ -161,7 +162,7 @@ final class Counterfoil_Schema {
   KEY status_updated (status,updated_at),
   KEY created_at (created_at)
 ) ENGINE=InnoDB $charset;",
-			"CREATE TABLE {$prefix}counterfoil_payments (
+			"CREATE TABLE {$t['payments']} (
   id bigint(20) unsigned NOT NULL AUTO_INCREMENT,
   gateway varchar(32) NOT NULL,
   transaction_id varchar(191) NOT NULL,
@@ -181,7 +182,7 @@ final class Counterfoil_Schema {
   KEY number_id (number,id),
   KEY refers (refers_scope,refers_number)
 ) ENGINE=InnoDB $charset;",
-			"CREATE TABLE {$prefix}counterfoil_refunds (
+			"CREATE TABLE {$t['refunds']} (
   id bigint(20) unsigned NOT NULL AUTO_INCREMENT,
   gateway varchar(32) NOT NULL,
   transaction_id varchar(191) NOT NULL,
@@ -197,7 +198,7 @@ final class Counterfoil_Schema {
   PRIMARY KEY  (id),
   UNIQUE KEY payment_refund (gateway,transaction_id,refund_ref)
 ) ENGINE=InnoDB $charset;",
-			"CREATE TABLE {$prefix}counterfoil_details (
+			"CREATE TABLE {$t['details']} (
   gateway varchar(32) NOT NULL,
   transaction_id varchar(191) NOT NULL,
   buyer longtext NULL,
@@ -205,7 +206,7 @@ final class Counterfoil_Schema {
   created_at datetime NOT NULL,
   PRIMARY KEY  (gateway,transaction_id)
 ) ENGINE=InnoDB $charset;",
-			"CREATE TABLE {$prefix}counterfoil_documents (
+			"CREATE TABLE {$t['documents']} (
   post_id bigint(20) unsigned NOT NULL,
   number varchar(191) NOT NULL,
   kind varchar(16) NOT NULL,
@@ -215,7 +216,7 @@ final class Counterfoil_Schema {
   PRIMARY KEY  (post_id),
   KEY issue_date (issue_date)
 ) ENGINE=InnoDB $charset;",
-			"CREATE TABLE {$prefix}counterfoil_chain (
+			"CREATE TABLE {$t['chain']} (
   scope_key varchar(191) NOT NULL,
   seq bigint(20) unsigned NOT NULL,
   number bigint(20) unsigned NOT NULL,
@@ -236,20 +237,42 @@ final class Counterfoil_Schema {
 	}
 
 	/**
-	 * Table names for $wpdb->prefix.
+	 * Table names: the one list of the plugin's tables. statements() creates
+	 * these names, and uninstall and a deleted network site drop them
+	 * (droppable()), so a table added here is created and dropped alike.
 	 *
+	 * @param string|null $prefix Table prefix (default $wpdb->prefix; a
+	 *                            network site's: $wpdb->get_blog_prefix()).
 	 * @return array sequences, numbers, payments, refunds, chain, details, documents.
 	 */
-	public static function tables() {
+	public static function tables( $prefix = null ) {
 		global $wpdb;
+		$prefix = null === $prefix ? $wpdb->prefix : (string) $prefix;
 		return array(
-			'sequences' => $wpdb->prefix . 'invoice_sequences',
-			'numbers'   => $wpdb->prefix . 'counterfoil_numbers',
-			'payments'  => $wpdb->prefix . 'counterfoil_payments',
-			'refunds'   => $wpdb->prefix . 'counterfoil_refunds',
-			'chain'     => $wpdb->prefix . 'counterfoil_chain',
-			'details'   => $wpdb->prefix . 'counterfoil_details',
-			'documents' => $wpdb->prefix . 'counterfoil_documents',
+			'sequences' => $prefix . 'invoice_sequences',
+			'numbers'   => $prefix . 'counterfoil_numbers',
+			'payments'  => $prefix . 'counterfoil_payments',
+			'refunds'   => $prefix . 'counterfoil_refunds',
+			'chain'     => $prefix . 'counterfoil_chain',
+			'details'   => $prefix . 'counterfoil_details',
+			'documents' => $prefix . 'counterfoil_documents',
 		);
+	}
+
+	/**
+	 * The tables that go when a site's data goes (uninstall with deletion,
+	 * a deleted network site): every table of tables(), but the sequences
+	 * table when it was there before the plugin (the article's, adopted).
+	 *
+	 * @param string $prefix                Table prefix.
+	 * @param bool   $sequences_preexisting Whether the sequences table predates the plugin.
+	 * @return string[]
+	 */
+	public static function droppable( $prefix, $sequences_preexisting ) {
+		$tables = self::tables( $prefix );
+		if ( $sequences_preexisting ) {
+			unset( $tables['sequences'] );
+		}
+		return array_values( $tables );
 	}
 }

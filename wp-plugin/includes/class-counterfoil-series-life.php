@@ -67,7 +67,7 @@ final class Counterfoil_Series_Life {
 		$sql  = "SELECT s.scope_key, s.current_value, n.scope_key IS NOT NULL AS next_exists
 			FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - %d), %s)
 			WHERE s.scope_key LIKE %s" . ( $only_missing ? ' AND n.scope_key IS NULL' : '' ) . ' ORDER BY s.scope_key' . ( $limit > 0 ? ' LIMIT ' . (int) $limit : '' );
-		$rows = $wpdb->get_results( $wpdb->prepare( $sql, strlen( $this_one ), $next, '%:' . $wpdb->esc_like( $this_one ) ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- placeholders and an int.
+		$rows = $wpdb->get_results( $wpdb->prepare( $sql, strlen( $this_one ), $next, '%:' . $wpdb->esc_like( $this_one ) ) ); // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- placeholders and an int. Our own tables, which no WordPress API reads or writes.
 		$plan = 'continue' === counterfoil_missing_series_plan() ? 'continue' : 'create';
 		$out  = array();
 		foreach ( $rows as $row ) {
@@ -122,11 +122,13 @@ final class Counterfoil_Series_Life {
 			return $cached;
 		}
 		$t      = Counterfoil_Schema::tables();
-		$row    = $wpdb->get_row(
+		$row    = $wpdb->get_row( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own table, which no WordPress API reads; the answer is kept in a transient (above).
 			$wpdb->prepare(
+				// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name from Counterfoil_Schema::tables() (the prefix and a fixed name).
 				"SELECT COUNT(*) AS issuers, COALESCE(SUM(n.scope_key IS NULL), 0) AS missing
 				 FROM {$t['sequences']} s LEFT JOIN {$t['sequences']} n ON n.scope_key = CONCAT(LEFT(s.scope_key, CHAR_LENGTH(s.scope_key) - %d), %s)
 				 WHERE s.scope_key LIKE %s",
+				// phpcs:enable WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 				strlen( $labels[0] ),
 				$labels[1],
 				'%:' . $wpdb->esc_like( $labels[0] )
@@ -223,7 +225,7 @@ final class Counterfoil_Series_Life {
 
 	public static function test_durability() {
 		global $wpdb;
-		$row     = $wpdb->get_row( "SHOW GLOBAL VARIABLES LIKE 'innodb_flush_log_at_trx_commit'", ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL -- no input.
+		$row     = $wpdb->get_row( "SHOW GLOBAL VARIABLES LIKE 'innodb_flush_log_at_trx_commit'", ARRAY_N ); // phpcs:ignore WordPress.DB.PreparedSQL, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- no input. A server setting, read live.
 		$setting = $row ? (string) $row[1] : '';
 		if ( '1' === $setting ) {
 			return self::result( 'durability', 'good', __( 'The database keeps every invoice number through a crash', 'counterfoil' ), __( 'innodb_flush_log_at_trx_commit = 1: every number handed out is on disk before it is answered.', 'counterfoil' ) );

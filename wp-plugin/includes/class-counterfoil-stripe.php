@@ -84,7 +84,19 @@ final class Counterfoil_Stripe {
 	/** The gateway name of test-mode payments and refunds. */
 	const TEST_GATEWAY = 'stripe_test';
 	/** What a test series' key starts with: `test:{issuer}:{year}`. */
-	const TEST_SERIES = 'test:';
+	const TEST_SERIES = Counterfoil_Invoices::TEST_SERIES;
+
+	/**
+	 * Hooked on counterfoil_document_sales_order_reference: a Stripe
+	 * payment's id (live or test) is Stripe's, no sales order of the shop's.
+	 *
+	 * @param string $reference The transaction id.
+	 * @param string $gateway   The gateway.
+	 * @return string
+	 */
+	public static function no_sales_order_reference( $reference, $gateway ) {
+		return in_array( $gateway, array( self::GATEWAY, self::TEST_GATEWAY ), true ) ? '' : $reference;
+	}
 
 	/**
 	 * The books of the event being handled (set by receive()): `stripe` and
@@ -306,7 +318,7 @@ final class Counterfoil_Stripe {
 			// when that came first this event is told the same invoice.
 			if ( ! Counterfoil_Invoices::payment_row( self::$gateway, $intent ) ) {
 				if ( function_exists( 'error_log' ) && defined( 'WP_DEBUG' ) && WP_DEBUG ) {
-					error_log( sprintf( 'counterfoil: Stripe %s %s ignored: not marked by this shop (metadata.%s)', $type, $intent, self::MARKER ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log
+					error_log( sprintf( 'counterfoil: Stripe %s %s ignored: not marked by this shop (metadata.%s)', $type, $intent, self::MARKER ) ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log -- with WP_DEBUG only: why a Stripe event was not numbered.
 				}
 				return self::ignored( $type, 'not_ours' );
 			}
@@ -526,7 +538,7 @@ final class Counterfoil_Stripe {
 					foreach ( (array) $refunds as $refund ) {
 						$id = is_array( $refund ) ? self::id_of( $refund ) : null;
 						if ( null === $id || ! isset( $refund['status'] ) || ! in_array( $refund['status'], self::REFUND_STATES, true ) ) {
-							throw new InvalidArgumentException( __( 'A refund without an id or a known status.', 'counterfoil' ) );
+							throw new InvalidArgumentException( __( 'A refund without an id or a known status.', 'counterfoil' ) ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
 						}
 						$rows[] = self::refund_row( $db, $intent, $id, $refund['status'], isset( $refund['amount'] ) ? $refund['amount'] : null, isset( $refund['currency'] ) ? $refund['currency'] : null, $as_of ) + array( 'reason' => isset( $refund['reason'] ) && is_string( $refund['reason'] ) ? $refund['reason'] : '' );
 					}
@@ -647,12 +659,12 @@ final class Counterfoil_Stripe {
 		}
 		$t    = Counterfoil_Schema::tables();
 		$now  = current_time( 'mysql', true );
-		$rank = "FIELD(%s, 'charge_total', 'pending', 'requires_action', 'succeeded', 'failed', 'canceled')";
 		// Every assignment reads the old as_of and status (assignments run
 		// left to right: status and as_of move last), so a row changes only
 		// for a later event, or one of the same second with a later state.
-		$later = $wpdb->prepare( "(%d > as_of OR (%d = as_of AND {$rank} >= FIELD(status, 'charge_total', 'pending', 'requires_action', 'succeeded', 'failed', 'canceled')))", $as_of, $as_of, $status );
-		$ok    = $wpdb->query(
+		$later = $wpdb->prepare( "(%d > as_of OR (%d = as_of AND FIELD(%s, 'charge_total', 'pending', 'requires_action', 'succeeded', 'failed', 'canceled') >= FIELD(status, 'charge_total', 'pending', 'requires_action', 'succeeded', 'failed', 'canceled')))", $as_of, $as_of, $status );
+		// phpcs:disable WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- the table name from Counterfoil_Schema::tables(); $later prepared above.
+		$ok    = $wpdb->query( // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- our own tables, which no WordPress API reads or writes.
 			$wpdb->prepare(
 				"INSERT INTO {$t['refunds']} (gateway, transaction_id, refund_ref, amount_minor, amount, currency, fully, status, as_of, created_at, updated_at)
 				VALUES (%s, %s, %s, %d, %s, %s, 0, %s, %d, %s, %s)
@@ -675,10 +687,11 @@ final class Counterfoil_Stripe {
 				$now
 			)
 		);
+		// phpcs:enable WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 		if ( false === $ok ) {
-			throw new RuntimeException( $wpdb->last_error );
+			throw new RuntimeException( $wpdb->last_error ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
 		}
-		$row = $wpdb->get_row( $wpdb->prepare( "SELECT status, amount, currency FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::$gateway, $intent, $ref ) );
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT status, amount, currency FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s AND refund_ref = %s", self::$gateway, $intent, $ref ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 		if ( ! $row ) {
 			throw new RuntimeException( 'the refund row is gone' );
 		}
@@ -700,9 +713,9 @@ final class Counterfoil_Stripe {
 	 */
 	private static function lock_payment( wpdb $wpdb, $intent ) {
 		$t      = Counterfoil_Schema::tables();
-		$locked = $wpdb->get_var( $wpdb->prepare( "SELECT id FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s FOR UPDATE", self::$gateway, $intent ) );
+		$locked = $wpdb->get_var( $wpdb->prepare( "SELECT id FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s FOR UPDATE", self::$gateway, $intent ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 		if ( null === $locked ) {
-			throw new RuntimeException( '' !== $wpdb->last_error ? $wpdb->last_error : 'the payment row is gone' );
+			throw new RuntimeException( '' !== $wpdb->last_error ? $wpdb->last_error : 'the payment row is gone' ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
 		}
 	}
 
@@ -715,7 +728,7 @@ final class Counterfoil_Stripe {
 	 */
 	private static function refunded_minor( wpdb $wpdb, $intent ) {
 		$t    = Counterfoil_Schema::tables();
-		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT status, amount_minor FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s", self::$gateway, $intent ) );
+		$rows = $wpdb->get_results( $wpdb->prepare( "SELECT status, amount_minor FROM {$t['refunds']} WHERE gateway = %s AND transaction_id = %s", self::$gateway, $intent ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 		$sum  = 0;
 		$max  = 0;
 		$each = false;
@@ -736,7 +749,7 @@ final class Counterfoil_Stripe {
 	private static function has_credit_note( $ref ) {
 		global $wpdb;
 		$t = Counterfoil_Schema::tables();
-		return (bool) $wpdb->get_var( $wpdb->prepare( "SELECT 1 FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s AND refers_scope IS NOT NULL", self::$gateway, $ref ) );
+		return (bool) $wpdb->get_var( $wpdb->prepare( "SELECT 1 FROM {$t['payments']} WHERE gateway = %s AND transaction_id = %s AND refers_scope IS NOT NULL", self::$gateway, $ref ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- table name from Counterfoil_Schema::tables() (the prefix and a fixed name). Our own tables, which no WordPress API reads or writes.
 	}
 
 	/**
@@ -788,7 +801,7 @@ final class Counterfoil_Stripe {
 		}
 		$done = Counterfoil_Invoices::assign_waiting( self::UNASSIGNED, (int) $issuer );
 		foreach ( $done['failed'] as $message ) {
-			error_log( 'counterfoil: a Stripe payment waiting for an issuer was not numbered: ' . $message ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log
+			error_log( 'counterfoil: a Stripe payment waiting for an issuer was not numbered: ' . $message ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log -- a payment left waiting: the site owner must know why.
 		}
 	}
 

@@ -122,8 +122,9 @@ final class Counterfoil_WooCommerce_Backfill {
 	}
 
 	/**
-	 * The query over WooCommerce's order storage of paid orders (a paid
-	 * status, paid from $since to $until) without an invoice number, as
+	 * The query over WooCommerce's order storage of paid orders (a
+	 * numbering status, paid from $since to $until, by the shop's rules a
+	 * query can tell: rules_sql()) without an invoice number, as
 	 * FROM … WHERE text (tables `o` the order, `d` its paid date, `n` and
 	 * `w` the anti-joined numbers) and its arguments; the caller adds what
 	 * it selects.
@@ -150,7 +151,7 @@ final class Counterfoil_WooCommerce_Backfill {
 			function ( $s ) {
 				return 'wc-' . $s;
 			},
-			Counterfoil_WooCommerce::paid_statuses()
+			Counterfoil_WooCommerce::number_statuses()
 		);
 		$in       = implode( ', ', array_fill( 0, count( $statuses ), '%s' ) );
 		$key      = '%' . $wpdb->esc_like( 's:16:"formatted_number";' );
@@ -174,7 +175,8 @@ final class Counterfoil_WooCommerce_Backfill {
 				$statuses,
 				array( self::paid_arg( $since ), self::paid_arg( $until ) )
 			);
-			return array( $sql, $args, 'o.id' );
+			list( $rules, $rules_args ) = self::rules_sql( 'o.payment_method', 'o.total_amount' );
+			return array( $sql . $rules, array_merge( $args, $rules_args ), 'o.id' );
 		}
 		// Posts: `postmeta` has no index by (post, key), only by post and by
 		// key (WordPress's `post_id` and `meta_key`); the paid dates and the
@@ -196,7 +198,35 @@ final class Counterfoil_WooCommerce_Backfill {
 			array( self::paid_arg( $since ), self::paid_arg( $until ) ),
 			$statuses
 		);
-		return array( $sql, $args, 'o.ID' );
+		list( $rules, $rules_args ) = self::rules_sql(
+			"(SELECT pm.meta_value FROM {$wpdb->postmeta} pm WHERE pm.post_id = o.ID AND pm.meta_key = '_payment_method' LIMIT 1)",
+			"(SELECT pm.meta_value FROM {$wpdb->postmeta} pm WHERE pm.post_id = o.ID AND pm.meta_key = '_order_total' LIMIT 1)"
+		);
+		return array( $sql . $rules, array_merge( $args, $rules_args ), 'o.ID' );
+	}
+
+	/**
+	 * The shop's rules that a query can tell (Counterfoil_WooCommerce::by_the_rules()):
+	 * no order paid by an excluded method, no free order when the shop does
+	 * not invoice those; empty when neither is set, so a shop without them
+	 * pays nothing for them. (Its filter is asked of each order read.)
+	 *
+	 * @param string $method SQL for the order's payment method.
+	 * @param string $total  SQL for the order's total.
+	 * @return array [ SQL (starting with AND, or ''), its arguments ]
+	 */
+	private static function rules_sql( $method, $total ) {
+		$sql      = '';
+		$args     = array();
+		$excluded = Counterfoil_WooCommerce::excluded_methods();
+		if ( $excluded ) {
+			$sql .= " AND COALESCE({$method}, '') NOT IN (" . implode( ', ', array_fill( 0, count( $excluded ), '%s' ) ) . ')';
+			$args = $excluded;
+		}
+		if ( ! (int) get_option( Counterfoil_WooCommerce::FREE_OPTION, 1 ) ) {
+			$sql .= " AND COALESCE(CAST({$total} AS DECIMAL(26,8)), 0) <> 0";
+		}
+		return array( $sql, $args );
 	}
 
 	/**
@@ -242,11 +272,11 @@ final class Counterfoil_WooCommerce_Backfill {
 		global $wpdb;
 		list( $from, $args, $id ) = self::unnumbered_sql( $since, $until );
 		if ( null === $takeover ) {
-			// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.DirectDatabaseQuery -- $from is built by unnumbered_sql() from table names and placeholders only; a count, read-only, not cached (it is the live state).
+			// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQLPlaceholders.UnfinishedPrepare, WordPress.DB.DirectDatabaseQuery -- $from is built by unnumbered_sql() from table names and placeholders only (their values in $args), $id a fixed column; a count, read-only, not cached (it is the live state).
 			return (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(DISTINCT {$id}) {$from}", $args ) );
 		}
 		list( $before, $before_args ) = self::before_sql( $takeover );
-		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.DirectDatabaseQuery -- as above.
+		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQLPlaceholders.UnfinishedPrepare, WordPress.DB.DirectDatabaseQuery -- as above; $before from before_sql(): placeholders only.
 		$row = $wpdb->get_row( $wpdb->prepare( "SELECT COUNT(DISTINCT CASE WHEN {$before} THEN {$id} END) AS before_count, COUNT(DISTINCT CASE WHEN NOT {$before} THEN {$id} END) AS since_count {$from}", array_merge( $before_args, $before_args, $args ) ) );
 		return array(
 			'before' => $row ? (int) $row->before_count : 0,
@@ -276,7 +306,7 @@ final class Counterfoil_WooCommerce_Backfill {
 			$from .= ( 'before' === $side ? ' AND ' : ' AND NOT ' ) . $before;
 			$args  = array_merge( $args, $before_args );
 		}
-		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.DirectDatabaseQuery -- as in count_unnumbered().
+		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQLPlaceholders.ReplacementsWrongNumber, WordPress.DB.DirectDatabaseQuery -- as in count_unnumbered(); the replacements in one array.
 		$ids = $wpdb->get_col( $wpdb->prepare( "SELECT DISTINCT {$id} {$from} AND {$id} > %d ORDER BY {$id} ASC LIMIT %d", array_merge( $args, array( (int) $after, max( 1, (int) $limit ) ) ) ) );
 		return array_map( 'intval', (array) $ids );
 	}
@@ -344,10 +374,10 @@ final class Counterfoil_WooCommerce_Backfill {
 		$in       = implode( ', ', array_fill( 0, count( $statuses ), '%s' ) );
 		if ( self::hpos() ) {
 			$orders = $wpdb->prefix . 'wc_orders';
-			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery -- table name from $wpdb->prefix, placeholders for the statuses; a count, read-only.
+			// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQLPlaceholders.UnfinishedPrepare, WordPress.DB.DirectDatabaseQuery -- table name from $wpdb->prefix, placeholders for the statuses ($in, one %s each); a count, read-only.
 			return (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$orders} WHERE type = 'shop_order' AND status IN ({$in})", $statuses ) );
 		}
-		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.DirectDatabaseQuery -- as above.
+		// phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQLPlaceholders.UnfinishedPrepare, WordPress.DB.DirectDatabaseQuery -- as above.
 		return (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$wpdb->posts} WHERE post_type = 'shop_order' AND post_status IN ({$in})", $statuses ) );
 	}
 
@@ -371,7 +401,7 @@ final class Counterfoil_WooCommerce_Backfill {
 		$paid  = self::hpos() ? 'd.date_paid_gmt >= %s' : 'CAST(d.meta_value AS SIGNED) >= %d';
 		// One row per order ("id history in-period"), ascending: a count of
 		// each side and Site Health's candidates from one pass.
-		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.DirectDatabaseQuery -- as in count_unnumbered().
+		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQLPlaceholders.UnfinishedPrepare, WordPress.DB.DirectDatabaseQuery -- as in count_unnumbered(); $paid a fixed condition with one placeholder.
 		$rows  = $wpdb->get_col( $wpdb->prepare( "SELECT DISTINCT CONCAT({$id}, ' ', IF({$before}, 1, 0), ' ', IF({$paid}, 1, 0)) AS r, {$id} AS id {$from} ORDER BY {$id}", array_merge( $before_args, array( self::paid_arg( $start ) ), $args ) ) );
 		$state = array(
 			'takeover' => $takeover,
@@ -502,7 +532,10 @@ final class Counterfoil_WooCommerce_Backfill {
 
 	/**
 	 * The backfill of this period: the plan, and with $execute each order
-	 * numbered (on request: also those paid before the takeover).
+	 * numbered (on request: also those paid before the takeover). Only the
+	 * orders the shop's rules number (Counterfoil_WooCommerce::by_the_rules(),
+	 * 'backfill'): an excluded payment method, a free order the shop does
+	 * not invoice or an order its filter refuses is left as it is.
 	 *
 	 * @param bool $execute Whether to number (else a dry run).
 	 * @return array since, until, takeover, orders (ids), before_takeover
@@ -512,7 +545,16 @@ final class Counterfoil_WooCommerce_Backfill {
 	public static function run( $execute ) {
 		$since  = self::period_start();
 		$until  = self::now();
-		$orders = self::unnumbered( $since, $until );
+		$orders = self::unnumbered(
+			$since,
+			$until,
+			self::MAX,
+			array(
+				'keep' => function ( $order ) {
+					return Counterfoil_WooCommerce::by_the_rules( $order, 'backfill' );
+				},
+			)
+		);
 		$before = array();
 		foreach ( $orders as $id ) {
 			$order = wc_get_order( $id );

@@ -106,6 +106,8 @@ final class Counterfoil_WooCommerce_Documents {
 		add_filter( 'woocommerce_email_attachments', array( __CLASS__, 'attachments' ), 10, 4 );
 		add_action( 'admin_post_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
 		add_action( 'admin_post_nopriv_' . self::ACTION, array( __CLASS__, 'handle_download' ) );
+		add_filter( 'counterfoil_adopted_invoice', array( __CLASS__, 'adopted_invoice' ), 10, 3 );
+		add_filter( 'counterfoil_document_sales_order_reference', array( __CLASS__, 'no_sales_order_reference' ), 10, 2 );
 	}
 
 	/**
@@ -239,8 +241,17 @@ final class Counterfoil_WooCommerce_Documents {
 		}
 		$refund  = wc_get_order( (int) $transaction );
 		$invoice = (int) get_post_meta( $post->ID, '_counterfoil_refers_to', true );
-		return $refund && 'shop_order_refund' === $refund->get_type() && (int) $refund->get_parent_id() === (int) $order->get_id()
-			&& Counterfoil_Invoice_Type::POST_TYPE === get_post_type( $invoice ) && self::belongs_to( $invoice, $order );
+		if ( ! $refund || 'shop_order_refund' !== $refund->get_type() || (int) $refund->get_parent_id() !== (int) $order->get_id() ) {
+			return false;
+		}
+		if ( ! $invoice ) {
+			// An adopted invoice (WP Overnight's, no post of ours): the
+			// registry's row of the order's payment.
+			$adopted = Counterfoil_Credit_Notes::adopted_invoice( Counterfoil_WooCommerce::GATEWAY, (string) $order->get_id() );
+			return null !== $adopted && $adopted['scope_key'] === (string) get_post_meta( $post->ID, '_counterfoil_refers_scope', true )
+				&& (string) $adopted['number'] === (string) get_post_meta( $post->ID, '_counterfoil_refers_number', true );
+		}
+		return Counterfoil_Invoice_Type::POST_TYPE === get_post_type( $invoice ) && self::belongs_to( $invoice, $order );
 	}
 
 	/**
@@ -268,7 +279,7 @@ final class Counterfoil_WooCommerce_Documents {
 	 */
 	public static function customer_links( $order ) {
 		$post = (int) $order->get_meta( Counterfoil_WooCommerce::META_POST, true );
-		if ( ! $post || ! self::belongs_to( $post, $order ) || '' === self::customer_url( $order, 'ubl' ) || is_wp_error( Counterfoil_Documents::document( $post, 'ubl' ) ) ) {
+		if ( ! $post || ! self::belongs_to( $post, $order ) || '' === self::customer_url( $order, 'ubl' ) || is_wp_error( Counterfoil_Documents::can_make( $post ) ) ) {
 			return;
 		}
 		echo '<p class="counterfoil-customer-documents">';
@@ -412,12 +423,65 @@ final class Counterfoil_WooCommerce_Documents {
 		$invoice = $post;
 		if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $post->post_type ) {
 			$invoice = get_post( (int) get_post_meta( $post->ID, '_counterfoil_refers_to', true ) );
+			if ( ! $invoice && Counterfoil_WooCommerce::GATEWAY === get_post_meta( $post->ID, '_counterfoil_gateway', true ) ) {
+				// A credit note of an adopted invoice: its refund's order.
+				$refund = wc_get_order( (int) get_post_meta( $post->ID, '_counterfoil_transaction_id', true ) );
+				$order  = $refund && 'shop_order_refund' === $refund->get_type() ? wc_get_order( (int) $refund->get_parent_id() ) : null;
+				return $order && 'shop_order' === $order->get_type() && self::belongs_to( $post->ID, $order ) ? $order : null;
+			}
 		}
 		if ( ! $invoice || Counterfoil_WooCommerce::GATEWAY !== get_post_meta( $invoice->ID, '_counterfoil_gateway', true ) ) {
 			return null;
 		}
 		$order = wc_get_order( (int) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true ) );
 		return $order && 'shop_order' === $order->get_type() ? $order : null;
+	}
+
+	/**
+	 * Hooked on counterfoil_document_sales_order_reference: an order's
+	 * reference is its number as WooCommerce shows it (input() sets it),
+	 * never its id.
+	 *
+	 * @param string $reference The transaction id (the order's id).
+	 * @param string $gateway   The gateway.
+	 * @return string
+	 */
+	public static function no_sales_order_reference( $reference, $gateway ) {
+		return Counterfoil_WooCommerce::GATEWAY === $gateway ? '' : $reference;
+	}
+
+	/**
+	 * Hooked on counterfoil_adopted_invoice: an order's invoice that WP
+	 * Overnight issued before Counterfoil (adopted), as WP Overnight stated
+	 * it — its formatted number, its date (`_wcpdf_invoice_date`, by the
+	 * site's clock) — for the order's total in its currency.
+	 *
+	 * @param array|null $invoice     An earlier answer.
+	 * @param string     $gateway     Gateway.
+	 * @param string     $transaction The order's id.
+	 * @return array|null
+	 */
+	public static function adopted_invoice( $invoice, $gateway, $transaction ) {
+		if ( null !== $invoice || Counterfoil_WooCommerce::GATEWAY !== $gateway || ! ctype_digit( (string) $transaction ) ) {
+			return $invoice;
+		}
+		$order = wc_get_order( (int) $transaction );
+		if ( ! $order || 'shop_order' !== $order->get_type() ) {
+			return null;
+		}
+		$number   = Counterfoil_WooCommerce::earlier_number_of( $order );
+		$currency = strtoupper( (string) $order->get_currency() );
+		$amount   = Counterfoil_WooCommerce::amount( $order->get_total(), $currency );
+		if ( '' === $number || is_wp_error( $amount ) ) {
+			return null;
+		}
+		$at = (int) $order->get_meta( '_wcpdf_invoice_date', true );
+		return array(
+			'number_as_issued' => $number,
+			'date'             => $at > 0 ? wp_date( 'Y-m-d', $at ) : '',
+			'amount'           => $amount,
+			'currency'         => $currency,
+		);
 	}
 
 	/**

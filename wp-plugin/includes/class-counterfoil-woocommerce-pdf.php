@@ -50,6 +50,8 @@
 
 defined( 'ABSPATH' ) || exit;
 
+// phpcs:disable WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the messages are thrown to WP Overnight's PDF plugin, which logs them and prints them through wp_kses_post(); escaped here, its log would hold entities.
+
 /**
  * The PDF plugin's invoice and credit-note numbers.
  */

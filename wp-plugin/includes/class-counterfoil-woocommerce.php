@@ -124,6 +124,7 @@ final class Counterfoil_WooCommerce {
 		Counterfoil_WooCommerce_Pdf::init();
 		Counterfoil_WooCommerce_Documents::init();
 		Counterfoil_WooCommerce_Backfill::init();
+		Counterfoil_WooCommerce_Bulk::init();
 		add_filter( 'site_status_tests', array( 'Counterfoil_WooCommerce_Backfill', 'site_health_tests' ) );
 	}
 
@@ -214,34 +215,49 @@ final class Counterfoil_WooCommerce {
 
 	/**
 	 * Whether a hook's event numbers the order (a status or a payment): an
-	 * order of the shop (not a refund), taken over by Counterfoil (paid or
-	 * made since it took over: an older one only on request), in a numbering
-	 * status, paid (unless the shop invoices unpaid orders at once), not free
-	 * (unless the shop invoices those), not paid by an excluded method — and
-	 * then the filter `counterfoil_woocommerce_should_number`.
+	 * order taken over by Counterfoil (paid or made since it took over: an
+	 * older one only on request) that the shop's rules number
+	 * (by_the_rules()).
 	 *
 	 * @param WC_Order $order   Order.
 	 * @param string   $context 'status' (a status change), 'payment' (payment_complete).
 	 * @return bool
 	 */
 	public static function should_number( $order, $context ) {
+		return ! self::before_takeover( $order ) && self::by_the_rules( $order, $context );
+	}
+
+	/**
+	 * Whether the shop's rules number the order, whenever it was paid: an
+	 * order of the shop (not a refund) in a numbering status, paid (unless
+	 * the shop invoices unpaid orders at once), not free (unless the shop
+	 * invoices those), not paid by an excluded method — and then the filter
+	 * `counterfoil_woocommerce_should_number`. Asked of a hook's event
+	 * (should_number()) and of each order the period's backfill would
+	 * number ('backfill': paid, in a numbering status); not of an order the
+	 * shop picks by hand (the orders list's bulk action).
+	 *
+	 * @param WC_Order $order   Order.
+	 * @param string   $context 'status', 'payment' or 'backfill'.
+	 * @return bool
+	 */
+	public static function by_the_rules( $order, $context ) {
 		// A payment's own event is the payment (the order may not show its
 		// paid date yet to a process that reads it mid-save).
 		$paid   = 'payment' === $context || null !== $order->get_date_paid();
 		$method = is_callable( array( $order, 'get_payment_method' ) ) ? (string) $order->get_payment_method() : '';
-		$number = ! self::before_takeover( $order )
-			&& ( 'payment' === $context || in_array( $order->get_status(), self::number_statuses(), true ) )
+		$number = ( 'payment' === $context || in_array( $order->get_status(), self::number_statuses(), true ) )
 			&& ( $paid || ( 'status' === $context && (int) get_option( self::UNPAID_OPTION, 0 ) ) )
 			&& ( (int) get_option( self::FREE_OPTION, 1 ) || 0.0 !== (float) $order->get_total() )
 			&& ! in_array( $method, self::excluded_methods(), true );
 		/**
-		 * Whether an order gets its invoice now (a status change or a
-		 * payment). An order numbered once keeps its number: this is not
-		 * asked again for it.
+		 * Whether an order gets its invoice now (a status change, a payment,
+		 * or the period's backfill). An order numbered once keeps its
+		 * number: this is not asked again for it.
 		 *
 		 * @param bool     $number  Counterfoil's answer by the settings.
 		 * @param WC_Order $order   The order.
-		 * @param string   $context 'status' or 'payment'.
+		 * @param string   $context 'status', 'payment' or 'backfill'.
 		 */
 		return (bool) apply_filters( 'counterfoil_woocommerce_should_number', $number, $order, $context );
 	}

@@ -7,6 +7,8 @@
 
 defined( 'ABSPATH' ) || exit;
 
+// phpcs:disable WordPress.Security.EscapeOutput.ExceptionNotEscaped -- an exception's message is text, not HTML: it goes to the log, a REST answer (JSON) or a WP_Error, and every page that prints one escapes it there.
+
 /**
  * Activation: tables, the webhook secret, the settings — on this site, or on
  * every site of the network when activated network-wide. Running it again
@@ -167,8 +169,9 @@ function counterfoil_initialize_site( $site ) {
 }
 
 /**
- * Multisite: a deleted site's Counterfoil tables go with its other tables
- * (a sequences table that was there before the plugin, adopted, stays).
+ * Multisite: a deleted site's Counterfoil tables go with its other tables,
+ * every one of the schema's list (Counterfoil_Schema::droppable(): a
+ * sequences table that was there before the plugin, adopted, stays).
  *
  * @param string[] $tables  Tables WordPress drops.
  * @param int      $site_id The site (switched to by WordPress).
@@ -176,16 +179,8 @@ function counterfoil_initialize_site( $site ) {
  */
 function counterfoil_drop_site_tables( $tables, $site_id ) {
 	global $wpdb;
-	$prefix   = $wpdb->get_blog_prefix( $site_id );
-	$tables[] = $prefix . 'counterfoil_numbers';
-	$tables[] = $prefix . 'counterfoil_payments';
-	$tables[] = $prefix . 'counterfoil_refunds';
-	$tables[] = $prefix . 'counterfoil_details';
-	$tables[] = $prefix . 'counterfoil_chain';
-	if ( 1 !== (int) get_blog_option( $site_id, 'counterfoil_sequences_preexisting', 1 ) ) {
-		$tables[] = $prefix . 'invoice_sequences';
-	}
-	return $tables;
+	$preexisting = 1 === (int) get_blog_option( $site_id, 'counterfoil_sequences_preexisting', 1 );
+	return array_merge( (array) $tables, Counterfoil_Schema::droppable( $wpdb->get_blog_prefix( $site_id ), $preexisting ) );
 }
 
 /** Deactivation: the daily job stops; every option and table stays. */
@@ -451,7 +446,7 @@ if ( ! function_exists( 'initialize_invoice_sequence' ) ) {
 	 * @param int $starting_number First number (1 or more).
 	 * @return bool True when created, false when the series exists.
 	 */
-	function initialize_invoice_sequence( $user_id, $year, $starting_number ) {
+	function initialize_invoice_sequence( $user_id, $year, $starting_number ) { // phpcs:ignore WordPress.NamingConventions.PrefixAllGlobals.NonPrefixedFunctionFound -- the article's function, by its name (the extension defines it too; this one only when it does not).
 		counterfoil_require_ints( __FUNCTION__, compact( 'user_id', 'year', 'starting_number' ) );
 		return counterfoil_backend()->initialize( Counterfoil_Rules::user_year_scope( $user_id, $year ), $starting_number );
 	}
@@ -466,7 +461,7 @@ if ( ! function_exists( 'allocate_invoice_number' ) ) {
 	 * @param int $year    Year (1–9999).
 	 * @return string E.g. "2019-0002".
 	 */
-	function allocate_invoice_number( $user_id, $year ) {
+	function allocate_invoice_number( $user_id, $year ) { // phpcs:ignore WordPress.NamingConventions.PrefixAllGlobals.NonPrefixedFunctionFound -- the article's function, as above.
 		counterfoil_require_ints( __FUNCTION__, compact( 'user_id', 'year' ) );
 		$paused = Counterfoil_Site_Identity::paused_reason();
 		if ( null !== $paused ) {

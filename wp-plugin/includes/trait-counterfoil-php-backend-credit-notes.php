@@ -23,6 +23,8 @@
 
 defined( 'ABSPATH' ) || exit;
 
+// phpcs:disable WordPress.Security.EscapeOutput.ExceptionNotEscaped -- an exception's message is text, not HTML: it goes to the log, a REST answer (JSON) or a WP_Error, and every page that prints one escapes it there.
+
 use Counterfoil\DatabaseUnavailableException;
 use Counterfoil\InvalidArgumentException;
 

@@ -134,7 +134,7 @@ final class SeriesLifeTest extends TestCase {
 		$this->assertSame( array( "$u:cn:2027-03", 1 ), array( $note['scope_key'], $note['sequence'] ) );
 		// The books' year filter holds the months' series.
 		list( $where, $params ) = Counterfoil_Books::where( array( 'scope' => '', 'year' => 2027, 'status' => '' ) );
-		$scopes                 = $wpdb->get_col( $wpdb->prepare( "SELECT DISTINCT n.scope_key FROM wp_counterfoil_numbers n WHERE $where", $params ) ); // phpcs:ignore WordPress.DB.PreparedSQL
+		$scopes                 = $wpdb->get_col( $wpdb->prepare( "SELECT DISTINCT n.scope_key FROM wp_counterfoil_numbers n WHERE $where", $params ) ); // phpcs:ignore WordPress.DB.PreparedSQL -- $where from Counterfoil_Books::where(): placeholders only.
 		$this->assertContains( "$u:2027-03", $scopes );
 		$this->assertContains( "$u:2027-02", $scopes );
 	}

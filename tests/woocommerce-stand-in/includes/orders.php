@@ -10,8 +10,20 @@
 
 defined( 'ABSPATH' ) || exit;
 
-/** WooCommerce's date class. */
+/**
+ * WooCommerce's date class. WooCommerce sets its dates in the site's time
+ * zone; the stand-in's are made in UTC, so the offset is the site's.
+ */
 class WC_DateTime extends DateTime {
+	/** As WooCommerce's: the timestamp shifted by the site's UTC offset. */
+	public function getOffsetTimestamp() {
+		return $this->getTimestamp() + (int) wp_timezone()->getOffset( $this );
+	}
+
+	/** As WooCommerce's: a date in the site's time. */
+	public function date( $format ) {
+		return gmdate( $format, $this->getOffsetTimestamp() );
+	}
 }
 
 require_once __DIR__ . '/features-util.php';
