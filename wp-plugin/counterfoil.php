@@ -31,37 +31,8 @@ if ( ! extension_loaded( 'mysqli' ) ) {
 	return;
 }
 
-require_once __DIR__ . '/includes/exceptions.php';
-require_once __DIR__ . '/includes/class-counterfoil-log.php';
-require_once __DIR__ . '/includes/class-counterfoil-rules.php';
-require_once __DIR__ . '/includes/class-counterfoil-einvoice.php';
-require_once __DIR__ . '/includes/class-counterfoil-chain.php';
-require_once __DIR__ . '/includes/class-counterfoil-wpdb-transaction.php';
-require_once __DIR__ . '/includes/interface-counterfoil-backend.php';
-require_once __DIR__ . '/includes/trait-counterfoil-php-backend-credit-notes.php';
-require_once __DIR__ . '/includes/class-counterfoil-php-backend.php';
-require_once __DIR__ . '/includes/class-counterfoil-extension-backend.php';
-require_once __DIR__ . '/includes/class-counterfoil-schema.php';
-require_once __DIR__ . '/includes/class-counterfoil-invoice-type.php';
-require_once __DIR__ . '/includes/class-counterfoil-invoices.php';
-require_once __DIR__ . '/includes/class-counterfoil-credit-notes.php';
-require_once __DIR__ . '/includes/class-counterfoil-rest.php';
-require_once __DIR__ . '/includes/class-counterfoil-stripe.php';
-require_once __DIR__ . '/includes/class-counterfoil-series-life.php';
-require_once __DIR__ . '/includes/class-counterfoil-site-identity.php';
-require_once __DIR__ . '/includes/class-counterfoil-admin.php';
-require_once __DIR__ . '/includes/class-counterfoil-credit-note-admin.php';
-require_once __DIR__ . '/includes/class-counterfoil-books.php';
-require_once __DIR__ . '/includes/class-counterfoil-documents.php';
-require_once __DIR__ . '/includes/class-counterfoil-vat-categories.php';
-require_once __DIR__ . '/includes/class-counterfoil-invoice-screen.php';
-require_once __DIR__ . '/includes/class-counterfoil-woocommerce.php';
-require_once __DIR__ . '/includes/class-counterfoil-woocommerce-display.php';
-require_once __DIR__ . '/includes/class-counterfoil-woocommerce-pdf.php';
-require_once __DIR__ . '/includes/class-counterfoil-woocommerce-backfill.php';
-require_once __DIR__ . '/includes/class-counterfoil-woocommerce-documents.php';
-require_once __DIR__ . '/includes/class-counterfoil-zip.php';
-require_once __DIR__ . '/includes/class-counterfoil-woocommerce-bulk.php';
+require_once __DIR__ . '/includes/class-counterfoil-autoloader.php';
+Counterfoil_Autoloader::register();
 require_once __DIR__ . '/includes/functions.php';
 
 register_activation_hook( __FILE__, 'counterfoil_activate' );
@@ -92,7 +63,6 @@ Counterfoil_Documents::init_always();
 // WooCommerce may load after this plugin: hooked in once every plugin is loaded.
 add_action( 'plugins_loaded', array( 'Counterfoil_WooCommerce', 'init' ), 20 );
 if ( is_admin() ) {
-	require_once __DIR__ . '/includes/class-counterfoil-list-tables.php';
 	Counterfoil_Admin::init();
 	Counterfoil_Credit_Note_Admin::init();
 	Counterfoil_Books::init();

@@ -54,9 +54,10 @@ function counterfoil_uninstall_site() {
 		wp_delete_post( (int) $counterfoil_post_id, true );
 	}
 	// The schema's one list of tables (the plugin is not loaded at uninstall).
-	if ( ! class_exists( 'Counterfoil_Schema' ) ) {
-		require_once __DIR__ . '/includes/class-counterfoil-schema.php';
+	if ( ! class_exists( 'Counterfoil_Autoloader' ) ) {
+		require_once __DIR__ . '/includes/class-counterfoil-autoloader.php';
 	}
+	Counterfoil_Autoloader::register();
 	foreach ( Counterfoil_Schema::droppable( $wpdb->prefix, 1 === (int) get_option( 'counterfoil_sequences_preexisting', 1 ) ) as $counterfoil_table ) {
 		$wpdb->query( "DROP TABLE IF EXISTS `{$counterfoil_table}`" ); // phpcs:ignore WordPress.DB -- the schema's own names.
 	}

@@ -53,8 +53,8 @@ fn core_verdicts(s: &str) -> Value {
 
 const TWIN: &str = r#"<?php
 define('ABSPATH', '/');
-require $argv[1] . '/includes/exceptions.php';
-require $argv[1] . '/includes/class-counterfoil-rules.php';
+require $argv[1] . '/includes/class-counterfoil-autoloader.php';
+Counterfoil_Autoloader::register();
 $out = array();
 foreach (json_decode(file_get_contents('php://stdin'), true) as $case) {
     $s = $case['s'];

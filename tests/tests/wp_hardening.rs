@@ -1298,3 +1298,157 @@ fn a_site_admin_on_a_network_sees_no_backend_detail() {
     assert!(super_admin.starts_with("super "), "{super_admin}");
     assert!(super_admin.contains(detail), "{super_admin}");
 }
+
+/// The folders a file of `wp-plugin/includes/` sits in, as a layer: the
+/// first folder below `includes/` (`integrations/woocommerce/…` is
+/// `integrations`), `.` for the files at its top (the autoloader, the log,
+/// the functions).
+fn layer_of(relative: &str) -> &str {
+    relative.split_once('/').map_or(".", |(first, _)| first)
+}
+
+/// What each layer of the plugin must not use (docs/architecture.md, "The
+/// plugin's folders"): the backends know no screen, route or integration;
+/// numbering knows no integration and no document; the documents know no
+/// integration (each tells them what it must through their filters); the
+/// books' screens know no integration.
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    (
+        "backends",
+        &["admin", "books", "documents", "integrations", "rest"],
+    ),
+    ("numbering", &["documents", "integrations"]),
+    ("documents", &["books", "integrations", "rest"]),
+    ("books", &["integrations"]),
+];
+
+/// Issue plugin-house: `includes/` is laid out by subsystem — no folder with
+/// more than 12 PHP files of its own, one class (interface, trait) a file,
+/// each in the autoloader's one map and nowhere else, the main file
+/// requiring nothing but the autoloader and the functions — and each layer
+/// uses only what it may (FORBIDDEN), read from the code (comments left
+/// out).
+#[test]
+fn the_plugins_folders_hold_one_class_a_file_loaded_by_the_autoloader_and_keep_their_layers() {
+    use std::collections::BTreeMap;
+    let root = counterfoil_tests::php::repo_root().join("wp-plugin");
+    let includes = root.join("includes");
+    let mut files = Vec::new();
+    let mut stack = vec![includes.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "php") {
+                files.push(path);
+            }
+        }
+    }
+    let mut per_folder: BTreeMap<String, usize> = BTreeMap::new();
+    let mut declared: BTreeMap<String, String> = BTreeMap::new();
+    let mut code_of: BTreeMap<String, String> = BTreeMap::new();
+    for path in &files {
+        let relative = path
+            .strip_prefix(&includes)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let folder = relative.rsplit_once('/').map_or(".", |(f, _)| f).to_owned();
+        *per_folder.entry(folder).or_default() += 1;
+        let text = std::fs::read_to_string(path).unwrap();
+        let namespace = if text.lines().any(|l| l == "namespace Counterfoil;") {
+            "Counterfoil\\"
+        } else {
+            ""
+        };
+        let mut here = Vec::new();
+        for line in text.lines() {
+            let rest = line
+                .strip_prefix("final ")
+                .or_else(|| line.strip_prefix("abstract "))
+                .unwrap_or(line);
+            for kind in ["class ", "interface ", "trait "] {
+                if let Some(name) = rest.strip_prefix(kind) {
+                    let name: String = name
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    here.push(format!("{namespace}{name}"));
+                }
+            }
+        }
+        assert!(
+            here.len() <= 1,
+            "{relative} declares {here:?}: one class a file"
+        );
+        for class in here {
+            declared.insert(class, relative.clone());
+        }
+        let code: String = text
+            .lines()
+            .filter(|l| {
+                let t = l.trim_start();
+                !(t.starts_with('*') || t.starts_with("//") || t.starts_with("/*"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        code_of.insert(relative, code);
+    }
+    for (folder, count) in &per_folder {
+        assert!(
+            *count <= 12,
+            "includes/{folder} holds {count} PHP files of its own (at most 12)"
+        );
+    }
+    // The autoloader's map: every declared class (but itself) at its file.
+    let loader = std::fs::read_to_string(includes.join("class-counterfoil-autoloader.php"))
+        .expect("includes/class-counterfoil-autoloader.php");
+    let mut mapped: BTreeMap<String, String> = BTreeMap::new();
+    for line in loader.lines() {
+        let t = line.trim();
+        if let Some((key, value)) = t.split_once("=>") {
+            let key = key.trim().trim_matches('\'').replace("\\\\", "\\");
+            let value = value.trim().trim_end_matches(',').trim_matches('\'');
+            if value.ends_with(".php") {
+                mapped.insert(key, value.to_owned());
+            }
+        }
+    }
+    declared.remove("Counterfoil_Autoloader");
+    assert_eq!(
+        mapped, declared,
+        "the autoloader's map is the tree's classes"
+    );
+    // The main file and the uninstaller require no class file by hand.
+    for main in ["counterfoil.php", "uninstall.php"] {
+        let text = std::fs::read_to_string(root.join(main)).unwrap();
+        for line in text.lines().filter(|l| l.contains("require")) {
+            assert!(
+                line.contains("class-counterfoil-autoloader.php")
+                    || line.contains("functions.php")
+                    || !line.contains("includes/"),
+                "{main} requires a class file by hand: {line}"
+            );
+        }
+    }
+    // Each layer uses only what it may.
+    let mut broken = Vec::new();
+    for (relative, code) in &code_of {
+        let from = layer_of(relative);
+        let Some((_, never)) = FORBIDDEN.iter().find(|(layer, _)| *layer == from) else {
+            continue;
+        };
+        for (class, file) in &declared {
+            let to = layer_of(file);
+            let named = code.match_indices(class.as_str()).any(|(at, _)| {
+                let next = code[at + class.len()..].chars().next();
+                !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+            if never.contains(&to) && named {
+                broken.push(format!("{relative} ({from}) uses {class} ({to})"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "layers crossed:\n{}", broken.join("\n"));
+}

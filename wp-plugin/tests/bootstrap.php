@@ -19,7 +19,6 @@ require $counterfoil_wp . '/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/plugin.php';
 // The admin forms and page, as admin-post.php and the settings screen load them.
 require_once ABSPATH . 'wp-admin/includes/admin.php';
-require_once WP_PLUGIN_DIR . '/counterfoil/includes/class-counterfoil-list-tables.php';
 Counterfoil_Admin::init();
 Counterfoil_Credit_Note_Admin::init();
 Counterfoil_Books::init();

@@ -83,14 +83,48 @@ final class Counterfoil_Documents {
 	}
 
 	/**
+	 * @var int[]|null While holding_freeze() runs: the posts it issued,
+	 * whose freeze at issue its caller does moments later.
+	 */
+	private static $held = null;
+
+	/**
+	 * Runs $work with the freeze at issue of the posts it issues held back,
+	 * for a caller that makes their documents moments later in the same
+	 * request (WooCommerce's e-mails of the paid order): the first valid
+	 * document made freezes the input, so the caller freezes (with
+	 * freeze_at_issue()) only the held posts no document was made of — once,
+	 * not twice.
+	 *
+	 * @param callable $work What issues.
+	 * @return array What $work returned, and the held posts' ids.
+	 */
+	public static function holding_freeze( callable $work ) {
+		$outer      = self::$held;
+		self::$held = array();
+		try {
+			$result = $work();
+			$held   = self::$held;
+		} finally {
+			self::$held = $outer;
+		}
+		return array( $result, $held );
+	}
+
+	/**
 	 * Freezes a new invoice's or credit note's input when a valid document
-	 * can be made of it now (else it is frozen at its first download).
+	 * can be made of it now (else it is frozen at its first download);
+	 * within holding_freeze(), only notes the post for its caller.
 	 *
 	 * @param WP_Post|int $post The new post.
 	 */
 	public static function freeze_at_issue( $post ) {
 		$post = get_post( $post );
 		if ( ! $post || ! Counterfoil_Invoice_Type::is_ours( $post->post_type ) ) {
+			return;
+		}
+		if ( null !== self::$held ) {
+			self::$held[] = (int) $post->ID;
 			return;
 		}
 		try {

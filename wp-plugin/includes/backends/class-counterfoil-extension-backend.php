@@ -38,7 +38,7 @@ final class Counterfoil_Extension_Backend implements Counterfoil_Backend {
 			 */
 			'timeout_ms'   => (int) apply_filters( 'counterfoil_timeout_ms', 5000 ),
 		);
-		/** This filter is documented in includes/class-counterfoil-php-backend.php */
+		/** This filter is documented in includes/backends/class-counterfoil-php-backend.php */
 		if ( ! apply_filters( 'counterfoil_one_trip_payments', true ) ) {
 			// Passed only when off: an extension older than the option
 			// refuses options it does not know.

@@ -787,26 +787,3 @@ final class Counterfoil_Invoices {
 		);
 	}
 }
-
-/**
- * Time spent in the backend during this request, for the Server-Timing
- * header and the benchmark.
- */
-final class Counterfoil_Timing {
-	/** @var array Seconds by name. */
-	private static $spent = array();
-
-	public static function add( $name, $seconds ) {
-		self::$spent[ $name ] = ( isset( self::$spent[ $name ] ) ? self::$spent[ $name ] : 0 ) + $seconds;
-	}
-
-	public static function get( $name ) {
-		return isset( self::$spent[ $name ] ) ? self::$spent[ $name ] : 0.0;
-	}
-}
-
-/**
- * A void found no number to void (rolled back; the caller says so).
- */
-final class Counterfoil_Void_Missing extends RuntimeException {
-}

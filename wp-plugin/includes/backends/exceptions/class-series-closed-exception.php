@@ -1,0 +1,16 @@
+<?php
+/**
+ * Counterfoil\SeriesClosedException, declared in PHP when the counterfoil
+ * extension is not loaded (the extension declares the same class; the
+ * autoloader is asked only for a class that does not exist). Both
+ * backends throw it, so callers catch the same class either way.
+ *
+ * @package Counterfoil
+ */
+
+namespace Counterfoil;
+
+defined( 'ABSPATH' ) || exit;
+
+/** The series is closed: the series that continues it hands out its numbers. */
+class SeriesClosedException extends \RuntimeException {}
