@@ -10,10 +10,17 @@
 //! Then the cost Counterfoil adds to a WooCommerce payment (issue 39):
 //! `WC_Order::payment_complete()` on a WooCommerce site (the stand-in, or the
 //! real WooCommerce that COUNTERFOIL_WOOCOMMERCE names) with and without the
-//! integration's hooks, on both backends, interleaved in the same run.
+//! integration's hooks, on both backends: in one PHP process per backend and
+//! round, orders with and without the hooks alternating (with, without,
+//! without, with, …), so that both sides of a ratio share the process, the
+//! database's state and the machine's load of the same seconds. With
+//! `--compare DIR` (another copy of `wp-plugin/`, e.g. the plugin before a
+//! change), each round also measures that plugin, swapped into the same
+//! site for its processes: the two versions interleaved in the same run.
 //!
-//! Usage: `cargo run --release -p counterfoil-benches --bin wp-side-by-side -- [--callbacks N] [--clients C] [--rounds R] [--orders O] [--only-woocommerce]`
+//! Usage: `cargo run --release -p counterfoil-benches --bin wp-side-by-side -- [--callbacks N] [--clients C] [--rounds R] [--orders O] [--only-woocommerce] [--compare DIR]`
 
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -23,6 +30,8 @@ use counterfoil_tests::webhook::deliver;
 use counterfoil_tests::wordpress::WordPress;
 use counterfoil_tests::MariaDb;
 
+/// One measured cell: version, backend label, extension, per round (without, with) ms.
+type Cell<'a> = (&'a str, &'a str, bool, Vec<(f64, f64)>);
 fn timing(header: &str, name: &str) -> Option<f64> {
     header.split(',').find_map(|part| {
         let part = part.trim();
@@ -88,17 +97,27 @@ fn run(port: u16, secret: &str, tag: &str, callbacks: usize, clients: usize) -> 
 }
 
 fn main() -> Result<()> {
-    counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R] [--orders O] [--only-woocommerce]
+    counterfoil_benches::help_or_go("Usage: wp-side-by-side [--callbacks N] [--clients C] [--rounds R] [--orders O] [--only-woocommerce] [--compare DIR]
 
-Signed payment callbacks to WordPress on both backends, each with the payment flow in one trip and as several statements: callbacks/s and the share of request time spent allocating. Then WooCommerce's payment_complete() with and without Counterfoil, O orders a round.");
+Signed payment callbacks to WordPress on both backends, each with the payment flow in one trip and as several statements: callbacks/s and the share of request time spent allocating. Then WooCommerce's payment_complete() with and without Counterfoil, O orders of each a round, alternating in one PHP process; --compare DIR measures the plugin in DIR (a copy of wp-plugin/) too, interleaved.");
     let args: Vec<String> = std::env::args().collect();
     let callbacks = opt(&args, "--callbacks", 400);
     let clients = opt(&args, "--clients", 8);
     let rounds = opt(&args, "--rounds", 3);
     eprintln!("starting MariaDB and WordPress …");
     let server = MariaDb::start("bench-wp")?;
+    let compare = args
+        .iter()
+        .position(|a| a == "--compare")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
     if args.iter().any(|a| a == "--only-woocommerce") {
-        return woocommerce_cost(&server, rounds, opt(&args, "--orders", 100));
+        return woocommerce_cost(
+            &server,
+            rounds,
+            opt(&args, "--orders", 100),
+            compare.as_deref(),
+        );
     }
     let wp = WordPress::install(&server, "bench", None)?;
     wp.eval(false, "initialize_invoice_sequence(1, 2026, 1);")?;
@@ -181,69 +200,148 @@ Signed payment callbacks to WordPress on both backends, each with the payment fl
         summary[0].3 / summary[1].3,
         summary[2].3 / summary[3].3
     );
-    woocommerce_cost(&server, rounds, opt(&args, "--orders", 100))
+    woocommerce_cost(
+        &server,
+        rounds,
+        opt(&args, "--orders", 100),
+        compare.as_deref(),
+    )
 }
 
-/// One PHP process completing the payment of `orders` new orders, with or
-/// without Counterfoil's hooks: the median milliseconds of one call.
-fn payment_complete_ms(wp: &WordPress, extension: bool, with: bool, orders: usize) -> Result<f64> {
+/// One PHP process completing the payment of `2 × orders` new orders, with
+/// and without Counterfoil's hooks alternating (with, without, without,
+/// with, …: each pair in both orders): the median milliseconds of one call
+/// without and with.
+fn payment_complete_ms(wp: &WordPress, extension: bool, orders: usize) -> Result<(f64, f64)> {
     let out = wp.eval(
         extension,
         &format!(
-            "$ids = array(); for ($i = 0; $i < {orders}; $i++) {{ $ids[] = cf_test_order('19.99'); }}
-             if (!{with}) {{
-                 foreach (Counterfoil_WooCommerce::paid_statuses() as $s) {{
-                     remove_action('woocommerce_order_status_' . $s, array('Counterfoil_WooCommerce', 'on_paid_status'), 5);
-                     remove_action('woocommerce_payment_complete_order_status_' . $s, array('Counterfoil_WooCommerce', 'on_payment_complete'), 5);
+            "$ids = array(); for ($i = 0; $i < 2 * {orders}; $i++) {{ $ids[] = cf_test_order('19.99'); }}
+             $hooks = function ($on) {{
+                 $f = $on ? 'add_action' : 'remove_action';
+                 foreach (Counterfoil_WooCommerce::number_statuses() as $s) {{
+                     $f('woocommerce_order_status_' . $s, array('Counterfoil_WooCommerce', 'on_paid_status'), 5, 2);
                  }}
-                 remove_action('woocommerce_payment_complete', array('Counterfoil_WooCommerce', 'on_payment_complete'), 5);
+                 foreach (Counterfoil_WooCommerce::paid_statuses() as $s) {{
+                     $f('woocommerce_payment_complete_order_status_' . $s, array('Counterfoil_WooCommerce', 'on_payment_complete'), 5, 1);
+                 }}
+                 $f('woocommerce_payment_complete', array('Counterfoil_WooCommerce', 'on_payment_complete'), 5, 1);
+             }};
+             $ms = array(array(), array());
+             foreach ($ids as $i => $id) {{
+                 $with = intdiv($i, 2) % 2 === $i % 2 ? 1 : 0;
+                 $hooks((bool) $with);
+                 $o = wc_get_order($id); $t = hrtime(true); $o->payment_complete('bench-' . $id); $ms[$with][] = (hrtime(true) - $t) / 1e6;
+                 if ($with && '' === $o->get_meta('_counterfoil_invoice_number')) {{ fwrite(STDERR, \"order $id: no number\\n\"); exit(1); }}
+                 if (!$with && '' !== $o->get_meta('_counterfoil_invoice_number')) {{ fwrite(STDERR, \"order $id: numbered without the hooks\\n\"); exit(1); }}
              }}
-             $ms = array();
-             foreach ($ids as $id) {{
-                 $o = wc_get_order($id); $t = hrtime(true); $o->payment_complete('bench-' . $id); $ms[] = (hrtime(true) - $t) / 1e6;
-                 if ({with} && '' === $o->get_meta('_counterfoil_invoice_number')) {{ fwrite(STDERR, \"order $id: no number\\n\"); exit(1); }}
-             }}
-             sort($ms); echo $ms[intdiv(count($ms), 2)];",
-            with = if with { "true" } else { "false" }
+             foreach ($ms as $k => $v) {{ sort($v); $ms[$k] = $v[intdiv(count($v), 2)]; }}
+             echo $ms[0], ' ', $ms[1];"
         ),
     )?;
-    Ok(out.trim().parse()?)
+    let mut it = out.split_whitespace().map(|v| v.parse::<f64>());
+    match (it.next(), it.next()) {
+        (Some(Ok(without)), Some(Ok(with))) => Ok((without, with)),
+        _ => bail!("unexpected answer: {out}"),
+    }
 }
 
-fn woocommerce_cost(server: &MariaDb, rounds: usize, orders: usize) -> Result<()> {
+/// Puts the plugin `version` (`current` or `compare`, kept beside the site's
+/// plugins) in the site's `wp-content/plugins/counterfoil`.
+fn use_plugin(wp: &WordPress, version: &str) -> Result<()> {
+    let plugins = wp.dir().join("wp-content/plugins");
+    let active = plugins.join("counterfoil");
+    let shelf = wp.dir().join("counterfoil-versions");
+    let now = std::fs::read_to_string(shelf.join("active"))?;
+    if now.trim() != version {
+        std::fs::rename(&active, shelf.join(now.trim()))?;
+        std::fs::rename(shelf.join(version), &active)?;
+        std::fs::write(shelf.join("active"), version)?;
+    }
+    Ok(())
+}
+
+/// Shelves the site's plugin as `current` and a copy of `dir` as `compare`.
+fn shelve_compare(wp: &WordPress, dir: &Path) -> Result<()> {
+    let shelf = wp.dir().join("counterfoil-versions");
+    std::fs::create_dir_all(&shelf)?;
+    let cp = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(dir)
+        .arg(shelf.join("compare"))
+        .status()?;
+    if !cp.success() {
+        bail!("copy {}", dir.display());
+    }
+    let _ = std::fs::remove_dir_all(shelf.join("compare/tests"));
+    std::fs::write(shelf.join("active"), "current")?;
+    Ok(())
+}
+
+fn woocommerce_cost(
+    server: &MariaDb,
+    rounds: usize,
+    orders: usize,
+    compare: Option<&Path>,
+) -> Result<()> {
     eprintln!("WooCommerce: payment_complete() with and without Counterfoil …");
     let wp = counterfoil_tests::woocommerce::install(server, "bench-woo")?;
-    let mut cells: Vec<(&str, bool, bool, Vec<f64>)> = vec![
-        ("extension, without Counterfoil", true, false, Vec::new()),
-        ("extension, with Counterfoil", true, true, Vec::new()),
-        ("pure PHP, without Counterfoil", false, false, Vec::new()),
-        ("pure PHP, with Counterfoil", false, true, Vec::new()),
-    ];
+    let versions: Vec<&str> = match compare {
+        Some(dir) => {
+            shelve_compare(&wp, dir)?;
+            vec!["current", "compare"]
+        }
+        None => vec!["current"],
+    };
+    // (version, backend label, extension, per round: (without, with)).
+    let mut cells: Vec<Cell> = Vec::new();
+    for version in &versions {
+        cells.push((version, "extension", true, Vec::new()));
+        cells.push((version, "pure PHP", false, Vec::new()));
+    }
     // Warm-up: the series exists, opcache-less CLI either way.
-    payment_complete_ms(&wp, true, true, 5)?;
+    payment_complete_ms(&wp, true, 3)?;
     for round in 0..rounds {
-        for (name, extension, with, ms) in cells.iter_mut() {
-            let m = payment_complete_ms(&wp, *extension, *with, orders)?;
-            eprintln!("round {}/{rounds} {name:<32}: {m:.2} ms", round + 1);
-            ms.push(m);
+        for (version, name, extension, ms) in cells.iter_mut() {
+            if compare.is_some() {
+                use_plugin(&wp, version)?;
+            }
+            let (without, with) = payment_complete_ms(&wp, *extension, orders)?;
+            eprintln!(
+                "round {}/{rounds} {version:<8} {name:<10}: without {without:.2} ms, with {with:.2} ms, {:.3}×",
+                round + 1,
+                with / without
+            );
+            ms.push((without, with));
         }
     }
-    let medians: Vec<f64> = cells.iter().map(|c| median(c.3.clone())).collect();
+    if compare.is_some() {
+        use_plugin(&wp, "current")?;
+    }
     let version = wp.eval(false, "echo WC()->version;")?;
     println!(
-        "\nWooCommerce {version}: WC_Order::payment_complete() in one PHP process, {orders} new orders a round, \
-         median ms of one call, median of {rounds} rounds\n"
+        "\nWooCommerce {version}: WC_Order::payment_complete() in one PHP process per backend and round, \
+         {orders} new orders with and {orders} without Counterfoil's hooks alternating, median ms of one call, \
+         median of {rounds} rounds (added, with / without: the medians of the rounds' differences and ratios)"
     );
-    println!("| backend | without Counterfoil | with Counterfoil | added | with / without |");
-    println!("|---|---|---|---|---|");
-    for (label, i) in [("extension", 0), ("pure PHP", 2)] {
-        println!(
-            "| {label} | {:.2} | {:.2} | {:+.2} | {:.2}× |",
-            medians[i],
-            medians[i + 1],
-            medians[i + 1] - medians[i],
-            medians[i + 1] / medians[i]
-        );
+    for v in &versions {
+        if let Some(dir) = compare {
+            let label = if *v == "current" {
+                "this tree's plugin (wp-plugin/)".to_owned()
+            } else {
+                format!("the plugin in {}", dir.display())
+            };
+            println!("\n{label}:");
+        }
+        println!("\n| backend | without Counterfoil | with Counterfoil | added | with / without |");
+        println!("|---|---|---|---|---|");
+        for (_, label, _, ms) in cells.iter().filter(|c| c.0 == *v) {
+            let without = median(ms.iter().map(|m| m.0).collect());
+            let with = median(ms.iter().map(|m| m.1).collect());
+            let added = median(ms.iter().map(|m| m.1 - m.0).collect());
+            let ratio = median(ms.iter().map(|m| m.1 / m.0).collect());
+            println!("| {label} | {without:.2} | {with:.2} | {added:+.2} | {ratio:.2}× |");
+        }
     }
     Ok(())
 }

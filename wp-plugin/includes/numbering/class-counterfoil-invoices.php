@@ -573,22 +573,26 @@ final class Counterfoil_Invoices {
 			$slug     = self::slug( $scope, $number );
 			$post_id  = self::post_by_slug( $slug, $type );
 			$inserted = false;
-			if ( ! $post_id ) {
-				$user    = get_userdata( $payment['user_id'] );
-				$meta    = array(
-					'_counterfoil_scope_key'      => $scope,
-					'_counterfoil_number'         => (string) $number,
-					'_counterfoil_gateway'        => $payment['gateway'],
-					'_counterfoil_transaction_id' => $payment['transaction_id'],
-					'_counterfoil_amount'         => (string) $payment['amount'],
-					'_counterfoil_currency'       => (string) $payment['currency'],
-				);
-				$content = '';
-				if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $type ) {
-					$refers  = Counterfoil_Credit_Notes::refers( $payment['gateway'], $payment['transaction_id'] );
-					$meta   += $refers['meta'];
-					$content = $refers['content'];
-				}
+			$meta     = array(
+				'_counterfoil_scope_key'      => $scope,
+				'_counterfoil_number'         => (string) $number,
+				'_counterfoil_gateway'        => $payment['gateway'],
+				'_counterfoil_transaction_id' => $payment['transaction_id'],
+				'_counterfoil_amount'         => (string) $payment['amount'],
+				'_counterfoil_currency'       => (string) $payment['currency'],
+			);
+			$content  = '';
+			if ( Counterfoil_Invoice_Type::CREDIT_NOTE_TYPE === $type ) {
+				$refers  = Counterfoil_Credit_Notes::refers( $payment['gateway'], $payment['transaction_id'] );
+				$meta   += $refers['meta'];
+				$content = $refers['content'];
+			}
+			if ( $post_id ) {
+				// An earlier try's post (it died before the "issued" mark):
+				// completed with whatever of its meta that try did not write.
+				self::add_missing_meta( (int) $post_id, $type, $meta );
+			} else {
+				$user = get_userdata( $payment['user_id'] );
 				/**
 				 * The invoice post about to be written for a number: change its content,
 				 * author or meta (not its type, status or title: the number).
@@ -597,7 +601,7 @@ final class Counterfoil_Invoices {
 				 * @param array $record  The backend's record (scope_key, number).
 				 * @param array $payment The payment.
 				 */
-				$post_id = wp_insert_post(
+				$post_id = self::insert_post(
 					apply_filters(
 						'counterfoil_invoice_post_data',
 						array(
@@ -611,12 +615,8 @@ final class Counterfoil_Invoices {
 						),
 						$record,
 						$payment
-					),
-					true
+					)
 				);
-				if ( is_wp_error( $post_id ) ) {
-					throw new RuntimeException( $post_id->get_error_message() );
-				}
 				$inserted = true;
 			}
 			if ( ! $backend->issue_claimed( $scope, $number, $claim, (int) $post_id, $payment['gateway'], $payment['transaction_id'] ) ) {
@@ -663,6 +663,166 @@ final class Counterfoil_Invoices {
 			'post_id' => (int) $post_id,
 			'created' => true,
 		);
+	}
+
+	/**
+	 * wp_insert_post() of a new invoice post, its meta (meta_input) written
+	 * in one statement. WordPress writes each key of meta_input with
+	 * update_post_meta(): a read of the post's meta, a read of the key and
+	 * an INSERT, each autocommitted (a log flush each) — eighteen statements
+	 * for an invoice's six keys. Here the first of our keys WordPress comes
+	 * to, at that point of wp_insert_post() (after the post's INSERT, before
+	 * its save_post and wp_insert_post actions), writes it and the keys after
+	 * it in one INSERT (add_meta_at_once()); WordPress then skips them. Any
+	 * other post (a slug WordPress changed, a hook's own post) is left to
+	 * WordPress. No transaction lives on $wpdb: the post is one statement,
+	 * its meta another, all or none; meta that could not be written throw,
+	 * the claim is given back, and the retry completes the post it finds.
+	 * The slug is the number's own (post_by_slug() found no post with it,
+	 * and the claim keeps every other delivery from writing one), so
+	 * WordPress's looks for a post with it, trashed or not, are skipped
+	 * (an invoice is never trashed). Its guid, which WordPress writes with an
+	 * UPDATE after the INSERT, goes with the INSERT when the permalink it
+	 * would write does not depend on the post's id (pretty permalinks).
+	 *
+	 * @param array $postarr wp_insert_post()'s array.
+	 * @return int The post's id.
+	 * @throws RuntimeException When the post or its meta could not be written.
+	 */
+	private static function insert_post( array $postarr ) {
+		$meta   = isset( $postarr['meta_input'] ) && is_array( $postarr['meta_input'] ) ? $postarr['meta_input'] : array();
+		$type   = isset( $postarr['post_type'] ) ? (string) $postarr['post_type'] : '';
+		$slug   = isset( $postarr['post_name'] ) ? (string) $postarr['post_name'] : '';
+		$target = 0;
+		if ( empty( $postarr['guid'] ) && sanitize_title( $slug ) === $slug ) {
+			$postarr['guid'] = self::guid_of( $postarr );
+		}
+		$once = function ( $check, $object_id, $meta_key ) use ( $meta, $type, $slug, &$target ) {
+			if ( null !== $check || ! array_key_exists( $meta_key, $meta ) ) {
+				return $check;
+			}
+			if ( 0 === $target ) {
+				$post = get_post( $object_id );
+				if ( ! $post || $type !== $post->post_type || $slug !== $post->post_name ) {
+					return $check;
+				}
+				$target = (int) $object_id;
+				// This key and the ones after it (WordPress writes meta_input
+				// in its order; one before it was another filter's).
+				self::add_meta_at_once( $target, $type, array_slice( $meta, (int) array_search( $meta_key, array_keys( $meta ), true ), null, true ) );
+			}
+			return (int) $object_id === $target ? true : $check;
+		};
+		$own_slug = function ( $override, $candidate, $post_id, $status, $post_type ) use ( $type, $slug ) {
+			return null === $override && $slug === $candidate && $type === $post_type ? $slug : $override;
+		};
+		$no_trash = function ( $add, $name ) use ( $slug ) {
+			return $slug === $name ? false : $add;
+		};
+		add_filter( 'update_post_metadata', $once, PHP_INT_MAX, 3 );
+		add_filter( 'pre_wp_unique_post_slug', $own_slug, PHP_INT_MAX, 5 );
+		add_filter( 'add_trashed_suffix_to_trashed_posts', $no_trash, PHP_INT_MAX, 2 );
+		try {
+			$post_id = wp_insert_post( $postarr, true );
+		} finally {
+			remove_filter( 'update_post_metadata', $once, PHP_INT_MAX );
+			remove_filter( 'pre_wp_unique_post_slug', $own_slug, PHP_INT_MAX );
+			remove_filter( 'add_trashed_suffix_to_trashed_posts', $no_trash, PHP_INT_MAX );
+		}
+		if ( is_wp_error( $post_id ) ) {
+			throw new RuntimeException( $post_id->get_error_message() ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
+		}
+		return (int) $post_id;
+	}
+
+	/**
+	 * The guid wp_insert_post() would give a new post (its permalink, by
+	 * get_permalink() and its filters), when that does not depend on the
+	 * post's id: the permalink of the post as it will be, asked for under
+	 * two ids; '' when they differ (plain permalinks name the id), and
+	 * WordPress writes it after the INSERT as usual.
+	 *
+	 * @param array $postarr wp_insert_post()'s array.
+	 * @return string
+	 */
+	private static function guid_of( array $postarr ) {
+		$link = function ( $id ) use ( $postarr ) {
+			$post = new WP_Post(
+				(object) array(
+					'ID'          => $id,
+					'post_type'   => isset( $postarr['post_type'] ) ? (string) $postarr['post_type'] : '',
+					'post_name'   => isset( $postarr['post_name'] ) ? (string) $postarr['post_name'] : '',
+					'post_status' => isset( $postarr['post_status'] ) ? (string) $postarr['post_status'] : '',
+					'post_date'   => current_time( 'mysql' ),
+					'post_parent' => 0,
+					'filter'      => 'raw',
+				)
+			);
+			return get_permalink( $post );
+		};
+		$one = $link( PHP_INT_MAX );
+		return is_string( $one ) && '' !== $one && $link( PHP_INT_MAX - 1 ) === $one ? $one : '';
+	}
+
+	/**
+	 * Adds meta to a new post in one multi-row INSERT, as add_post_meta()
+	 * would add each (WordPress's unslashing, sanitize_meta() and
+	 * serializing; its add_post_metadata filter, add_post_meta and
+	 * added_post_meta actions).
+	 *
+	 * @param int    $post_id Post.
+	 * @param string $type    Its post type.
+	 * @param array  $meta    Key => value.
+	 * @throws RuntimeException When the INSERT did not write every row.
+	 */
+	private static function add_meta_at_once( $post_id, $type, array $meta ) {
+		global $wpdb;
+		$rows = array();
+		foreach ( $meta as $key => $value ) {
+			$key   = wp_unslash( (string) $key );
+			$value = sanitize_meta( $key, wp_unslash( $value ), 'post', $type );
+			/** This filter is documented in wp-includes/meta.php */
+			if ( '' === $key || null !== apply_filters( 'add_post_metadata', null, $post_id, $key, $value, false ) ) { // phpcs:ignore WordPress.NamingConventions.PrefixAllGlobals.NonPrefixedHooknameFound -- WordPress's own meta hook, run as add_metadata() runs it.
+				continue;
+			}
+			/** This action is documented in wp-includes/meta.php */
+			do_action( 'add_post_meta', $post_id, $key, $value ); // phpcs:ignore WordPress.NamingConventions.PrefixAllGlobals.NonPrefixedHooknameFound -- WordPress's own meta hook, run as add_metadata() runs it.
+			$rows[ $key ] = $value;
+		}
+		if ( ! $rows ) {
+			return;
+		}
+		$values = array();
+		foreach ( $rows as $key => $value ) {
+			$values[] = $wpdb->prepare( '(%d, %s, %s)', $post_id, $key, maybe_serialize( $value ) );
+		}
+		$written = $wpdb->query( "INSERT INTO {$wpdb->postmeta} (post_id, meta_key, meta_value) VALUES " . implode( ', ', $values ) ); // phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.DirectDatabaseQuery.DirectQuery -- each row prepared above; a new post's meta in one statement (add_post_meta() is one each), its cache cleared below.
+		wp_cache_delete( $post_id, 'post_meta' );
+		if ( count( $rows ) !== $written ) {
+			throw new RuntimeException( 'the invoice post\'s meta could not be written: ' . $wpdb->last_error ); // phpcs:ignore WordPress.Security.EscapeOutput.ExceptionNotEscaped -- the message is text (the log, a JSON answer or a WP_Error), escaped where a page prints it.
+		}
+		$ids = array_column( (array) $wpdb->get_results( $wpdb->prepare( "SELECT meta_id, meta_key FROM {$wpdb->postmeta} WHERE post_id = %d", $post_id ) ), 'meta_id', 'meta_key' ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery.DirectQuery, WordPress.DB.DirectDatabaseQuery.NoCaching -- the ids of the rows just written, for added_post_meta.
+		foreach ( $rows as $key => $value ) {
+			/** This action is documented in wp-includes/meta.php */
+			do_action( 'added_post_meta', isset( $ids[ $key ] ) ? (int) $ids[ $key ] : 0, $post_id, $key, $value ); // phpcs:ignore WordPress.NamingConventions.PrefixAllGlobals.NonPrefixedHooknameFound -- WordPress's own meta hook, run as add_metadata() runs it.
+		}
+	}
+
+	/**
+	 * Adds to an existing invoice post the keys of $meta it lacks (an
+	 * earlier try that died between the post and its meta).
+	 *
+	 * @param int    $post_id Post.
+	 * @param string $type    Its post type.
+	 * @param array  $meta    Key => value.
+	 */
+	private static function add_missing_meta( $post_id, $type, array $meta ) {
+		$have = get_post_meta( $post_id );
+		$have = is_array( $have ) ? $have : array();
+		$gone = array_diff_key( $meta, $have );
+		if ( $gone ) {
+			self::add_meta_at_once( $post_id, $type, $gone );
+		}
 	}
 
 	/** The slug of the invoice post of (series, number): unique per number. */

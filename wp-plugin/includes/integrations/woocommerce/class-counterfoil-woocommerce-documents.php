@@ -433,7 +433,11 @@ final class Counterfoil_WooCommerce_Documents {
 		if ( ! $invoice || Counterfoil_WooCommerce::GATEWAY !== get_post_meta( $invoice->ID, '_counterfoil_gateway', true ) ) {
 			return null;
 		}
-		$order = wc_get_order( (int) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true ) );
+		// At issue, the order being numbered (as WooCommerce just saved it),
+		// rather than a copy read again.
+		$id    = (int) get_post_meta( $invoice->ID, '_counterfoil_transaction_id', true );
+		$order = Counterfoil_WooCommerce::order_in_hand( $id );
+		$order = $order ? $order : wc_get_order( $id );
 		return $order && 'shop_order' === $order->get_type() ? $order : null;
 	}
 
@@ -823,7 +827,17 @@ final class Counterfoil_WooCommerce_Documents {
 		}
 		$files = array();
 		foreach ( self::formats() as $format ) {
-			$bytes = Counterfoil_Documents::document( $post, $format );
+			// Made from the e-mail's order, not a copy read again (an input
+			// not frozen yet is built from it).
+			$bytes = Counterfoil_WooCommerce::with_order_in_hand(
+				$order,
+				function () use ( $post, $format ) {
+					return Counterfoil_Documents::document( $post, $format );
+				}
+			);
+			// Made (its input frozen if valid) or refused: either way the
+			// freeze held at issue is not tried again.
+			Counterfoil_WooCommerce::document_made( $post );
 			if ( is_wp_error( $bytes ) ) {
 				Counterfoil_Log::once( 'woocommerce-email-document:' . $bytes->get_error_code(), sprintf( 'order %d: no e-invoice on its e-mail: %s', $order->get_id(), $bytes->get_error_message() ) );
 				return $attachments;

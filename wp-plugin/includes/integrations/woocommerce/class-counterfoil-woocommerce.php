@@ -84,6 +84,28 @@ final class Counterfoil_WooCommerce {
 	private static $answered = array();
 
 	/**
+	 * @var array The orders whose number this request wrote on them and
+	 * saved (order id => number): payment_complete, fired after the paid
+	 * status's hook numbered the order, need not load it again.
+	 */
+	private static $written = array();
+
+	/**
+	 * @var WC_Order|null The order being numbered now, or the one an
+	 * e-mail is being made of: its invoice's e-invoice input is read from
+	 * it rather than from a copy loaded again (order_in_hand()).
+	 */
+	private static $in_hand = null;
+
+	/**
+	 * @var array The invoices issued in an order's paid-status transition
+	 * whose e-invoice input is frozen at the transition's end (post id =>
+	 * the order), unless an e-mail of the transition made a document of
+	 * them first, which froze it (document_made()): once, not twice.
+	 */
+	private static $to_freeze = array();
+
+	/**
 	 * Hooks in when WooCommerce is active (called on plugins_loaded).
 	 */
 	public static function init() {
@@ -118,6 +140,12 @@ final class Counterfoil_WooCommerce {
 		// renewals: never our number, invoice or pending marks.
 		add_filter( 'wc_subscriptions_renewal_order_data', array( __CLASS__, 'without_our_meta' ) );
 		add_filter( 'wcs_renewal_order_meta', array( __CLASS__, 'without_our_meta' ) );
+		// The end of a status transition (after its e-mails), the payment's
+		// own hook after it, and the request's end, for a transition that
+		// ends otherwise: the inputs held in it are frozen (freeze_held()).
+		add_action( 'woocommerce_order_status_changed', array( __CLASS__, 'freeze_held' ), PHP_INT_MAX, 0 );
+		add_action( 'woocommerce_payment_complete', array( __CLASS__, 'freeze_held' ), PHP_INT_MAX, 0 );
+		add_action( 'shutdown', array( __CLASS__, 'freeze_held' ), 0, 0 );
 		add_action( self::RETRY_HOOK, array( __CLASS__, 'retry_order' ), 10, 1 );
 		add_action( self::REFUND_RETRY_HOOK, array( __CLASS__, 'retry_refund' ), 10, 2 );
 		Counterfoil_WooCommerce_Display::init();
@@ -273,7 +301,72 @@ final class Counterfoil_WooCommerce {
 
 	/** Hooked on woocommerce_payment_complete. */
 	public static function on_payment_complete( $order_id ) {
+		// Numbered in this request already (the paid status's hook, fired
+		// from the save just before): its number is written and saved.
+		if ( ! self::$in_retry && is_scalar( $order_id ) && isset( self::$written[ (int) $order_id ] ) ) {
+			return;
+		}
 		self::number_order( $order_id, false, 'payment' );
+	}
+
+	/**
+	 * The order in hand (being numbered: the object the hook passed, as
+	 * WooCommerce just saved it; or the one an e-mail is made of), when it
+	 * is order $order_id, else null.
+	 *
+	 * @param int $order_id Order.
+	 * @return WC_Order|null
+	 */
+	public static function order_in_hand( $order_id ) {
+		return self::$in_hand && (int) self::$in_hand->get_id() === (int) $order_id ? self::$in_hand : null;
+	}
+
+	/**
+	 * Freezes the e-invoice inputs held in a status transition that no
+	 * e-mail made a document of (Counterfoil_Documents::freeze_at_issue(),
+	 * from the order as the transition left it). Hooked at the transition's
+	 * end, on woocommerce_payment_complete and on shutdown.
+	 */
+	public static function freeze_held() {
+		while ( self::$to_freeze ) {
+			$order   = reset( self::$to_freeze );
+			$post_id = (int) key( self::$to_freeze );
+			unset( self::$to_freeze[ $post_id ] );
+			self::with_order_in_hand(
+				$order,
+				function () use ( $post_id ) {
+					Counterfoil_Documents::freeze_at_issue( $post_id );
+				}
+			);
+		}
+	}
+
+	/**
+	 * A document was made of an invoice (an e-mail's attachment), which
+	 * froze its input if it is valid: no freeze is held for it any more.
+	 *
+	 * @param int $post_id The invoice's post.
+	 */
+	public static function document_made( $post_id ) {
+		unset( self::$to_freeze[ (int) $post_id ] );
+	}
+
+	/**
+	 * Runs $work with $order as the order in hand (order_in_hand()): the
+	 * order being numbered, or the one an e-mail is made of.
+	 *
+	 * @param WC_Order $order Order.
+	 * @param callable $work  What to run.
+	 * @return mixed What $work returns.
+	 */
+	public static function with_order_in_hand( $order, callable $work ) {
+		$before        = self::$in_hand;
+		self::$in_hand = $order;
+		try {
+			return $work();
+		} finally {
+			self::$in_hand = $before;
+		}
 	}
 
 	/**
@@ -428,7 +521,27 @@ final class Counterfoil_WooCommerce {
 			return self::$answered[ $id ];
 		}
 		$payment = self::payment_of( $order );
-		$result  = is_wp_error( $payment ) ? $payment : Counterfoil_Invoices::for_payment( $payment, '', self::paid_time( $order ) );
+		$issue   = function () use ( $payment, $order ) {
+			return self::with_order_in_hand(
+				$order,
+				function () use ( $payment, $order ) {
+					return Counterfoil_Invoices::for_payment( $payment, '', self::paid_time( $order ) );
+				}
+			);
+		};
+		if ( is_wp_error( $payment ) ) {
+			$result = $payment;
+		} elseif ( 'status' === $context && ! $on_request && doing_action( 'woocommerce_order_status_' . $order->get_status() ) ) {
+			// In the paid status's transition, whose e-mails follow: the first
+			// document made of the invoice freezes its input, and the
+			// transition's end freezes it if no e-mail made one.
+			list( $result, $held ) = Counterfoil_Documents::holding_freeze( $issue );
+			foreach ( $held as $post_id ) {
+				self::$to_freeze[ (int) $post_id ] = $order;
+			}
+		} else {
+			$result = $issue();
+		}
 		self::$answered[ $id ] = $result;
 		if ( is_wp_error( $result ) ) {
 			self::failed( $order, $result );
@@ -473,6 +586,7 @@ final class Counterfoil_WooCommerce {
 	private static function remember( $order, array $result, $replay = false ) {
 		$number = (string) $result['number'];
 		if ( self::counterfoil_number_of( $order ) === $number && '' === (string) $order->get_meta( self::META_PENDING, true ) ) {
+			self::$written[ (int) $order->get_id() ] = $number;
 			return;
 		}
 		$order->update_meta_data( self::META_NUMBER, $number );
@@ -480,6 +594,7 @@ final class Counterfoil_WooCommerce {
 		$order->delete_meta_data( self::META_PENDING );
 		$order->delete_meta_data( self::META_ATTEMPTS );
 		$order->save_meta_data();
+		self::$written[ (int) $order->get_id() ] = $number;
 		if ( ! empty( $result['created'] ) && ! $replay ) {
 			/* translators: %s: invoice number */
 			$order->add_order_note( sprintf( __( 'Invoice number %s issued by Counterfoil.', 'counterfoil' ), $number ) );
