@@ -201,7 +201,8 @@ fn refunds_and_cancellations_through_a_shops_life() {
 /// no status change would number) and leaves an order's number as it was;
 /// *Download the invoices (zip)* sends the picked orders' own invoices and
 /// credit notes, made in memory, with an index naming the order without an
-/// invoice.
+/// invoice. The list filters to the orders with or without a number (and on
+/// HPOS searches by it), before and after.
 #[test]
 fn the_orders_list_numbers_the_picked_orders_and_downloads_their_documents() {
     use std::io::Read;
@@ -250,6 +251,43 @@ fn the_orders_list_numbers_the_picked_orders_and_downloads_their_documents() {
             page.body
         );
     }
+    // The list filtered to the orders without a number: the one paid before
+    // the takeover and the pending one, not the numbered one.
+    assert!(
+        page.body.contains("name=\"counterfoil_invoice\""),
+        "the list offers the invoice number filter: {}",
+        page.body
+    );
+    let row = |id: &str| {
+        if hpos {
+            format!("<tr id=\"order-{id}\"")
+        } else {
+            format!("<tr id=\"post-{id}\"")
+        }
+    };
+    let shown = |query: &str| -> Vec<&str> {
+        let body = manager.get(&format!("{list}{query}")).unwrap();
+        assert_eq!(body.status, 200, "{}", body.body);
+        let ids: Vec<&str> = [old, paid, pending]
+            .into_iter()
+            .filter(|id| body.body.contains(&row(id)))
+            .collect();
+        // The list's total says what it shows.
+        let total = format!(
+            "<span class=\"displaying-num\">{} item{}</span>",
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" }
+        );
+        assert!(
+            body.body.contains(&total),
+            "{query}: {total}: {}",
+            body.body
+        );
+        ids
+    };
+    assert_eq!(shown(""), [old, paid, pending]);
+    assert_eq!(shown("&counterfoil_invoice=none"), [old, pending]);
+    assert_eq!(shown("&counterfoil_invoice=numbered"), [paid]);
     let nonce = page
         .body
         .split("name=\"_wpnonce\" value=\"")
@@ -311,6 +349,17 @@ fn the_orders_list_numbers_the_picked_orders_and_downloads_their_documents() {
     assert!(!a[0].is_empty(), "numbered on request: {after:?}");
     assert_eq!(a[1], paid_number, "a number stands");
     let old_number = a[0].to_owned();
+    assert_eq!(shown("&counterfoil_invoice=none"), [pending]);
+    assert_eq!(shown("&counterfoil_invoice=numbered"), [old, paid]);
+    if hpos {
+        // HPOS's search, with its filter set to the invoice number.
+        assert_eq!(
+            shown(&format!(
+                "&s={old_number}&search-filter=counterfoil_invoice_number"
+            )),
+            [old]
+        );
+    }
 
     let zip = post("counterfoil_download_documents", &[old, paid, pending]);
     assert_eq!(zip.status, 200, "{:?} {}", zip.headers, zip.body);

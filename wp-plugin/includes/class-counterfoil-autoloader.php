@@ -50,6 +50,7 @@ final class Counterfoil_Autoloader {
 		'Counterfoil_Stripe'                         => 'integrations/class-counterfoil-stripe.php',
 		'Counterfoil_WooCommerce_Backfill'           => 'integrations/woocommerce/class-counterfoil-woocommerce-backfill.php',
 		'Counterfoil_WooCommerce_Bulk'               => 'integrations/woocommerce/class-counterfoil-woocommerce-bulk.php',
+		'Counterfoil_WooCommerce_Orders_Filter'      => 'integrations/woocommerce/class-counterfoil-woocommerce-orders-filter.php',
 		'Counterfoil_WooCommerce_Display'            => 'integrations/woocommerce/class-counterfoil-woocommerce-display.php',
 		'Counterfoil_WooCommerce_Documents'          => 'integrations/woocommerce/class-counterfoil-woocommerce-documents.php',
 		'Counterfoil_WooCommerce_Pdf'                => 'integrations/woocommerce/class-counterfoil-woocommerce-pdf.php',

@@ -153,6 +153,7 @@ final class Counterfoil_WooCommerce {
 		Counterfoil_WooCommerce_Documents::init();
 		Counterfoil_WooCommerce_Backfill::init();
 		Counterfoil_WooCommerce_Bulk::init();
+		Counterfoil_WooCommerce_Orders_Filter::init();
 		add_filter( 'site_status_tests', array( 'Counterfoil_WooCommerce_Backfill', 'site_health_tests' ) );
 	}
 
