@@ -115,10 +115,23 @@ build_wasm_asset() {
   fi
 }
 
+# What needs no Debian package (cargo-php; the npm packages when Node.js is
+# already here) installs beside the Debian packages; a fresh machine spends
+# most of its setup waiting on downloads. Each side's failure fails setup.
 setup_all() {
-  ensure_apt "${APT_PACKAGES[@]}"
   ensure_rust
-  ensure_cargo_tools
+  local beside=() pid failed=0
+  ensure_cargo_tools & beside+=($!)
+  if command -v node >/dev/null && command -v npm >/dev/null; then
+    ensure_node_tools & beside+=($!)
+  fi
+  # (errexit holds inside the subshell only when it is not the left of ||.)
+  set +e
+  ( set -e; ensure_apt "${APT_PACKAGES[@]}" )
+  [ $? = 0 ] || failed=1
+  for pid in "${beside[@]}"; do wait "$pid" || failed=1; done
+  set -e
+  [ "$failed" = 0 ] || { echo "setup: an install failed (above)" >&2; exit 2; }
   ensure_node_tools
   ensure_einvoice_checker
 }
