@@ -4,7 +4,14 @@
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export ROOT
-export PATH="$HOME/.cargo/bin:$PATH"
+# Once: a script that sources this from another (scripts/test runs
+# scripts/package) must not change PATH, which ext-php-rs's build script
+# watches (a changed PATH rebuilt it and relinked the extension in release
+# while the PHP suites beside it loaded it).
+case ":$PATH:" in
+  *":$HOME/.cargo/bin:"*) ;;
+  *) export PATH="$HOME/.cargo/bin:$PATH" ;;
+esac
 
 APT_PACKAGES=(
   mariadb-server mariadb-client          # private test servers (never the system service)

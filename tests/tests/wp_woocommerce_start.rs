@@ -346,7 +346,7 @@ fn the_counting_query_agrees_with_the_per_order_scan() {
 }
 
 #[test]
-fn above_the_live_limit_the_screens_answer_from_a_snapshot_recounted_in_the_background() {
+fn above_the_live_limit_the_screens_answer_from_a_snapshot_counted_in_the_background() {
     let wp = shop("woo-snapshot");
     helpers(&wp);
     // Every shop counts as a big one; the plugin's clock moves by an option.
@@ -361,8 +361,34 @@ fn above_the_live_limit_the_screens_answer_from_a_snapshot_recounted_in_the_back
     .unwrap();
     let since: i64 = php(&wp, "echo cf_takeover()[1];").parse().unwrap();
     let first = php(&wp, &format!("echo cf_paid({since} + 1);"));
-    // The first view counts and keeps the snapshot.
-    let health = php(&wp, "echo cf_health();");
+    // The first view counts nothing in the view: it queues the count (once,
+    // however many views) and says the orders are being counted, never
+    // "good" for orders not counted; the settings page says so too and
+    // still offers the backfill.
+    let out = php(
+        &wp,
+        "$a = cf_health(); $b = cf_health(); wp_set_current_user(1); $f = cf_form();
+         echo count(cf_recounts()), ' ', (int) is_array(get_option('counterfoil_woocommerce_counts')), ' ', $b, '@@', $f;",
+    );
+    let (health, form) = out.split_once("@@").unwrap();
+    assert!(
+        health.starts_with("1 0 recommended Counterfoil is counting"),
+        "{health}"
+    );
+    assert!(!health.contains("Counted at "), "{health}");
+    assert!(
+        element_text(form, "counterfoil-woocommerce-unnumbered")
+            .unwrap_or_default()
+            .contains("being counted in the background"),
+        "{form}"
+    );
+    assert!(form.contains("Number them now"), "{form}");
+    // Action Scheduler counts and keeps the snapshot.
+    let health = php(
+        &wp,
+        "foreach (cf_recounts() as $id => $a) { ActionScheduler::runner()->process_action($id, 'test'); }
+         echo cf_health();",
+    );
     assert!(
         health.starts_with(&format!(
             "critical 1 paid orders have no invoice number yet: {first}."
@@ -421,9 +447,22 @@ fn above_the_live_limit_the_screens_answer_from_a_snapshot_recounted_in_the_back
             .starts_with("Counted at "),
         "{form}"
     );
-    // A backfill drops the snapshot: the next view counts again.
+    // A backfill drops the snapshot: the next view queues a count again.
     let done = php(&wp, "echo cf_rest(true);");
     assert!(done.starts_with("200 "), "{done}");
     let health = php(&wp, "echo cf_health();");
+    assert!(health.starts_with("recommended "), "{health}");
+    let health = php(
+        &wp,
+        "foreach (cf_recounts() as $id => $a) { ActionScheduler::runner()->process_action($id, 'test'); }
+         echo cf_health();",
+    );
     assert!(health.starts_with("good "), "{health}");
+    // A new numbering period (the clock a year on): the old period's
+    // snapshot answers nothing; a count is queued.
+    let health = php(
+        &wp,
+        "update_option('cf_test_clock', 366 * DAY_IN_SECONDS); $h = cf_health(); echo count(cf_recounts()), ' ', $h;",
+    );
+    assert!(health.starts_with("1 recommended "), "{health}");
 }

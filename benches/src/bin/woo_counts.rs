@@ -7,8 +7,10 @@
 //! its counts, its Site Health test) is off. Above 10,000 paid orders the
 //! screens answer from a snapshot of the counts (recounted in the
 //! background every ten minutes): the pages are timed from the snapshot
-//! (interleaved rounds, medians) and counting (the snapshot dropped before
-//! each request). Then a count itself in one PHP process, its EXPLAIN, and
+//! (interleaved rounds, medians) and on a first view (the snapshot and any
+//! queued count dropped before each request: the view queues the count
+//! through Action Scheduler and says the orders are being counted). Then a
+//! count itself in one PHP process, its EXPLAIN, and
 //! with `--old-scan` the per-order scan through the CRUD that the counts
 //! replaced, once.
 //!
@@ -390,24 +392,36 @@ N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts
         server.exec(
             &db,
             "DELETE FROM wp_options WHERE option_name = 'counterfoil_woocommerce_counts'",
+        )?;
+        // The stand-in's Action Scheduler runs nothing by itself.
+        server.exec(
+            &db,
+            "DELETE FROM wp_cf_stand_in_actions WHERE hook = 'counterfoil_woocommerce_recount'",
         )
     };
-    // Counting: each page with no snapshot (the first view, or the view that
-    // recounts when Action Scheduler is not there).
+    // A first view: no snapshot and no count queued (the first view, a new
+    // period, after a backfill): it queues the count and says so.
+    let first_says = [
+        "being counted in the background",
+        "Paid WooCommerce orders without invoice numbers are being counted",
+    ];
     let cold_rounds = opt(&args, "--cold-rounds", 3);
     let mut cold: Vec<Vec<f64>> = vec![Vec::new(), Vec::new()];
     for round in 0..cold_rounds {
         for (j, i) in [1, 3].into_iter().enumerate() {
             forget()?;
-            let m = get_ms(&admin, cells[i].1, &cells[i].2)?;
+            let m = get_ms(&admin, cells[i].1, first_says[j])?;
             eprintln!(
-                "counting {}/{cold_rounds} {:<40} {m:.1} ms",
+                "first view {}/{cold_rounds} {:<40} {m:.1} ms",
                 round + 1,
                 cells[i].0
             );
             cold[j].push(m);
         }
     }
+    // The count the first view queued, as Action Scheduler runs it.
+    forget()?;
+    wp.eval(false, "Counterfoil_WooCommerce_Backfill::recount();")?;
     let cold: Vec<f64> = cold.into_iter().map(median).collect();
     // From the snapshot, interleaved with the pages without WooCommerce.
     for (_, path, expect) in &cells {
@@ -445,9 +459,9 @@ N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts
     };
 
     println!(
-        "\n{n} paid orders on posts storage (the stand-in, Debian's WordPress), {meta_rows} meta rows; this period: {history} orders of the history without a number, {waiting} waiting since the takeover; InnoDB buffer pool {pool}; medians of {rounds} interleaved rounds (counting: {cold_rounds})\n"
+        "\n{n} paid orders on posts storage (the stand-in, Debian's WordPress), {meta_rows} meta rows; this period: {history} orders of the history without a number, {waiting} waiting since the takeover; InnoDB buffer pool {pool}; medians of {rounds} interleaved rounds (a first view: {cold_rounds})\n"
     );
-    println!("| page | without WooCommerce (ms) | with, from the snapshot (ms) | added | with / without | with, counting (ms) | added |");
+    println!("| page | without WooCommerce (ms) | with, from the snapshot (ms) | added | with / without | with, a first view: count queued (ms) | added |");
     println!("|---|---|---|---|---|---|---|");
     for (label, i, c) in [("settings page", 0, 0), ("Site Health page", 2, 1)] {
         println!(
@@ -491,11 +505,11 @@ N paid WooCommerce orders (default 100000) written by SQL on the stand-in (posts
         }
     }
     let added = (med[1] - med[0]).max(med[3] - med[2]);
-    let counting = (cold[0] - med[0]).max(cold[1] - med[2]);
+    let first = (cold[0] - med[0]).max(cold[1] - med[2]);
     println!(
-        "\nBudget, at most 200 ms added at 100,000 orders: from the snapshot {} ({added:.0} ms at {n}); a view that counts {} ({counting:.0} ms).",
+        "\nBudget, at most 200 ms added at 100,000 orders: from the snapshot {} ({added:.0} ms at {n}); a first view {} ({first:.0} ms); the count itself runs in Action Scheduler (above, in one process).",
         if added <= 200.0 { "met" } else { "NOT met" },
-        if counting <= 200.0 { "met" } else { "not met" }
+        if first <= 200.0 { "met" } else { "NOT met" }
     );
     drop(site);
     Ok(())

@@ -25,7 +25,11 @@
  *   status; above, from a snapshot of the same queries made for this
  *   period and takeover: younger than SNAPSHOT_TTL it answers; older, it
  *   still answers and Action Scheduler recounts it (without Action
- *   Scheduler, the view recounts); a backfill drops it;
+ *   Scheduler, the view recounts); none yet for this period and takeover
+ *   (the first view, a new period, after a backfill, which drops it): the
+ *   view queues the count and says the orders are being counted — never a
+ *   number it has not counted, and never a count inside a view of such a
+ *   shop while Action Scheduler is there;
  * - a backfill numbers any paid order of the period without a number, on
  *   request, through the same call as a payment
  *   (Counterfoil_WooCommerce::number_order()): an order numbered meanwhile
@@ -448,9 +452,12 @@ final class Counterfoil_WooCommerce_Backfill {
 	 * orders in a paid status; above, the snapshot while it is younger than
 	 * SNAPSHOT_TTL — older, it still answers and a recount is queued
 	 * (Action Scheduler; without it, recounted now); none yet, or made for
-	 * another period or takeover: counted now and kept.
+	 * another period or takeover: a count is queued and the answer says it
+	 * is being counted (`counting` true, no counts; without Action
+	 * Scheduler, counted now and kept).
 	 *
-	 * @return array As count_now(), `snapshot` true on a shop above LIVE_MAX.
+	 * @return array As count_now(), `snapshot` true on a shop above LIVE_MAX;
+	 *               `counting` true while a first count is queued.
 	 */
 	public static function counts() {
 		$now  = self::now();
@@ -474,6 +481,19 @@ final class Counterfoil_WooCommerce_Backfill {
 		$live = (int) apply_filters( 'counterfoil_woocommerce_live_count_max', self::LIVE_MAX );
 		if ( self::paid_order_count() <= $live ) {
 			return self::count_now();
+		}
+		if ( self::queue_recount() ) {
+			return array(
+				'takeover' => Counterfoil_WooCommerce::since(),
+				'start'    => self::period_start(),
+				'at'       => $now,
+				'since'    => 0,
+				'before'   => 0,
+				'waiting'  => array(),
+				'key'      => $key,
+				'snapshot' => true,
+				'counting' => true,
+			);
 		}
 		$snap             = self::recount();
 		$snap['snapshot'] = true;
@@ -520,7 +540,7 @@ final class Counterfoil_WooCommerce_Backfill {
 	 * @return string
 	 */
 	private static function counted_at( array $state ) {
-		if ( empty( $state['snapshot'] ) ) {
+		if ( empty( $state['snapshot'] ) || ! empty( $state['counting'] ) ) {
 			return '';
 		}
 		return sprintf(
@@ -698,12 +718,17 @@ final class Counterfoil_WooCommerce_Backfill {
 		$takeover = (int) $state['takeover'];
 		$count    = (int) $state['since'];
 		$before   = (int) $state['before'];
+		$counting = ! empty( $state['counting'] );
 		?>
 		<h2><?php esc_html_e( 'WooCommerce orders without an invoice number', 'counterfoil' ); ?></h2>
 		<p id="counterfoil-woocommerce-unnumbered">
 		<?php
-		/* translators: %d: number of orders */
-		echo esc_html( sprintf( _n( '%d paid order of this period has no invoice number.', '%d paid orders of this period have no invoice number.', $count, 'counterfoil' ), $count ) );
+		if ( $counting ) {
+			esc_html_e( 'This period\'s paid orders without an invoice number are being counted in the background (on a shop of this size a count takes a while): look again in a minute.', 'counterfoil' );
+		} else {
+			/* translators: %d: number of orders */
+			echo esc_html( sprintf( _n( '%d paid order of this period has no invoice number.', '%d paid orders of this period have no invoice number.', $count, 'counterfoil' ), $count ) );
+		}
 		?>
 		</p>
 		<?php if ( '' !== self::counted_at( $state ) ) : ?>
@@ -728,7 +753,7 @@ final class Counterfoil_WooCommerce_Backfill {
 			?>
 			</p>
 		<?php endif; ?>
-		<?php if ( $count + $before > 0 && current_user_can( 'manage_woocommerce' ) ) : ?>
+		<?php if ( ( $counting || $count + $before > 0 ) && current_user_can( 'manage_woocommerce' ) ) : ?>
 			<form method="post" action="<?php echo esc_url( admin_url( 'admin-post.php' ) ); ?>">
 				<input type="hidden" name="action" value="<?php echo esc_attr( self::ACTION ); ?>">
 				<?php wp_nonce_field( self::ACTION ); ?>
@@ -795,6 +820,14 @@ final class Counterfoil_WooCommerce_Backfill {
 			'test'        => 'counterfoil_woocommerce',
 		);
 		$link = '<a href="' . esc_url( admin_url( 'options-general.php?page=counterfoil' ) ) . '">' . esc_html__( 'Invoice numbers settings', 'counterfoil' ) . '</a>';
+		if ( ! empty( $state['counting'] ) ) {
+			// Not known yet: never "good" for orders not counted.
+			$result['status']      = 'recommended';
+			$result['label']       = __( 'Paid WooCommerce orders without invoice numbers are being counted', 'counterfoil' );
+			$result['description'] = '<p>' . esc_html__( 'Counterfoil is counting this numbering period\'s paid orders without an invoice number in the background (on a shop of this size a count takes a while): look again in a minute.', 'counterfoil' ) . '</p>';
+			$result['actions']     = $link;
+			return $result;
+		}
 		if ( $orders ) {
 			$result['status']      = 'critical';
 			$result['label']       = __( 'Paid WooCommerce orders are waiting for invoice numbers', 'counterfoil' );
