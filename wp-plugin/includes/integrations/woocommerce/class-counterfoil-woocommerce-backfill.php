@@ -72,7 +72,7 @@ final class Counterfoil_WooCommerce_Backfill {
 	const SNAPSHOT_TTL = 600;
 	/** The snapshot of the counts (not autoloaded). */
 	const SNAPSHOT_OPTION = 'counterfoil_woocommerce_counts';
-	/** The Action Scheduler hook that recounts a stale snapshot. */
+	/** The Action Scheduler hook that counts: a period's first count, or a stale snapshot's recount. */
 	const RECOUNT_HOOK = 'counterfoil_woocommerce_recount';
 
 	/** Hooks (admin, REST, the recount). */
@@ -407,16 +407,7 @@ final class Counterfoil_WooCommerce_Backfill {
 		// each side and Site Health's candidates from one pass.
 		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared, WordPress.DB.PreparedSQL.InterpolatedNotPrepared, WordPress.DB.PreparedSQLPlaceholders.UnfinishedPrepare, WordPress.DB.DirectDatabaseQuery -- as in count_unnumbered(); $paid a fixed condition with one placeholder.
 		$rows  = $wpdb->get_col( $wpdb->prepare( "SELECT DISTINCT CONCAT({$id}, ' ', IF({$before}, 1, 0), ' ', IF({$paid}, 1, 0)) AS r, {$id} AS id {$from} ORDER BY {$id}", array_merge( $before_args, array( self::paid_arg( $start ) ), $args ) ) );
-		$state = array(
-			'takeover' => $takeover,
-			'start'    => $start,
-			'at'       => $now,
-			'since'    => 0,
-			'before'   => 0,
-			'waiting'  => array(),
-			'key'      => self::snapshot_key( $start, $takeover ),
-			'snapshot' => false,
-		);
+		$state = self::nothing_counted( $now, $start, $takeover );
 		$read  = 0;
 		foreach ( (array) $rows as $row ) {
 			list( $order_id, $history, $in_period ) = array_map( 'intval', explode( ' ', (string) $row ) );
@@ -445,6 +436,27 @@ final class Counterfoil_WooCommerce_Backfill {
 	 */
 	private static function snapshot_key( $start, $takeover ) {
 		return md5( wp_json_encode( array( (int) $start, (int) $takeover, Counterfoil_WooCommerce::paid_statuses(), self::hpos() ) ) );
+	}
+
+	/**
+	 * A state with nothing counted yet, for this period and takeover.
+	 *
+	 * @param int $now      The time.
+	 * @param int $start    The period's start.
+	 * @param int $takeover When Counterfoil took over.
+	 * @return array As count_now().
+	 */
+	private static function nothing_counted( $now, $start, $takeover ) {
+		return array(
+			'takeover' => $takeover,
+			'start'    => $start,
+			'at'       => $now,
+			'since'    => 0,
+			'before'   => 0,
+			'waiting'  => array(),
+			'key'      => self::snapshot_key( $start, $takeover ),
+			'snapshot' => false,
+		);
 	}
 
 	/**
@@ -483,16 +495,13 @@ final class Counterfoil_WooCommerce_Backfill {
 			return self::count_now();
 		}
 		if ( self::queue_recount() ) {
-			return array(
-				'takeover' => Counterfoil_WooCommerce::since(),
-				'start'    => self::period_start(),
-				'at'       => $now,
-				'since'    => 0,
-				'before'   => 0,
-				'waiting'  => array(),
-				'key'      => $key,
-				'snapshot' => true,
-				'counting' => true,
+			$state = self::nothing_counted( $now, self::period_start(), Counterfoil_WooCommerce::since() );
+			return array_merge(
+				$state,
+				array(
+					'snapshot' => true,
+					'counting' => true,
+				)
 			);
 		}
 		$snap             = self::recount();
